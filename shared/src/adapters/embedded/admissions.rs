@@ -1,0 +1,113 @@
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::EmbeddedStore;
+use super::catalog::hold_ms;
+use super::db::to_ms;
+use super::intent_queue::enqueue;
+use super::jobs::insert_job;
+use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId, SeatRequest};
+use crate::ports::{Admission, Admissions, BackendError};
+
+#[async_trait]
+impl Admissions for EmbeddedStore {
+    async fn admit(&self, key: &IdempotencyKey, intent: &Intent) -> Result<Admission, BackendError> {
+        let key = key.clone();
+        let intent = intent.clone();
+        let now = self.clock.now();
+        let admission = self
+            .db
+            .write(move |tx| {
+                let fingerprint = intent.request.fingerprint(&intent.event_id);
+                if let Some((earlier, job_id)) = find_key(tx, &intent, &key)? {
+                    return Ok(if earlier == fingerprint {
+                        Admission::Duplicate(job_id)
+                    } else {
+                        Admission::KeyReused
+                    });
+                }
+                if let Some(refusal) = check_request(tx, &intent)? {
+                    return Ok(refusal);
+                }
+                tx.execute(
+                    "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        intent.buyer_id.as_str(),
+                        key.as_str(),
+                        fingerprint,
+                        intent.job_id.to_string(),
+                        to_ms(now)
+                    ],
+                )?;
+                insert_job(tx, &pending_job(&intent), now)?;
+                enqueue(tx, &intent, now)?;
+                Ok(Admission::Accepted(intent.job_id))
+            })
+            .await?;
+        if matches!(admission, Admission::Accepted(_)) {
+            self.enqueued.notify_waiters();
+        }
+        Ok(admission)
+    }
+}
+
+fn pending_job(intent: &Intent) -> Job {
+    Job {
+        job_id: intent.job_id,
+        event_id: intent.event_id.clone(),
+        buyer_id: intent.buyer_id.clone(),
+        request: intent.request.clone(),
+        status: JobStatus::Pending,
+        seat_ids: Vec::new(),
+        hold_expires_at: None,
+        reason: None,
+        accepted_at: intent.accepted_at,
+    }
+}
+
+fn find_key(
+    tx: &Transaction<'_>,
+    intent: &Intent,
+    key: &IdempotencyKey,
+) -> Result<Option<(String, JobId)>, BackendError> {
+    let row = tx
+        .query_row(
+            "SELECT fingerprint, job_id FROM idempotency WHERE buyer_id = ?1 AND key = ?2",
+            params![intent.buyer_id.as_str(), key.as_str()],
+            |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+        )
+        .optional()?;
+    row.map(|(fingerprint, job_id)| {
+        JobId::parse(&job_id)
+            .map(|id| (fingerprint, id))
+            .ok_or_else(|| BackendError::permanent(format!("idempotency record names job {job_id:?}")))
+    })
+    .transpose()
+}
+
+/// Refuses a request for an event, seats or section that do not exist: the client can fix those,
+/// so they are answered now rather than becoming a rejected job.
+fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admission>, BackendError> {
+    if hold_ms(tx, &intent.event_id)?.is_none() {
+        return Ok(Some(Admission::UnknownEvent));
+    }
+    match &intent.request {
+        SeatRequest::Seats(wanted) => {
+            let mut exists = tx.prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
+            let mut missing: Vec<SeatId> = Vec::new();
+            for seat in wanted {
+                if !exists.exists(params![intent.event_id.as_str(), seat.as_str()])? {
+                    missing.push(seat.clone());
+                }
+            }
+            Ok((!missing.is_empty()).then_some(Admission::UnknownSeats(missing)))
+        }
+        SeatRequest::Section { section, .. } => {
+            let known = tx
+                .prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND section = ?2 LIMIT 1")?
+                .exists(params![intent.event_id.as_str(), section.as_str()])?;
+            Ok((!known).then(|| Admission::UnknownSection(section.clone())))
+        }
+    }
+}

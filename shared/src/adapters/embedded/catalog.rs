@@ -1,0 +1,129 @@
+use async_trait::async_trait;
+use rusqlite::{OptionalExtension, params};
+
+use super::EmbeddedStore;
+use super::db::{from_ms, to_ms};
+use crate::domain::{EventId, JobId, NewEvent, Seat, SeatId, SeatState, Section};
+use crate::ports::{BackendError, Catalog, EventCreation};
+
+#[async_trait]
+impl Catalog for EmbeddedStore {
+    async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
+        let event = event.clone();
+        let now = to_ms(self.clock.now());
+        self.db
+            .write(move |tx| {
+                let hold_ms = event.hold.as_millis();
+                let inserted = tx.execute(
+                    "INSERT INTO events (event_id, name, hold_ms, created_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (event_id) DO NOTHING",
+                    params![event.event_id.as_str(), event.name, i64::try_from(hold_ms).unwrap_or(i64::MAX), now],
+                )?;
+                if inserted == 0 {
+                    return Ok(EventCreation::AlreadyExists);
+                }
+                let mut insert = tx.prepare(
+                    "INSERT INTO seats (event_id, seat_id, section, position, state)
+                     VALUES (?1, ?2, ?3, ?4, 'AVAILABLE')",
+                )?;
+                for (position, (seat_id, section)) in event.seats.iter().enumerate() {
+                    insert.execute(params![
+                        event.event_id.as_str(),
+                        seat_id.as_str(),
+                        section.as_str(),
+                        i64::try_from(position).unwrap_or(i64::MAX),
+                    ])?;
+                }
+                Ok(EventCreation::Created(event.seats.len()))
+            })
+            .await
+    }
+
+    async fn seat_map(&self, event_id: &EventId) -> Result<Option<Vec<Seat>>, BackendError> {
+        let event_id = event_id.clone();
+        self.db
+            .read(move |tx| {
+                let known = tx
+                    .query_row(
+                        "SELECT 1 FROM events WHERE event_id = ?1",
+                        [event_id.as_str()],
+                        |_| Ok(()),
+                    )
+                    .optional()?;
+                if known.is_none() {
+                    return Ok(None);
+                }
+                let mut query = tx.prepare(&format!(
+                    "SELECT {} FROM seats WHERE event_id = ?1 ORDER BY position",
+                    SeatRow::COLUMNS
+                ))?;
+                let rows = query.query_map([event_id.as_str()], SeatRow::read)?;
+                let seats = rows
+                    .map(|row| row?.into_seat())
+                    .collect::<Result<Vec<_>, BackendError>>()?;
+                Ok(Some(seats))
+            })
+            .await
+    }
+
+    async fn ping(&self) -> Result<(), BackendError> {
+        self.db
+            .read(|tx| Ok(tx.query_row("SELECT 1", [], |_| Ok(()))?))
+            .await
+    }
+}
+
+/// A `seats` row as stored, before its columns are checked.
+pub(super) struct SeatRow {
+    seat_id: String,
+    section: String,
+    state: String,
+    job_id: Option<String>,
+    hold_until: Option<i64>,
+}
+
+impl SeatRow {
+    /// The column list `read` expects, in order.
+    pub(super) const COLUMNS: &'static str = "seat_id, section, state, job_id, hold_until";
+
+    /// Reads the columns of [`Self::COLUMNS`].
+    pub(super) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            seat_id: row.get(0)?,
+            section: row.get(1)?,
+            state: row.get(2)?,
+            job_id: row.get(3)?,
+            hold_until: row.get(4)?,
+        })
+    }
+
+    /// Checks the row and turns it into a domain seat.
+    pub(super) fn into_seat(self) -> Result<Seat, BackendError> {
+        let corrupt = |what: &str| {
+            BackendError::permanent(format!("seat {} has {what}", self.seat_id))
+        };
+        let job_id = self.job_id.as_deref().and_then(JobId::parse);
+        let state = match (self.state.as_str(), job_id, self.hold_until) {
+            ("AVAILABLE", _, _) => SeatState::Available,
+            ("HELD", Some(job_id), Some(until)) => SeatState::Held { job_id, until: from_ms(until)? },
+            ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
+            _ => return Err(corrupt("an inconsistent state")),
+        };
+        Ok(Seat {
+            seat_id: SeatId::parse(&self.seat_id).map_err(|_| corrupt("an invalid id"))?,
+            section: Section::parse(&self.section).map_err(|_| corrupt("an invalid section"))?,
+            state,
+        })
+    }
+}
+
+/// Reads one event's hold length in milliseconds, or `None` if the event does not exist.
+pub(super) fn hold_ms(tx: &rusqlite::Transaction<'_>, event_id: &EventId) -> Result<Option<i64>, BackendError> {
+    Ok(tx
+        .query_row(
+            "SELECT hold_ms FROM events WHERE event_id = ?1",
+            [event_id.as_str()],
+            |row| row.get(0),
+        )
+        .optional()?)
+}

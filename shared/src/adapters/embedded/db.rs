@@ -1,0 +1,147 @@
+//! The SQLite file: connections, transactions and the mapping of SQLite errors to retry advice.
+//!
+//! SQLite allows one writer at a time, so each process keeps one write connection behind a mutex
+//! (writers from other processes wait on SQLite's own lock, up to the busy timeout) and a few read
+//! connections that WAL mode lets run beside it. Calls run on tokio's blocking pool.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::ports::BackendError;
+
+const READERS: usize = 2;
+/// How long a writer waits for another process's write before giving up with a transient error.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The database: one writer and a few readers on the same file.
+pub(super) struct Db {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+}
+
+impl Db {
+    /// Opens (creating if needed) the file and applies the schema.
+    pub(super) fn open(path: &Path) -> Result<Self, BackendError> {
+        let writer = connect(path)?;
+        writer.execute_batch(include_str!("schema.sql"))?;
+        let readers = (0..READERS)
+            .map(|_| connect(path).map(Mutex::new))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            writer: Mutex::new(writer),
+            readers,
+            next_reader: AtomicUsize::new(0),
+        })
+    }
+
+    /// Runs `work` in one IMMEDIATE transaction (the write lock is taken up front, so a read inside
+    /// `work` cannot be invalidated by another writer) and commits it durably.
+    pub(super) async fn write<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
+    {
+        let db = Arc::clone(self);
+        blocking(move || {
+            let mut conn = db.writer.lock().map_err(|_| poisoned())?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = work(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+        .await
+    }
+
+    /// Runs `work` on a read connection, in one snapshot.
+    pub(super) async fn read<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
+    {
+        let db = Arc::clone(self);
+        blocking(move || {
+            let index = db.next_reader.fetch_add(1, Ordering::Relaxed) % db.readers.len();
+            let mut conn = db.readers[index].lock().map_err(|_| poisoned())?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+            work(&tx)
+        })
+        .await
+    }
+}
+
+fn connect(path: &Path) -> Result<Connection, BackendError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets readers run beside the writer; synchronous=FULL makes every commit durable
+    // (fsync), which is what lets admission answer 202 and the worker acknowledge a message.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+async fn blocking<T, F>(work: F) -> Result<T, BackendError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, BackendError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| BackendError::transient(format!("database task did not finish: {e}")))?
+}
+
+fn poisoned() -> BackendError {
+    BackendError::permanent("a database connection was poisoned by an earlier panic")
+}
+
+impl From<rusqlite::Error> for BackendError {
+    fn from(error: rusqlite::Error) -> Self {
+        let transient = matches!(
+            error.sqlite_error_code(),
+            Some(
+                ErrorCode::DatabaseBusy
+                    | ErrorCode::DatabaseLocked
+                    | ErrorCode::SystemIoFailure
+                    | ErrorCode::DiskFull
+                    | ErrorCode::OutOfMemory
+                    | ErrorCode::CannotOpen
+            )
+        );
+        if transient {
+            Self::transient(format!("sqlite: {error}"))
+        } else {
+            Self::permanent(format!("sqlite: {error}"))
+        }
+    }
+}
+
+/// Instants are stored as Unix milliseconds.
+pub(super) fn to_ms(at: Timestamp) -> i64 {
+    at.as_millisecond()
+}
+
+/// Reads a stored instant back.
+pub(super) fn from_ms(ms: i64) -> Result<Timestamp, BackendError> {
+    Timestamp::from_millisecond(ms)
+        .map_err(|e| BackendError::permanent(format!("stored instant {ms} is out of range: {e}")))
+}
+
+/// Decodes a JSON column, treating unreadable data as permanent: retrying will not change it.
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, BackendError> {
+    serde_json::from_str(text)
+        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
+}
+
+/// Encodes a value for a JSON column.
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {
+    serde_json::to_string(value)
+        .map_err(|e| BackendError::permanent(format!("cannot encode for storage: {e}")))
+}

@@ -1,0 +1,158 @@
+//! The embedded queue: a table with SQS's delivery semantics (see the `messages` table in the schema).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::{Transaction, params};
+use uuid::Uuid;
+
+use super::EmbeddedStore;
+use super::db::{from_ms, to_json, to_ms};
+use crate::domain::{Intent, JobId};
+use crate::ports::{BackendError, Delivery, IntentQueue, Receipt};
+
+const MAIN: &str = "intents";
+const DEAD: &str = "dead";
+/// How often a long poll looks for messages sent by other processes (same-process sends wake it at once).
+const POLL_INTERVAL: Duration = Duration::from_millis(25);
+
+/// Adds one intent to the main queue inside the caller's transaction, so admission can make the
+/// job and its message durable in one commit.
+pub(super) fn enqueue(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Result<(), BackendError> {
+    tx.execute(
+        "INSERT INTO messages (queue, body, job_id, sent_at, visible_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+        params![MAIN, to_json(intent)?, intent.job_id.to_string(), to_ms(now)],
+    )?;
+    Ok(())
+}
+
+#[async_trait]
+impl IntentQueue for EmbeddedStore {
+    async fn send(&self, intents: &[Intent]) -> Result<(), BackendError> {
+        let intents = intents.to_vec();
+        let now = self.clock.now();
+        self.db
+            .write(move |tx| intents.iter().try_for_each(|intent| enqueue(tx, intent, now)))
+            .await?;
+        self.enqueued.notify_waiters();
+        Ok(())
+    }
+
+    async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Register interest before looking, so a send between the look and the wait still wakes us.
+            let woken = self.enqueued.notified();
+            let batch = self.receive_now(max).await?;
+            let now = tokio::time::Instant::now();
+            if !batch.is_empty() || now >= deadline {
+                return Ok(batch);
+            }
+            let pause = POLL_INTERVAL.min(deadline - now);
+            tokio::select! {
+                () = woken => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
+    async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
+        let receipts = receipts.to_vec();
+        self.db
+            .write(move |tx| {
+                let mut delete = tx.prepare("DELETE FROM messages WHERE receipt = ?1")?;
+                for receipt in &receipts {
+                    delete.execute([&receipt.0])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
+        let receipt = receipt.clone();
+        let visible_at = to_ms(self.clock.now()) + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
+        self.db
+            .write(move |tx| {
+                tx.execute(
+                    "UPDATE messages SET visible_at = ?2 WHERE receipt = ?1",
+                    params![receipt.0, visible_at],
+                )?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
+        let receipt = delivery.receipt.clone();
+        let reason = reason.to_owned();
+        let now = to_ms(self.clock.now());
+        self.db
+            .write(move |tx| {
+                tx.execute(
+                    "UPDATE messages SET queue = ?2, reason = ?3, visible_at = ?4, receipt = NULL
+                     WHERE receipt = ?1",
+                    params![receipt.0, DEAD, reason, now],
+                )?;
+                Ok(())
+            })
+            .await
+    }
+}
+
+impl EmbeddedStore {
+    /// Takes up to `max` visible messages: each gets a fresh receipt and is hidden for the visibility
+    /// timeout; one already received `max_receive_count` times moves to the dead-letter queue instead.
+    async fn receive_now(&self, max: usize) -> Result<Vec<Delivery>, BackendError> {
+        let now = self.clock.now();
+        let hidden_until = now
+            .saturating_add(SignedDuration::try_from(self.queue.visibility_timeout).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MAX);
+        let max_receive_count = self.queue.max_receive_count;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        self.db
+            .write(move |tx| {
+                let mut ready = tx.prepare(
+                    "SELECT message_id, body, job_id, sent_at, receive_count FROM messages
+                     WHERE queue = ?1 AND visible_at <= ?2 ORDER BY visible_at, message_id LIMIT ?3",
+                )?;
+                let rows = ready
+                    .query_map(params![MAIN, to_ms(now), limit], |row| {
+                        Ok((
+                            row.get::<_, i64>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get::<_, Option<String>>(2)?,
+                            row.get::<_, i64>(3)?,
+                            row.get::<_, u32>(4)?,
+                        ))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut deliveries = Vec::with_capacity(rows.len());
+                for (message_id, body, job_id, sent_at, received) in rows {
+                    if received >= max_receive_count {
+                        tx.execute(
+                            "UPDATE messages SET queue = ?2, reason = ?3, receipt = NULL WHERE message_id = ?1",
+                            params![message_id, DEAD, format!("received {received} times without being acknowledged")],
+                        )?;
+                        continue;
+                    }
+                    let receipt = Uuid::new_v4().to_string();
+                    tx.execute(
+                        "UPDATE messages SET receive_count = receive_count + 1, visible_at = ?2, receipt = ?3
+                         WHERE message_id = ?1",
+                        params![message_id, to_ms(hidden_until), receipt],
+                    )?;
+                    deliveries.push(Delivery {
+                        receipt: Receipt(receipt),
+                        body,
+                        job_id: job_id.as_deref().and_then(JobId::parse),
+                        receive_count: received + 1,
+                        sent_at: from_ms(sent_at)?,
+                    });
+                }
+                Ok(deliveries)
+            })
+            .await
+    }
+}

@@ -1,0 +1,88 @@
+//! The embedded backend: every port on one SQLite file, so seatclaim runs on a fresh machine with
+//! no cloud account, and so the API and a separate worker process can share one data folder.
+//!
+//! Each port is implemented for [`EmbeddedStore`] in a file of its own; reservation events go to
+//! a JSON-lines file through [`EventLog`].
+
+mod admissions;
+mod catalog;
+mod db;
+mod event_log;
+mod intent_queue;
+mod inventory;
+mod jobs;
+mod outbox;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+pub use event_log::EventLog;
+
+use crate::backend::Backend;
+use crate::ports::{BackendError, Clock};
+use db::Db;
+
+/// The file that holds the database inside the data folder.
+pub const DATABASE_FILE: &str = "seatclaim.sqlite3";
+/// The file that receives published reservation events inside the data folder.
+pub const EVENT_LOG_FILE: &str = "events.jsonl";
+
+/// How the embedded queue behaves; mirrors the SQS queue attributes of the same names.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueConfig {
+    /// How long a received message stays hidden before it is delivered again.
+    pub visibility_timeout: Duration,
+    /// After this many receives a message goes to the dead-letter queue instead (SQS's redrive policy).
+    pub max_receive_count: u32,
+}
+
+/// All ports on one SQLite database.
+pub struct EmbeddedStore {
+    db: Arc<Db>,
+    clock: Arc<dyn Clock>,
+    queue: QueueConfig,
+    /// Wakes long-polling receivers in this process as soon as an intent is enqueued.
+    enqueued: Notify,
+}
+
+impl EmbeddedStore {
+    /// Opens (or creates) the database at `path`.
+    pub fn open(path: &Path, clock: Arc<dyn Clock>, queue: QueueConfig) -> Result<Self, BackendError> {
+        Ok(Self {
+            db: Arc::new(Db::open(path)?),
+            clock,
+            queue,
+            enqueued: Notify::new(),
+        })
+    }
+}
+
+/// Opens the embedded backend in `data_dir`, creating the folder, the database and the event log.
+pub fn open(
+    data_dir: &Path,
+    clock: Arc<dyn Clock>,
+    queue: QueueConfig,
+) -> Result<Backend, BackendError> {
+    std::fs::create_dir_all(data_dir).map_err(|e| {
+        BackendError::permanent(format!("cannot create data folder {}: {e}", data_dir.display()))
+    })?;
+    let store = Arc::new(EmbeddedStore::open(
+        &data_dir.join(DATABASE_FILE),
+        Arc::clone(&clock),
+        queue,
+    )?);
+    let publisher = Arc::new(EventLog::open(&data_dir.join(EVENT_LOG_FILE))?);
+    Ok(Backend {
+        catalog: store.clone(),
+        admissions: store.clone(),
+        jobs: store.clone(),
+        inventory: store.clone(),
+        outbox: store.clone(),
+        queue: store,
+        publisher,
+        clock,
+    })
+}

@@ -1,0 +1,50 @@
+use async_trait::async_trait;
+use rusqlite::params;
+
+use super::EmbeddedStore;
+use super::db::{from_json, to_ms};
+use crate::ports::{BackendError, Outbox, OutboxEntry};
+
+#[async_trait]
+impl Outbox for EmbeddedStore {
+    async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.db
+            .read(move |tx| {
+                let mut query = tx.prepare(
+                    "SELECT seq, body FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ?1",
+                )?;
+                let rows = query.query_map([limit], |row| {
+                    Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+                })?;
+                rows.map(|row| {
+                    let (seq, body) = row?;
+                    Ok(OutboxEntry {
+                        id: seq.to_string(),
+                        event: from_json(&body)?,
+                    })
+                })
+                .collect()
+            })
+            .await
+    }
+
+    async fn mark_published(&self, ids: &[String]) -> Result<(), BackendError> {
+        let seqs = ids
+            .iter()
+            .map(|id| id.parse::<i64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BackendError::permanent(format!("not an embedded outbox id: {e}")))?;
+        let now = to_ms(self.clock.now());
+        self.db
+            .write(move |tx| {
+                let mut update =
+                    tx.prepare("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
+                for seq in &seqs {
+                    update.execute(params![seq, now])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+}

@@ -1,0 +1,79 @@
+-- The embedded backend's schema: one SQLite file holds the catalog, the inventory, the jobs, the
+-- outbox and the queue, so that admission and every claim are single local transactions.
+-- Instants are Unix milliseconds. Statements are idempotent: every process runs them at start-up.
+
+CREATE TABLE IF NOT EXISTS events (
+    event_id   TEXT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    hold_ms    INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+
+-- The inventory, the authority on seats. job_id/hold_until are set while HELD, job_id while SOLD.
+CREATE TABLE IF NOT EXISTS seats (
+    event_id   TEXT NOT NULL,
+    seat_id    TEXT NOT NULL,
+    section    TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('AVAILABLE', 'HELD', 'SOLD')),
+    job_id     TEXT,
+    hold_until INTEGER,
+    PRIMARY KEY (event_id, seat_id)
+) STRICT, WITHOUT ROWID;
+
+-- "Any N free seats in section S": free seats first, in the organiser's order.
+CREATE INDEX IF NOT EXISTS seats_by_section_state ON seats (event_id, section, state, position);
+
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id      TEXT PRIMARY KEY,
+    event_id    TEXT NOT NULL,
+    buyer_id    TEXT NOT NULL,
+    request     TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    seat_ids    TEXT NOT NULL,
+    hold_until  INTEGER,
+    reason      TEXT,
+    accepted_at INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+) STRICT;
+
+-- The sweeper's work list: only HELD jobs are in it, ordered by deadline.
+CREATE INDEX IF NOT EXISTS held_jobs_by_deadline ON jobs (hold_until) WHERE status = 'HELD';
+
+-- Idempotency keys are scoped to the buyer; the fingerprint tells a retry from a reused key.
+CREATE TABLE IF NOT EXISTS idempotency (
+    buyer_id    TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    job_id      TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (buyer_id, key)
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS outbox (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id       TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    published_at INTEGER
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS outbox_unpublished ON outbox (seq) WHERE published_at IS NULL;
+
+-- Both queues in one table: 'intents' (the main queue) and 'dead' (its dead-letter queue).
+-- receipt is set while a message is in flight; a redelivery replaces it, so a stale receipt
+-- cannot acknowledge the new delivery.
+CREATE TABLE IF NOT EXISTS messages (
+    message_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue         TEXT NOT NULL,
+    body          TEXT NOT NULL,
+    job_id        TEXT,
+    sent_at       INTEGER NOT NULL,
+    visible_at    INTEGER NOT NULL,
+    receive_count INTEGER NOT NULL DEFAULT 0,
+    receipt       TEXT,
+    reason        TEXT
+) STRICT;
+
+CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue, visible_at);
+CREATE UNIQUE INDEX IF NOT EXISTS messages_by_receipt ON messages (receipt) WHERE receipt IS NOT NULL;

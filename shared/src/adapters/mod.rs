@@ -1,0 +1,3 @@
+//! Adapters: the only code that knows a concrete backend. Each submodule implements every port.
+
+pub mod embedded;

@@ -1,0 +1,69 @@
+//! Typed configuration, read once at start-up from `SEATCLAIM_*` environment variables (or the
+//! matching command-line flags). Every default makes a local embedded run work with nothing set.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+/// Where the backend lives and how its queue behaves; needed by every process.
+#[derive(Debug, Clone, Args)]
+pub struct BackendSettings {
+    /// Folder for the embedded backend's database and event log.
+    #[arg(long, env = "SEATCLAIM_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Seconds a received intent stays invisible before it is delivered again; must exceed the
+    /// longest claim, or a slow claim is processed twice (harmlessly, but wastefully).
+    #[arg(long, env = "SEATCLAIM_VISIBILITY_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=43_200))]
+    pub visibility_timeout_secs: u64,
+
+    /// Attempts at an intent before it is dead-lettered and its job FAILED.
+    #[arg(long, env = "SEATCLAIM_MAX_ATTEMPTS", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: u32,
+}
+
+impl BackendSettings {
+    /// Settings for a data folder with every other value at its default.
+    #[must_use]
+    pub fn in_folder(data_dir: PathBuf) -> Self {
+        Self {
+            data_dir,
+            visibility_timeout_secs: 30,
+            max_attempts: 5,
+        }
+    }
+
+    /// The visibility timeout as a duration.
+    #[must_use]
+    pub fn visibility_timeout(&self) -> Duration {
+        Duration::from_secs(self.visibility_timeout_secs)
+    }
+
+    /// The queue's redrive limit: one receive more than the worker's attempts, so the worker sees
+    /// the message once past its limit and fails the job itself (a crash on every attempt would
+    /// otherwise leave it PENDING); the queue's own redrive is the backstop behind that.
+    #[must_use]
+    pub fn max_receive_count(&self) -> u32 {
+        self.max_attempts.saturating_add(1)
+    }
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable, for a terminal.
+    Text,
+    /// One JSON object per line, for CloudWatch and other collectors.
+    Json,
+}
+
+/// Logging settings shared by every binary.
+#[derive(Debug, Clone, Args)]
+pub struct TelemetrySettings {
+    /// Log line format. The filter comes from `RUST_LOG` (default `info`).
+    #[arg(long, env = "SEATCLAIM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}

@@ -1,0 +1,218 @@
+//! Creating an event: the organiser's description of the seats, checked and expanded into seat ids.
+
+use std::collections::HashSet;
+
+use jiff::SignedDuration;
+
+use super::{EventId, SeatId, Section, ValidationError};
+
+/// The most seats one event may have; bounds the memory and time of creating and listing it.
+pub const MAX_SEATS_PER_EVENT: usize = 200_000;
+/// How long a hold lasts when the organiser does not say.
+pub const DEFAULT_HOLD_SECONDS: u32 = 300;
+const MAX_HOLD_SECONDS: u32 = 86_400;
+
+/// A block of seats laid out as rows, named `section-row-number`.
+#[derive(Debug, Clone)]
+pub struct SectionSpec {
+    /// The section's name, the first part of each generated seat id.
+    pub section: String,
+    /// How many rows, numbered from 1.
+    pub rows: u32,
+    /// How many seats in each row, numbered from 1.
+    pub seats_per_row: u32,
+}
+
+/// One explicitly named seat.
+#[derive(Debug, Clone)]
+pub struct SeatSpec {
+    /// The seat's id as the organiser names it.
+    pub seat_id: String,
+    /// The section the seat belongs to.
+    pub section: String,
+}
+
+/// The organiser's request as it arrived, before any checks.
+#[derive(Debug, Clone)]
+pub struct EventSpec {
+    /// The event's id.
+    pub event_id: String,
+    /// A human name, shown back but never interpreted.
+    pub name: String,
+    /// Hold length in seconds; `None` takes the default.
+    pub hold_seconds: Option<u32>,
+    /// Seats as generated blocks.
+    pub sections: Option<Vec<SectionSpec>>,
+    /// Seats listed one by one.
+    pub seats: Option<Vec<SeatSpec>>,
+}
+
+/// A checked event, ready to store: every seat id is valid and unique.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    /// The event's id.
+    pub event_id: EventId,
+    /// Its human name.
+    pub name: String,
+    /// How long a claim holds its seats before they return to sale.
+    pub hold: SignedDuration,
+    /// Every seat with its section, in the order the organiser gave them.
+    pub seats: Vec<(SeatId, Section)>,
+}
+
+impl NewEvent {
+    /// Checks the organiser's request and expands sections into seats.
+    pub fn parse(spec: EventSpec) -> Result<Self, ValidationError> {
+        let event_id = EventId::parse(&spec.event_id)?;
+        let name = spec.name.trim().to_owned();
+        if name.is_empty() || name.chars().count() > 200 {
+            return Err(ValidationError::new(
+                "name",
+                "must be 1 to 200 characters long",
+            ));
+        }
+        let hold_seconds = spec.hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
+        if !(1..=MAX_HOLD_SECONDS).contains(&hold_seconds) {
+            return Err(ValidationError::new(
+                "hold_seconds",
+                format!("must be between 1 and {MAX_HOLD_SECONDS}"),
+            ));
+        }
+        let seats = match (spec.sections, spec.seats) {
+            (Some(sections), None) => expand_sections(&sections)?,
+            (None, Some(seats)) => list_seats(&seats)?,
+            _ => {
+                return Err(ValidationError::new(
+                    "sections",
+                    "or seats must be given, but not both",
+                ));
+            }
+        };
+        check_unique(&seats)?;
+        Ok(Self {
+            event_id,
+            name,
+            hold: SignedDuration::from_secs(i64::from(hold_seconds)),
+            seats,
+        })
+    }
+}
+
+fn too_many() -> ValidationError {
+    ValidationError::new(
+        "seats",
+        format!("an event has 1 to {MAX_SEATS_PER_EVENT} seats"),
+    )
+}
+
+fn expand_sections(sections: &[SectionSpec]) -> Result<Vec<(SeatId, Section)>, ValidationError> {
+    let total = sections.iter().try_fold(0_u64, |sum, s| {
+        sum.checked_add(u64::from(s.rows) * u64::from(s.seats_per_row))
+    });
+    match total {
+        Some(n) if n >= 1 && n <= MAX_SEATS_PER_EVENT as u64 => {}
+        _ => return Err(too_many()),
+    }
+    let mut seats = Vec::new();
+    for spec in sections {
+        let section = Section::parse(&spec.section)?;
+        for row in 1..=spec.rows {
+            for number in 1..=spec.seats_per_row {
+                let seat_id = SeatId::parse(&format!("{section}-{row}-{number}"))?;
+                seats.push((seat_id, section.clone()));
+            }
+        }
+    }
+    Ok(seats)
+}
+
+fn list_seats(seats: &[SeatSpec]) -> Result<Vec<(SeatId, Section)>, ValidationError> {
+    if seats.is_empty() || seats.len() > MAX_SEATS_PER_EVENT {
+        return Err(too_many());
+    }
+    seats
+        .iter()
+        .map(|s| Ok((SeatId::parse(&s.seat_id)?, Section::parse(&s.section)?)))
+        .collect()
+}
+
+fn check_unique(seats: &[(SeatId, Section)]) -> Result<(), ValidationError> {
+    let mut seen = HashSet::with_capacity(seats.len());
+    match seats.iter().find(|(id, _)| !seen.insert(id)) {
+        Some((id, _)) => Err(ValidationError::new(
+            "seats",
+            format!("name seat {id} more than once"),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> EventSpec {
+        EventSpec {
+            event_id: "e1".into(),
+            name: "Night show".into(),
+            hold_seconds: None,
+            sections: Some(vec![SectionSpec {
+                section: "A".into(),
+                rows: 10,
+                seats_per_row: 20,
+            }]),
+            seats: None,
+        }
+    }
+
+    #[test]
+    fn sections_expand_to_section_row_number_ids() {
+        let event = NewEvent::parse(spec()).unwrap();
+        assert_eq!(event.seats.len(), 200);
+        assert_eq!(event.seats[0].0.as_str(), "A-1-1");
+        assert_eq!(event.seats[199].0.as_str(), "A-10-20");
+        assert_eq!(event.hold, SignedDuration::from_secs(300));
+    }
+
+    #[test]
+    fn an_event_without_seats_or_with_too_many_is_rejected() {
+        let mut empty = spec();
+        empty.sections = Some(vec![]);
+        assert_eq!(NewEvent::parse(empty).unwrap_err().field, "seats");
+        let mut huge = spec();
+        huge.sections = Some(vec![SectionSpec {
+            section: "A".into(),
+            rows: 1_000,
+            seats_per_row: 201,
+        }]);
+        assert_eq!(NewEvent::parse(huge).unwrap_err().field, "seats");
+    }
+
+    #[test]
+    fn duplicate_listed_seats_are_named_in_the_error() {
+        let mut dup = spec();
+        dup.sections = None;
+        dup.seats = Some(vec![
+            SeatSpec { seat_id: "x".into(), section: "A".into() },
+            SeatSpec { seat_id: "x".into(), section: "B".into() },
+        ]);
+        let err = NewEvent::parse(dup).unwrap_err();
+        assert!(err.message.contains("seat x"), "{err}");
+    }
+
+    #[test]
+    fn hold_seconds_outside_one_second_to_one_day_is_rejected() {
+        for bad in [0, 86_401] {
+            let mut s = spec();
+            s.hold_seconds = Some(bad);
+            assert_eq!(NewEvent::parse(s).unwrap_err().field, "hold_seconds");
+        }
+    }
+
+    #[test]
+    fn giving_both_sections_and_seats_is_rejected() {
+        let mut both = spec();
+        both.seats = Some(vec![SeatSpec { seat_id: "x".into(), section: "A".into() }]);
+        assert!(NewEvent::parse(both).is_err());
+    }
+}

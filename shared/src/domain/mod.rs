@@ -1,0 +1,38 @@
+//! The pure heart of seatclaim: seats, jobs, intents and the rules that move them between states.
+//!
+//! Nothing here does I/O or knows about time beyond the `now` it is handed, so every rule is
+//! decided here and merely *executed* by an adapter, and every rule is tested without a database.
+
+mod event;
+mod ids;
+mod intent;
+mod job;
+mod reservation_event;
+mod seat;
+
+pub use event::{EventSpec, NewEvent, SeatSpec, SectionSpec};
+pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
+pub use intent::{Intent, MAX_SEATS_PER_INTENT, SeatRequest};
+pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
+pub use reservation_event::{EVENT_SOURCE, ReservationEvent};
+pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
+
+/// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} {message}")]
+pub struct ValidationError {
+    /// The request field (or header) at fault, as the client spelled it.
+    pub field: &'static str,
+    /// What is wrong with it, phrased to follow the field name.
+    pub message: String,
+}
+
+impl ValidationError {
+    /// Builds the error; kept short because validation code calls it on every rule.
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Reservation events: what follow-on systems (notifications, analytics, delivery) learn of each
+//! decided transition. They are written in the same atomic step as the transition (the outbox)
+//! and published later, so an event exists exactly when its transition happened.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::{BuyerId, EventId, Job, JobId, JobStatus, SeatId};
+
+/// The `source` of every published reservation event (EventBridge's field of that name).
+pub const EVENT_SOURCE: &str = "seatclaim.reservations";
+
+/// One decided transition of one job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationEvent {
+    /// The status the job entered; also the event's type.
+    pub status: JobStatus,
+    /// The job.
+    pub job_id: JobId,
+    /// Its event.
+    pub event_id: EventId,
+    /// Its buyer.
+    pub buyer_id: BuyerId,
+    /// The seats involved.
+    pub seat_ids: Vec<SeatId>,
+    /// The hold's deadline, for `HELD`.
+    pub hold_expires_at: Option<Timestamp>,
+    /// Why, for `REJECTED` and `FAILED`.
+    pub reason: Option<String>,
+    /// When the transition was decided.
+    pub occurred_at: Timestamp,
+}
+
+impl ReservationEvent {
+    /// The event recording that `job` has just entered its current status.
+    #[must_use]
+    pub fn of(job: &Job, occurred_at: Timestamp) -> Self {
+        Self {
+            status: job.status,
+            job_id: job.job_id,
+            event_id: job.event_id.clone(),
+            buyer_id: job.buyer_id.clone(),
+            seat_ids: job.seat_ids.clone(),
+            hold_expires_at: job.hold_expires_at.filter(|_| job.status == JobStatus::Held),
+            reason: job.reason.clone(),
+            occurred_at,
+        }
+    }
+
+    /// A stable, human-readable type name ("Reservation Held"), used as EventBridge's `detail-type`.
+    #[must_use]
+    pub fn detail_type(&self) -> &'static str {
+        match self.status {
+            JobStatus::Pending => "Reservation Pending",
+            JobStatus::Held => "Reservation Held",
+            JobStatus::Rejected => "Reservation Rejected",
+            JobStatus::Failed => "Reservation Failed",
+            JobStatus::Sold => "Reservation Sold",
+            JobStatus::Expired => "Reservation Expired",
+            JobStatus::Cancelled => "Reservation Cancelled",
+        }
+    }
+}

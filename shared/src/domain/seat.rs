@@ -1,0 +1,211 @@
+//! Seats and the claim decision: which seats an intent gets, or why it gets none.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use super::{JobId, SeatId, SeatRequest, Section};
+
+/// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
+pub const REASON_UNAVAILABLE: &str = "seat no longer available";
+
+/// Where a seat stands, as the inventory (the authority) records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeatState {
+    /// Free to claim.
+    Available,
+    /// Claimed by `job_id` until `until`; past that instant it may be claimed again.
+    Held {
+        /// The job holding it.
+        job_id: JobId,
+        /// The hold's deadline.
+        until: Timestamp,
+    },
+    /// Confirmed by `job_id`; final.
+    Sold {
+        /// The job that bought it.
+        job_id: JobId,
+    },
+}
+
+impl SeatState {
+    /// Whether a claim made at `now` may take this seat: free, or held past its deadline. This
+    /// is the condition every adapter's conditional write encodes.
+    #[must_use]
+    pub fn is_claimable(&self, now: Timestamp) -> bool {
+        match self {
+            Self::Available => true,
+            Self::Held { until, .. } => *until <= now,
+            Self::Sold { .. } => false,
+        }
+    }
+
+    /// How the advisory seat map shows the seat at `now`: a lapsed hold already shows as available.
+    #[must_use]
+    pub fn view(&self, now: Timestamp) -> SeatView {
+        match self {
+            Self::Sold { .. } => SeatView::Sold,
+            _ if self.is_claimable(now) => SeatView::Available,
+            Self::Held { .. } | Self::Available => SeatView::Held,
+        }
+    }
+}
+
+/// The three states a buyer sees on the seat map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SeatView {
+    /// Can be asked for.
+    Available,
+    /// Someone holds it now.
+    Held,
+    /// Gone for good.
+    Sold,
+}
+
+/// A seat with its section and current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seat {
+    /// The seat's id.
+    pub seat_id: SeatId,
+    /// Its section.
+    pub section: Section,
+    /// Its state in the inventory.
+    pub state: SeatState,
+}
+
+/// What a claim should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimDecision {
+    /// Hold exactly these seats until `until`, each on condition that it is still claimable.
+    Hold {
+        /// The seats to hold.
+        seat_ids: Vec<SeatId>,
+        /// The hold's deadline.
+        until: Timestamp,
+    },
+    /// Hold nothing; the job is rejected for this reason, for good.
+    Reject {
+        /// Why, for the buyer.
+        reason: String,
+    },
+}
+
+/// Decides a claim from the seats the adapter read. For an exact request `candidates` are the
+/// requested seats that exist; for a section request, seats of that section (any state). The
+/// adapter then writes the decision conditionally, so a seat that changed since it was read
+/// turns a `Hold` into a rejection rather than a double hold.
+#[must_use]
+pub fn decide_claim(
+    request: &SeatRequest,
+    candidates: &[Seat],
+    now: Timestamp,
+    hold: SignedDuration,
+) -> ClaimDecision {
+    let seat_ids = match request {
+        SeatRequest::Seats(wanted) => {
+            let mut ids = Vec::with_capacity(wanted.len());
+            for id in wanted {
+                match candidates.iter().find(|s| &s.seat_id == id) {
+                    None => return reject(format!("seat {id} does not exist")),
+                    Some(seat) if !seat.state.is_claimable(now) => return reject(REASON_UNAVAILABLE),
+                    Some(seat) => ids.push(seat.seat_id.clone()),
+                }
+            }
+            ids
+        }
+        SeatRequest::Section { section, quantity } => {
+            let ids: Vec<SeatId> = candidates
+                .iter()
+                .filter(|s| &s.section == section && s.state.is_claimable(now))
+                .take(usize::from(*quantity))
+                .map(|s| s.seat_id.clone())
+                .collect();
+            if ids.len() < usize::from(*quantity) {
+                return reject(format!(
+                    "not enough seats available in section {section}"
+                ));
+            }
+            ids
+        }
+    };
+    ClaimDecision::Hold {
+        seat_ids,
+        until: now.saturating_add(hold).unwrap_or(Timestamp::MAX),
+    }
+}
+
+fn reject(reason: impl Into<String>) -> ClaimDecision {
+    ClaimDecision::Reject {
+        reason: reason.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(secs).unwrap()
+    }
+
+    fn seat(id: &str, section: &str, state: SeatState) -> Seat {
+        Seat {
+            seat_id: SeatId::parse(id).unwrap(),
+            section: Section::parse(section).unwrap(),
+            state,
+        }
+    }
+
+    const HOLD: SignedDuration = SignedDuration::from_secs(60);
+
+    #[test]
+    fn a_hold_is_claimable_again_exactly_at_its_deadline() {
+        let held = SeatState::Held { job_id: JobId::new(), until: at(100) };
+        assert!(!held.is_claimable(at(99)));
+        assert!(held.is_claimable(at(100)));
+        assert_eq!(held.view(at(99)), SeatView::Held);
+        assert_eq!(held.view(at(100)), SeatView::Available);
+        assert!(!SeatState::Sold { job_id: JobId::new() }.is_claimable(at(1_000)));
+    }
+
+    #[test]
+    fn an_exact_claim_is_all_or_none() {
+        let request = SeatRequest::exact(&["a".into(), "b".into()]).unwrap();
+        let taken = SeatState::Sold { job_id: JobId::new() };
+        let seats = [seat("a", "A", SeatState::Available), seat("b", "A", taken)];
+        assert_eq!(
+            decide_claim(&request, &seats, at(0), HOLD),
+            ClaimDecision::Reject { reason: REASON_UNAVAILABLE.into() }
+        );
+    }
+
+    #[test]
+    fn an_exact_claim_of_a_missing_seat_names_it() {
+        let request = SeatRequest::exact(&["zz".into()]).unwrap();
+        let ClaimDecision::Reject { reason } = decide_claim(&request, &[], at(0), HOLD) else {
+            panic!("expected a rejection");
+        };
+        assert!(reason.contains("zz"));
+    }
+
+    #[test]
+    fn a_section_claim_takes_free_and_lapsed_seats_of_that_section_only() {
+        let request = SeatRequest::in_section("A", 2).unwrap();
+        let lapsed = SeatState::Held { job_id: JobId::new(), until: at(5) };
+        let seats = [
+            seat("b1", "B", SeatState::Available),
+            seat("a1", "A", SeatState::Sold { job_id: JobId::new() }),
+            seat("a2", "A", lapsed),
+            seat("a3", "A", SeatState::Available),
+        ];
+        assert_eq!(
+            decide_claim(&request, &seats, at(10), HOLD),
+            ClaimDecision::Hold {
+                seat_ids: vec![SeatId::parse("a2").unwrap(), SeatId::parse("a3").unwrap()],
+                until: at(70),
+            }
+        );
+        let three = SeatRequest::in_section("A", 3).unwrap();
+        assert!(matches!(decide_claim(&three, &seats, at(10), HOLD), ClaimDecision::Reject { .. }));
+    }
+}

@@ -1,0 +1,27 @@
+use async_trait::async_trait;
+
+use super::BackendError;
+use crate::domain::{EventId, NewEvent, Seat};
+
+/// What creating an event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventCreation {
+    /// Created with this many seats.
+    Created(usize),
+    /// An event with that id exists already; nothing was changed.
+    AlreadyExists,
+}
+
+/// Events and their seats, for organisers and the advisory seat map.
+#[async_trait]
+pub trait Catalog: Send + Sync {
+    /// Stores a new event with all its seats AVAILABLE, atomically: a half-created event is never visible.
+    async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError>;
+
+    /// Every seat of the event in the organiser's order, or `None` for an unknown event. Advisory:
+    /// it may be stale by the time the buyer acts, which is why claims re-check in the inventory.
+    async fn seat_map(&self, event_id: &EventId) -> Result<Option<Vec<Seat>>, BackendError>;
+
+    /// Succeeds when the backend answers; backs `/readyz`.
+    async fn ping(&self) -> Result<(), BackendError>;
+}

@@ -1,0 +1,12 @@
+use async_trait::async_trait;
+
+use super::BackendError;
+use crate::domain::ReservationEvent;
+
+/// Where reservation events go for follow-on work (EventBridge in production, a log file locally).
+/// Follow-on work never rolls a seat back, so publication happens after the transition commits.
+#[async_trait]
+pub trait EventPublisher: Send + Sync {
+    /// Publishes the events and returns the indices of those that failed, to be retried alone.
+    async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError>;
+}

@@ -1,0 +1,49 @@
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::BackendError;
+use crate::domain::{Intent, JobId};
+
+/// The handle for acknowledging or rescheduling one delivery; stale once the message is redelivered.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Receipt(pub String);
+
+/// One delivery of a queued message. The body is raw text because a message may be undecodable;
+/// the job id travels beside it (an SQS message attribute) so even such a message can fail its job.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// For delete, retry and dead-letter.
+    pub receipt: Receipt,
+    /// The encoded intent.
+    pub body: String,
+    /// The job the message belongs to, if the attribute was present and valid.
+    pub job_id: Option<JobId>,
+    /// How many times the message has been received, this time included.
+    pub receive_count: u32,
+    /// When it was first sent.
+    pub sent_at: Timestamp,
+}
+
+/// The intent queue, with the SQS semantics the worker relies on: at-least-once delivery, a
+/// visibility timeout after which an unacknowledged message comes back, a receive count, and a
+/// dead-letter queue that takes messages received too often.
+#[async_trait]
+pub trait IntentQueue: Send + Sync {
+    /// Enqueues intents (in batches where the backend has them).
+    async fn send(&self, intents: &[Intent]) -> Result<(), BackendError>;
+
+    /// Waits up to `wait` for at least one message and returns up to `max`, each hidden from
+    /// other receivers for the visibility timeout.
+    async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError>;
+
+    /// Acknowledges deliveries: they will not come back.
+    async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError>;
+
+    /// Makes a delivery visible again after `delay`: the backoff for a transient failure.
+    async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError>;
+
+    /// Moves a delivery to the dead-letter queue with the reason, for operators to inspect and replay.
+    async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError>;
+}

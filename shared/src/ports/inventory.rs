@@ -1,0 +1,62 @@
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::BackendError;
+use crate::domain::{Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId};
+
+/// How one intent was decided. Losing a race is an outcome, not an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// The seats are held by this job until `until`.
+    Held {
+        /// The seats held.
+        seat_ids: Vec<SeatId>,
+        /// The hold's deadline.
+        until: Timestamp,
+    },
+    /// The job was rejected for good.
+    Rejected {
+        /// Why.
+        reason: String,
+    },
+    /// The job had been decided before (a redelivery); nothing changed.
+    AlreadyDecided(JobStatus),
+}
+
+/// What a confirm, cancel or expiry did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// No such job.
+    NotFound,
+    /// The job after the action (unchanged if the action had already happened).
+    Done(Job),
+    /// The action does not apply to the job as it stands.
+    Conflict(JobConflict),
+}
+
+/// The inventory: the authority on who holds which seat. Every transition here is one atomic step
+/// that moves the seats, updates the job and records the reservation event together, conditioned
+/// on the seats' current state.
+#[async_trait]
+pub trait Inventory: Send + Sync {
+    /// Decides each intent at `now`, in order, one outcome per intent. A seat is held only if it
+    /// is still AVAILABLE (or its hold lapsed) when written; a multi-seat intent holds all or none.
+    /// An intent whose job was already decided changes nothing. On error none of the outcomes
+    /// are known and the caller retries the whole batch, which idempotency makes safe.
+    async fn claim(&self, intents: &[Intent], now: Timestamp)
+    -> Result<Vec<ClaimOutcome>, BackendError>;
+
+    /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides.
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError>;
+
+    /// Expires up to `limit` jobs whose holds lapsed by `now`, releasing their seats, each release
+    /// conditioned on the seat still being held by that job; returns how many it expired.
+    async fn release_lapsed_holds(&self, now: Timestamp, limit: usize)
+    -> Result<usize, BackendError>;
+
+}

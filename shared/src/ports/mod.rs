@@ -1,0 +1,25 @@
+//! The ports: one small trait per capability seatclaim needs from a backend.
+//!
+//! Each backend (`adapters::embedded` now, AWS next) implements all of them, and the generic
+//! contract suite in `tests/` holds every implementation to the same semantics. Nothing outside
+//! `adapters` sees a SQLite or AWS type; everything speaks the domain's types and [`BackendError`].
+
+mod admissions;
+mod catalog;
+mod clock;
+mod error;
+mod event_publisher;
+mod intent_queue;
+mod inventory;
+mod jobs;
+mod outbox;
+
+pub use admissions::{Admission, Admissions};
+pub use catalog::{Catalog, EventCreation};
+pub use clock::{Clock, SystemClock};
+pub use error::{BackendError, ErrorKind};
+pub use event_publisher::EventPublisher;
+pub use intent_queue::{Delivery, IntentQueue, Receipt};
+pub use inventory::{ClaimOutcome, Inventory, Settled};
+pub use jobs::Jobs;
+pub use outbox::{Outbox, OutboxEntry};
