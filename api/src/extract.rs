@@ -1,0 +1,34 @@
+//! Extractors whose rejections come out as problem+json like every other error.
+
+use axum::extract::{FromRequest, Request};
+use axum::http::HeaderMap;
+use seatclaim_shared::domain::IdempotencyKey;
+
+use crate::error::ApiError;
+
+/// `axum::Json`, but rejected bodies become [`ApiError`]s (so 400/413/415/422 are problem+json).
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    axum::Json<T>: FromRequest<S, Rejection = axum::extract::rejection::JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::Json(value) = axum::Json::<T>::from_request(request, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// Reads the `Idempotency-Key` header; missing or malformed is the client's mistake (400).
+pub fn idempotency_key(headers: &HeaderMap) -> Result<IdempotencyKey, ApiError> {
+    let value = headers
+        .get("idempotency-key")
+        .ok_or_else(|| ApiError::BadRequest("the Idempotency-Key header is required".into()))?;
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::BadRequest("Idempotency-Key must be printable ASCII".into()))?;
+    IdempotencyKey::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
+}

@@ -1,0 +1,51 @@
+//! The v1 HTTP contract, one module per resource.
+
+mod events;
+mod health;
+mod jobs;
+mod reservations;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use seatclaim_shared::Backend;
+
+use crate::error::ApiError;
+
+/// A reservation body is a few seat ids; anything bigger is a mistake or an attack.
+const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
+/// An event may list 200,000 seats one by one.
+const EVENT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Every route, with the backend as shared state.
+pub fn router(backend: Backend) -> Router {
+    Router::new()
+        .route(
+            "/v1/events",
+            post(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)),
+        )
+        .route("/v1/events/{event_id}/seats", get(events::seat_map))
+        .route(
+            "/v1/events/{event_id}/reservations",
+            post(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)),
+        )
+        .route("/v1/jobs/{job_id}", get(jobs::show))
+        .route("/v1/jobs/{job_id}/confirm", post(jobs::confirm))
+        .route("/v1/jobs/{job_id}/cancel", post(jobs::cancel))
+        .route("/healthz", get(health::live))
+        .route("/readyz", get(health::ready))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(backend)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such resource".into())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::Rejected {
+        status: axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        detail: "this method is not allowed on this resource".into(),
+    }
+}

@@ -1,0 +1,34 @@
+//! `seatclaim-worker`: the claim worker as its own process, as it runs on ECS Fargate.
+
+use anyhow::Context;
+use clap::Parser;
+use seatclaim_shared::config::{BackendSettings, TelemetrySettings};
+use seatclaim_shared::{Backend, shutdown, telemetry};
+use seatclaim_worker::{Worker, WorkerSettings};
+use tokio_util::sync::CancellationToken;
+
+/// Decides reservation intents from the queue. Configured by `SEATCLAIM_*` environment variables.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Cli {
+    #[command(flatten)]
+    backend: BackendSettings,
+    #[command(flatten)]
+    worker: WorkerSettings,
+    #[command(flatten)]
+    telemetry: TelemetrySettings,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    telemetry::init(cli.telemetry.log_format);
+    let backend = Backend::open(&cli.backend).context("cannot open the backend")?;
+    let stop = CancellationToken::new();
+    let worker = tokio::spawn(Worker::new(backend, cli.worker, cli.backend.max_attempts).run(stop.clone()));
+    tracing::info!(data_dir = %cli.backend.data_dir.display(), "worker started");
+    shutdown::signal().await;
+    stop.cancel();
+    worker.await.context("the worker task failed")?;
+    Ok(())
+}

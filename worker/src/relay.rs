@@ -1,0 +1,53 @@
+//! The outbox relay: publishes reservation events recorded with each transition. Publication is
+//! at-least-once (a crash between publishing and marking repeats a page), and it never touches
+//! seats: follow-on work cannot roll a reservation back.
+
+use std::time::Duration;
+
+use seatclaim_shared::Backend;
+use seatclaim_shared::ports::BackendError;
+use tokio_util::sync::CancellationToken;
+use tracing::warn;
+
+/// Events read from the outbox per round.
+const RELAY_PAGE: usize = 100;
+
+/// Publishes one page of the outbox; returns how many events were published. Entries the
+/// publisher reports as failed stay unpublished and are retried on the next round, alone.
+pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
+    let entries = backend.outbox.unpublished(RELAY_PAGE).await?;
+    if entries.is_empty() {
+        return Ok(0);
+    }
+    let events: Vec<_> = entries.iter().map(|entry| entry.event.clone()).collect();
+    let failed = backend.publisher.publish(&events).await?;
+    let published: Vec<String> = entries
+        .into_iter()
+        .enumerate()
+        .filter(|(index, _)| !failed.contains(index))
+        .map(|(_, entry)| entry.id)
+        .collect();
+    backend.outbox.mark_published(&published).await?;
+    Ok(published.len())
+}
+
+pub(crate) async fn run(backend: Backend, idle: Duration, stop: CancellationToken) {
+    loop {
+        let pause = match relay_once(&backend).await {
+            Ok(RELAY_PAGE) => Duration::ZERO,
+            Ok(_) => idle,
+            Err(error) => {
+                warn!(%error, "relay failed; will try again");
+                idle
+            }
+        };
+        // On shutdown, one last round above has published what the final batch recorded.
+        if stop.is_cancelled() {
+            return;
+        }
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+}

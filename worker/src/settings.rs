@@ -1,0 +1,56 @@
+use std::time::Duration;
+
+use clap::Args;
+
+/// How the worker paces itself; read from `SEATCLAIM_*` variables like the rest of the configuration.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerSettings {
+    /// Intents taken per receive (SQS allows at most 10 per call).
+    #[arg(long, env = "SEATCLAIM_BATCH_SIZE", default_value_t = 10,
+          value_parser = clap::value_parser!(u16).range(1..=10))]
+    pub batch_size: u16,
+
+    /// Milliseconds a receive waits for messages when the queue is empty (long polling). Also
+    /// bounds how long shutdown waits for an idle receive to return.
+    #[arg(long, env = "SEATCLAIM_RECEIVE_WAIT_MS", default_value_t = 1_000)]
+    pub receive_wait_ms: u64,
+
+    /// Milliseconds between sweeps that release lapsed holds.
+    #[arg(long, env = "SEATCLAIM_SWEEP_INTERVAL_MS", default_value_t = 1_000)]
+    pub sweep_interval_ms: u64,
+
+    /// Milliseconds the event relay rests when the outbox is empty.
+    #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = 200)]
+    pub relay_interval_ms: u64,
+}
+
+impl WorkerSettings {
+    /// The long-poll wait.
+    #[must_use]
+    pub fn receive_wait(&self) -> Duration {
+        Duration::from_millis(self.receive_wait_ms)
+    }
+
+    /// The sweeper's period.
+    #[must_use]
+    pub fn sweep_interval(&self) -> Duration {
+        Duration::from_millis(self.sweep_interval_ms)
+    }
+
+    /// The relay's idle pause.
+    #[must_use]
+    pub fn relay_interval(&self) -> Duration {
+        Duration::from_millis(self.relay_interval_ms)
+    }
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        Self {
+            batch_size: 10,
+            receive_wait_ms: 1_000,
+            sweep_interval_ms: 1_000,
+            relay_interval_ms: 200,
+        }
+    }
+}

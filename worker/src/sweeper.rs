@@ -1,0 +1,41 @@
+//! Releases lapsed holds, so a seat whose buyer walked away returns to sale and the job ends EXPIRED.
+//! Claims may already take a lapsed seat on their own; the sweeper makes the release deterministic
+//! for the buyer's job and the seat map even when nobody asks for the seat.
+
+use std::time::Duration;
+
+use seatclaim_shared::Backend;
+use seatclaim_shared::ports::BackendError;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+/// Jobs expired per backend call; a large backlog is worked through in several calls.
+const SWEEP_PAGE: usize = 500;
+
+/// Expires every hold that has lapsed by now; returns how many.
+pub async fn sweep_once(backend: &Backend) -> Result<usize, BackendError> {
+    let mut total = 0;
+    loop {
+        let released = backend.inventory.release_lapsed_holds(backend.clock.now(), SWEEP_PAGE).await?;
+        total += released;
+        if released < SWEEP_PAGE {
+            return Ok(total);
+        }
+    }
+}
+
+pub(crate) async fn run(backend: Backend, every: Duration, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match sweep_once(&backend).await {
+            Ok(0) => {}
+            Ok(released) => info!(released, "released lapsed holds"),
+            Err(error) => warn!(%error, "sweep failed; will try again"),
+        }
+    }
+}
