@@ -36,3 +36,6 @@ impl ValidationError {
         }
     }
 }
+
+#[cfg(test)]
+mod model_tests;
