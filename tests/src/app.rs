@@ -1,0 +1,209 @@
+use std::time::{Duration, Instant};
+
+use reqwest::{Response, StatusCode};
+use seatclaim_api::Application;
+use seatclaim_shared::Backend;
+use seatclaim_shared::config::BackendSettings;
+use seatclaim_worker::{Worker, WorkerSettings};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// How to start an app for a test.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    /// Run the worker in the API process, as `cargo run` does by default.
+    pub embedded_worker: bool,
+    /// Seconds before an unacknowledged intent is delivered again.
+    pub visibility_timeout_secs: u64,
+    /// The sweeper's period in milliseconds (large to keep lapsed holds in place for a test).
+    pub sweep_interval_ms: u64,
+}
+
+impl Default for AppOptions {
+    fn default() -> Self {
+        Self {
+            embedded_worker: true,
+            visibility_timeout_secs: 30,
+            sweep_interval_ms: 100,
+        }
+    }
+}
+
+/// A running app on a free port with its own data folder, and an HTTP client for it.
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// A client with a connection pool.
+    pub client: reqwest::Client,
+    /// The app's data folder, removed when the test ends.
+    pub data: TempDir,
+    /// The backend the app runs on, for tests that drive the worker's steps directly.
+    pub backend: Backend,
+    stop: CancellationToken,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl TestApp {
+    /// Starts an app with the in-process worker and quick timings.
+    pub async fn spawn() -> Self {
+        Self::spawn_with(AppOptions::default()).await
+    }
+
+    /// Starts an app as `options` say.
+    pub async fn spawn_with(options: AppOptions) -> Self {
+        // Logs stay quiet unless asked for: `TEST_LOG=1 cargo test ...` (filtered by RUST_LOG).
+        if std::env::var_os("TEST_LOG").is_some() {
+            seatclaim_shared::telemetry::init(seatclaim_shared::config::LogFormat::Text);
+        }
+        let data = tempfile::tempdir().expect("a temporary data folder");
+        let settings = Self::backend_settings(&data, &options);
+        let backend = Backend::open(&settings).expect("the embedded backend opens");
+        let worker = options.embedded_worker.then(|| {
+            Worker::new(backend.clone(), Self::worker_settings(&options), settings.max_attempts)
+        });
+        let app = Application::build(
+            backend.clone(),
+            "127.0.0.1:0".parse().expect("an address"),
+            worker,
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("the app binds a free port");
+        let base = format!("http://{}", app.local_addr().expect("a bound address"));
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
+        Self {
+            base,
+            client: reqwest::Client::new(),
+            data,
+            backend,
+            stop,
+            server,
+        }
+    }
+
+    /// The backend settings of an app with these options in `data`.
+    pub fn backend_settings(data: &TempDir, options: &AppOptions) -> BackendSettings {
+        BackendSettings {
+            visibility_timeout_secs: options.visibility_timeout_secs,
+            ..BackendSettings::in_folder(data.path().to_owned())
+        }
+    }
+
+    fn worker_settings(options: &AppOptions) -> WorkerSettings {
+        WorkerSettings {
+            receive_wait_ms: 100,
+            sweep_interval_ms: options.sweep_interval_ms,
+            relay_interval_ms: 50,
+            ..WorkerSettings::default()
+        }
+    }
+
+    /// Stops the app the way a SIGTERM would and waits for it to finish.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        self.server.await.expect("the server task").expect("the server stops cleanly");
+    }
+
+    /// `POST /v1/events`.
+    pub async fn create_event(&self, body: &Value) -> Response {
+        self.client.post(format!("{}/v1/events", self.base)).json(body).send().await.expect("POST /v1/events")
+    }
+
+    /// Creates an event of `rows` x `per_row` seats in section A with the given hold, and checks it worked.
+    pub async fn create_grid(&self, event_id: &str, rows: u32, per_row: u32, hold_seconds: u32) {
+        let response = self
+            .create_event(&json!({
+                "event_id": event_id,
+                "name": "Test show",
+                "hold_seconds": hold_seconds,
+                "sections": [{"section": "A", "rows": rows, "seats_per_row": per_row}],
+            }))
+            .await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+
+    /// `POST /v1/events/{event}/reservations` with an idempotency key.
+    pub async fn reserve(&self, event_id: &str, key: &str, body: &Value) -> Response {
+        self.client
+            .post(format!("{}/v1/events/{event_id}/reservations", self.base))
+            .header("Idempotency-Key", key)
+            .json(body)
+            .send()
+            .await
+            .expect("POST reservations")
+    }
+
+    /// Reserves and returns the job id from the 202.
+    pub async fn reserve_ok(&self, event_id: &str, key: &str, body: &Value) -> String {
+        let response = self.reserve(event_id, key, body).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+        let accepted: Value = response.json().await.expect("a JSON body");
+        accepted["job_id"].as_str().expect("a job id").to_owned()
+    }
+
+    /// `GET` a path, returning status and JSON body.
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let response = self.client.get(format!("{}{path}", self.base)).send().await.expect("GET");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `POST` with no body, returning status and JSON body.
+    pub async fn post(&self, path: &str) -> (StatusCode, Value) {
+        let response = self.client.post(format!("{}{path}", self.base)).send().await.expect("POST");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The job's current view.
+    pub async fn job(&self, job_id: &str) -> Value {
+        let (status, body) = self.get(&format!("/v1/jobs/{job_id}")).await;
+        assert_eq!(status, StatusCode::OK, "GET job {job_id}: {body}");
+        body
+    }
+
+    /// Polls the job until it leaves PENDING (or `within` passes, which fails the test).
+    pub async fn decided(&self, job_id: &str, within: Duration) -> Value {
+        let start = Instant::now();
+        loop {
+            let job = self.job(job_id).await;
+            if job["status"] != "PENDING" {
+                return job;
+            }
+            assert!(start.elapsed() < within, "job {job_id} still PENDING after {within:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The seat map of an event.
+    pub async fn seat_map(&self, event_id: &str) -> Value {
+        let (status, body) = self.get(&format!("/v1/events/{event_id}/seats")).await;
+        assert_eq!(status, StatusCode::OK);
+        body
+    }
+
+    /// The reservation events the relay has published so far (the embedded event log).
+    pub fn published_events(&self) -> Vec<Value> {
+        let path = self.data.path().join(seatclaim_shared::adapters::embedded::EVENT_LOG_FILE);
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each event log line is JSON"))
+            .collect()
+    }
+}
+
+/// Asserts that `response` is an RFC 9457 problem with `status`, and returns its body.
+pub async fn assert_problem(response: Response, status: StatusCode) -> Value {
+    assert_eq!(response.status(), status);
+    let content_type = response.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap_or_default().to_owned();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = response.json().await.expect("a JSON problem");
+    for field in ["type", "title", "detail"] {
+        assert!(body[field].as_str().is_some_and(|s| !s.is_empty()), "problem lacks {field}: {body}");
+    }
+    assert_eq!(body["status"], status.as_u16());
+    body
+}

@@ -1,0 +1,99 @@
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The path of a workspace binary, built once per test process so tests always run the current code.
+pub fn binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    // target/debug/deps/<test> -> target/debug
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe.parent().and_then(Path::parent).expect("the target folder").to_owned();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--bin", "seatclaim-api", "--bin", "seatclaim-worker"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the binaries failed");
+    });
+    dir.join(name)
+}
+
+/// A seatclaim binary running as a child process, killed when dropped.
+pub struct ChildProcess {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl ChildProcess {
+    /// Starts `name` with JSON logs and these extra environment variables.
+    pub fn start(name: &str, env: &[(&str, String)]) -> Self {
+        let mut command = Command::new(binary(name));
+        command
+            .env("SEATCLAIM_LOG_FORMAT", "json")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("the binary starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// Waits for a log line containing `needle` and returns it.
+    pub fn wait_for_log(&self, needle: &str, within: Duration) -> String {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(error) => panic!("no log line with {needle:?}: {error}"),
+            }
+        }
+    }
+
+    /// The OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL: the process dies at once, mid-whatever.
+    pub fn kill(mut self) {
+        self.child.kill().expect("SIGKILL is delivered");
+        self.child.wait().expect("the killed child is reaped");
+    }
+
+    /// SIGTERM, then waits for the process to exit on its own.
+    pub fn terminate(mut self, within: Duration) -> ExitStatus {
+        let sent = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().expect("kill runs");
+        assert!(sent.success());
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be polled") {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "the process did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
