@@ -14,7 +14,7 @@ pub fn binary(name: &str) -> PathBuf {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "--bin", "seatclaim-api", "--bin", "seatclaim-worker"])
+            .args(["build", "--quiet", "-p", "seatclaim-api", "-p", "seatclaim-worker", "--bins"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
@@ -63,6 +63,11 @@ impl ChildProcess {
                 Err(error) => panic!("no log line with {needle:?}: {error}"),
             }
         }
+    }
+
+    /// Counts the log lines received so far that contain `needle`, consuming them.
+    pub fn count_logs(&self, needle: &str) -> usize {
+        self.lines.try_iter().filter(|line| line.contains(needle)).count()
     }
 
     /// The OS process id.

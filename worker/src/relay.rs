@@ -33,16 +33,17 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
 
 pub(crate) async fn run(backend: Backend, idle: Duration, stop: CancellationToken) {
     loop {
-        let pause = match relay_once(&backend).await {
-            Ok(RELAY_PAGE) => Duration::ZERO,
-            Ok(_) => idle,
+        let (pause, drained) = match relay_once(&backend).await {
+            Ok(RELAY_PAGE) => (Duration::ZERO, false),
+            Ok(_) => (idle, true),
             Err(error) => {
                 warn!(%error, "relay failed; will try again");
-                idle
+                (idle, true)
             }
         };
-        // On shutdown, one last round above has published what the final batch recorded.
-        if stop.is_cancelled() {
+        // On shutdown, keep going until a round finds the outbox drained (or failing), so events
+        // recorded by the last batch leave with this process rather than waiting for the next one.
+        if stop.is_cancelled() && drained {
             return;
         }
         tokio::select! {
