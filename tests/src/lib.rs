@@ -1,10 +1,15 @@
 //! Helpers for seatclaim's end-to-end suites: start the real app on a free port, drive it over
-//! HTTP, run the real binaries as child processes, and check the invariants from the outside.
+//! HTTP, run the real binaries as child processes, check the invariants from the outside, and
+//! hold every backend to the same port contract.
 
 mod app;
+mod clock;
+pub mod contract;
 mod invariants;
 mod process;
 
 pub use app::{AppOptions, TestApp, assert_problem};
+pub use clock::JumpClock;
+pub use contract::Fixture;
 pub use invariants::{Tally, check_invariants};
 pub use process::{ChildProcess, binary};
