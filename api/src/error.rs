@@ -69,20 +69,52 @@ impl ApiError {
     /// The status, a stable problem type slug and a title for each cause.
     fn classify(&self) -> (StatusCode, &'static str, &'static str) {
         match self {
-            Self::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid-request", "The request breaks a rule"),
-            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "malformed-request", "The request is malformed"),
+            Self::Invalid(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-request",
+                "The request breaks a rule",
+            ),
+            Self::BadRequest(_) => (
+                StatusCode::BAD_REQUEST,
+                "malformed-request",
+                "The request is malformed",
+            ),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "not-found", "Not found"),
-            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict", "The request conflicts with the current state"),
-            Self::KeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency-Key reused"),
+            Self::Conflict(_) => (
+                StatusCode::CONFLICT,
+                "conflict",
+                "The request conflicts with the current state",
+            ),
+            Self::KeyReused => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency-key-reused",
+                "Idempotency-Key reused",
+            ),
             Self::Rejected { status, .. } => match *status {
-                StatusCode::PAYLOAD_TOO_LARGE => (*status, "payload-too-large", "The request body is too large"),
-                StatusCode::UNSUPPORTED_MEDIA_TYPE => (*status, "unsupported-media-type", "The body must be JSON"),
-                _ => (*status, "malformed-request", "The request body is not acceptable"),
+                StatusCode::PAYLOAD_TOO_LARGE => (
+                    *status,
+                    "payload-too-large",
+                    "The request body is too large",
+                ),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                    (*status, "unsupported-media-type", "The body must be JSON")
+                }
+                _ => (
+                    *status,
+                    "malformed-request",
+                    "The request body is not acceptable",
+                ),
             },
-            Self::Backend(error) if error.is_transient() => {
-                (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Temporarily unavailable; retry")
-            }
-            Self::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
+            Self::Backend(error) if error.is_transient() => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Temporarily unavailable; retry",
+            ),
+            Self::Backend(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal error",
+            ),
         }
     }
 }
@@ -109,7 +141,9 @@ impl IntoResponse for ApiError {
             header::HeaderValue::from_static("application/problem+json"),
         );
         if status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         }
         response
     }

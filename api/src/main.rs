@@ -26,15 +26,20 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
     let backend = Backend::open(&cli.backend).context("cannot open the backend")?;
-    let worker = cli
-        .api
-        .embedded_worker
-        .then(|| Worker::new(backend.clone(), cli.worker.clone(), cli.backend.max_attempts));
+    let worker = cli.api.embedded_worker.then(|| {
+        Worker::new(
+            backend.clone(),
+            cli.worker.clone(),
+            cli.backend.max_attempts,
+        )
+    });
     let app = Application::build(backend, cli.api.listen, worker, cli.api.shutdown_grace())
         .await
         .with_context(|| format!("cannot listen on {}", cli.api.listen))?;
     let address = app.local_addr().context("cannot read the bound address")?;
     tracing::info!(%address, data_dir = %cli.backend.data_dir.display(), embedded_worker = cli.api.embedded_worker, "listening");
-    app.run_until_stopped(shutdown::signal()).await.context("the server failed")?;
+    app.run_until_stopped(shutdown::signal())
+        .await
+        .context("the server failed")?;
     Ok(())
 }

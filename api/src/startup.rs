@@ -44,7 +44,12 @@ impl Application {
                 )
             }),
         );
-        Ok(Self { listener, router, worker, grace })
+        Ok(Self {
+            listener,
+            router,
+            worker,
+            grace,
+        })
     }
 
     /// The address actually bound.
@@ -54,9 +59,14 @@ impl Application {
 
     /// Serves until `stop` resolves. Then it stops accepting connections, lets in-flight requests
     /// finish (up to the grace period), stops the in-process worker after its current batch, and returns.
-    pub async fn run_until_stopped(self, stop: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run_until_stopped(
+        self,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let worker_stop = CancellationToken::new();
-        let worker = self.worker.map(|worker| tokio::spawn(worker.run(worker_stop.clone())));
+        let worker = self
+            .worker
+            .map(|worker| tokio::spawn(worker.run(worker_stop.clone())));
         let draining = CancellationToken::new();
         let server = axum::serve(self.listener, self.router).with_graceful_shutdown({
             let draining = draining.clone();

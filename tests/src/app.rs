@@ -60,7 +60,11 @@ impl TestApp {
         let settings = Self::backend_settings(&data, &options);
         let backend = Backend::open(&settings).expect("the embedded backend opens");
         let worker = options.embedded_worker.then(|| {
-            Worker::new(backend.clone(), Self::worker_settings(&options), settings.max_attempts)
+            Worker::new(
+                backend.clone(),
+                Self::worker_settings(&options),
+                settings.max_attempts,
+            )
         });
         let app = Application::build(
             backend.clone(),
@@ -103,12 +107,20 @@ impl TestApp {
     /// Stops the app the way a SIGTERM would and waits for it to finish.
     pub async fn stop(self) {
         self.stop.cancel();
-        self.server.await.expect("the server task").expect("the server stops cleanly");
+        self.server
+            .await
+            .expect("the server task")
+            .expect("the server stops cleanly");
     }
 
     /// `POST /v1/events`.
     pub async fn create_event(&self, body: &Value) -> Response {
-        self.client.post(format!("{}/v1/events", self.base)).json(body).send().await.expect("POST /v1/events")
+        self.client
+            .post(format!("{}/v1/events", self.base))
+            .json(body)
+            .send()
+            .await
+            .expect("POST /v1/events")
     }
 
     /// Creates an event of `rows` x `per_row` seats in section A with the given hold, and checks it worked.
@@ -145,14 +157,24 @@ impl TestApp {
 
     /// `GET` a path, returning status and JSON body.
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let response = self.client.get(format!("{}{path}", self.base)).send().await.expect("GET");
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("GET");
         let status = response.status();
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
     /// `POST` with no body, returning status and JSON body.
     pub async fn post(&self, path: &str) -> (StatusCode, Value) {
-        let response = self.client.post(format!("{}{path}", self.base)).send().await.expect("POST");
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("POST");
         let status = response.status();
         (status, response.json().await.unwrap_or(Value::Null))
     }
@@ -172,7 +194,10 @@ impl TestApp {
             if job["status"] != "PENDING" {
                 return job;
             }
-            assert!(start.elapsed() < within, "job {job_id} still PENDING after {within:?}");
+            assert!(
+                start.elapsed() < within,
+                "job {job_id} still PENDING after {within:?}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -186,7 +211,10 @@ impl TestApp {
 
     /// The reservation events the relay has published so far (the embedded event log).
     pub fn published_events(&self) -> Vec<Value> {
-        let path = self.data.path().join(seatclaim_shared::adapters::embedded::EVENT_LOG_FILE);
+        let path = self
+            .data
+            .path()
+            .join(seatclaim_shared::adapters::embedded::EVENT_LOG_FILE);
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
@@ -198,11 +226,17 @@ impl TestApp {
 /// Asserts that `response` is an RFC 9457 problem with `status`, and returns its body.
 pub async fn assert_problem(response: Response, status: StatusCode) -> Value {
     assert_eq!(response.status(), status);
-    let content_type = response.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap_or_default().to_owned();
+    let content_type = response.headers()[reqwest::header::CONTENT_TYPE]
+        .to_str()
+        .unwrap_or_default()
+        .to_owned();
     assert_eq!(content_type, "application/problem+json");
     let body: Value = response.json().await.expect("a JSON problem");
     for field in ["type", "title", "detail"] {
-        assert!(body[field].as_str().is_some_and(|s| !s.is_empty()), "problem lacks {field}: {body}");
+        assert!(
+            body[field].as_str().is_some_and(|s| !s.is_empty()),
+            "problem lacks {field}: {body}"
+        );
     }
     assert_eq!(body["status"], status.as_u16());
     body

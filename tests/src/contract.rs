@@ -37,14 +37,28 @@ async fn with_event(f: &Fixture) -> EventId {
         name: "contract".into(),
         hold_seconds: Some(HOLD_SECONDS),
         sections: Some(vec![
-            SectionSpec { section: "A".into(), rows: 1, seats_per_row: 4 },
-            SectionSpec { section: "B".into(), rows: 1, seats_per_row: 2 },
+            SectionSpec {
+                section: "A".into(),
+                rows: 1,
+                seats_per_row: 4,
+            },
+            SectionSpec {
+                section: "B".into(),
+                rows: 1,
+                seats_per_row: 2,
+            },
         ]),
         seats: None,
     })
     .expect("a valid event");
-    assert_eq!(f.backend.catalog.create_event(&event).await.unwrap(), EventCreation::Created(6));
-    assert_eq!(f.backend.catalog.create_event(&event).await.unwrap(), EventCreation::AlreadyExists);
+    assert_eq!(
+        f.backend.catalog.create_event(&event).await.unwrap(),
+        EventCreation::Created(6)
+    );
+    assert_eq!(
+        f.backend.catalog.create_event(&event).await.unwrap(),
+        EventCreation::AlreadyExists
+    );
     event.event_id
 }
 
@@ -66,18 +80,32 @@ fn exact(ids: &[&str]) -> SeatRequest {
 async fn admitted(f: &Fixture, event: &EventId, buyer: &str, request: SeatRequest) -> Intent {
     let intent = intent(f, event, buyer, request);
     let key = IdempotencyKey::parse(&format!("key-{}", intent.job_id)).unwrap();
-    assert_eq!(f.backend.admissions.admit(&key, &intent).await.unwrap(), Admission::Accepted(intent.job_id));
+    assert_eq!(
+        f.backend.admissions.admit(&key, &intent).await.unwrap(),
+        Admission::Accepted(intent.job_id)
+    );
     intent
 }
 
 async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
-    let mut outcomes = f.backend.inventory.claim(std::slice::from_ref(intent), f.backend.clock.now()).await.unwrap();
+    let mut outcomes = f
+        .backend
+        .inventory
+        .claim(std::slice::from_ref(intent), f.backend.clock.now())
+        .await
+        .unwrap();
     assert_eq!(outcomes.len(), 1);
     outcomes.remove(0)
 }
 
 async fn status(f: &Fixture, intent: &Intent) -> JobStatus {
-    f.backend.jobs.job(intent.job_id).await.unwrap().expect("the job exists").status
+    f.backend
+        .jobs
+        .job(intent.job_id)
+        .await
+        .unwrap()
+        .expect("the job exists")
+        .status
 }
 
 /// Admission is idempotent per buyer and key, and refuses what the event does not have.
@@ -86,24 +114,50 @@ pub async fn admission_is_idempotent_and_checks_the_event(f: Fixture) {
     let first = intent(&f, &event, "b1", exact(&["A-1-1"]));
     let key = IdempotencyKey::parse("k").unwrap();
     let admissions = &f.backend.admissions;
-    assert_eq!(admissions.admit(&key, &first).await.unwrap(), Admission::Accepted(first.job_id));
-    let retry = Intent { job_id: seatclaim_shared::domain::JobId::new(), ..first.clone() };
-    assert_eq!(admissions.admit(&key, &retry).await.unwrap(), Admission::Duplicate(first.job_id));
+    assert_eq!(
+        admissions.admit(&key, &first).await.unwrap(),
+        Admission::Accepted(first.job_id)
+    );
+    let retry = Intent {
+        job_id: seatclaim_shared::domain::JobId::new(),
+        ..first.clone()
+    };
+    assert_eq!(
+        admissions.admit(&key, &retry).await.unwrap(),
+        Admission::Duplicate(first.job_id)
+    );
     let other = intent(&f, &event, "b1", exact(&["A-1-2"]));
-    assert_eq!(admissions.admit(&key, &other).await.unwrap(), Admission::KeyReused);
+    assert_eq!(
+        admissions.admit(&key, &other).await.unwrap(),
+        Admission::KeyReused
+    );
     let other_buyer = intent(&f, &event, "b2", exact(&["A-1-1"]));
-    assert_eq!(admissions.admit(&key, &other_buyer).await.unwrap(), Admission::Accepted(other_buyer.job_id));
+    assert_eq!(
+        admissions.admit(&key, &other_buyer).await.unwrap(),
+        Admission::Accepted(other_buyer.job_id)
+    );
 
     let fresh = IdempotencyKey::parse("fresh").unwrap();
-    let unknown_event = intent(&f, &EventId::parse("nope").unwrap(), "b3", exact(&["A-1-1"]));
-    assert_eq!(admissions.admit(&fresh, &unknown_event).await.unwrap(), Admission::UnknownEvent);
+    let unknown_event = intent(
+        &f,
+        &EventId::parse("nope").unwrap(),
+        "b3",
+        exact(&["A-1-1"]),
+    );
+    assert_eq!(
+        admissions.admit(&fresh, &unknown_event).await.unwrap(),
+        Admission::UnknownEvent
+    );
     let unknown_seat = intent(&f, &event, "b3", exact(&["A-1-1", "Z-1"]));
     assert_eq!(
         admissions.admit(&fresh, &unknown_seat).await.unwrap(),
         Admission::UnknownSeats(vec![SeatId::parse("Z-1").unwrap()])
     );
     let unknown_section = intent(&f, &event, "b3", SeatRequest::in_section("Z", 1).unwrap());
-    assert!(matches!(admissions.admit(&fresh, &unknown_section).await.unwrap(), Admission::UnknownSection(_)));
+    assert!(matches!(
+        admissions.admit(&fresh, &unknown_section).await.unwrap(),
+        Admission::UnknownSection(_)
+    ));
     assert_eq!(status(&f, &first).await, JobStatus::Pending);
 }
 
@@ -112,12 +166,27 @@ pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {
     let event = with_event(&f).await;
     let winner = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
     let loser = admitted(&f, &event, "b2", exact(&["A-1-1"])).await;
-    let outcomes = f.backend.inventory.claim(&[winner.clone(), loser.clone()], f.backend.clock.now()).await.unwrap();
-    assert!(matches!(&outcomes[0], ClaimOutcome::Held { seat_ids, .. } if seat_ids == &[SeatId::parse("A-1-1").unwrap()]));
-    assert_eq!(outcomes[1], ClaimOutcome::Rejected { reason: "seat no longer available".into() });
+    let outcomes = f
+        .backend
+        .inventory
+        .claim(&[winner.clone(), loser.clone()], f.backend.clock.now())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcomes[0], ClaimOutcome::Held { seat_ids, .. } if seat_ids == &[SeatId::parse("A-1-1").unwrap()])
+    );
+    assert_eq!(
+        outcomes[1],
+        ClaimOutcome::Rejected {
+            reason: "seat no longer available".into()
+        }
+    );
     assert_eq!(status(&f, &winner).await, JobStatus::Held);
     let job = f.backend.jobs.job(loser.job_id).await.unwrap().unwrap();
-    assert_eq!((job.status, job.reason.as_deref()), (JobStatus::Rejected, Some("seat no longer available")));
+    assert_eq!(
+        (job.status, job.reason.as_deref()),
+        (JobStatus::Rejected, Some("seat no longer available"))
+    );
 }
 
 /// A multi-seat claim holds all its seats or none of them.
@@ -126,14 +195,25 @@ pub async fn a_multi_seat_claim_is_all_or_none(f: Fixture) {
     let first = admitted(&f, &event, "b1", exact(&["A-1-3"])).await;
     claim(&f, &first).await;
     let both = admitted(&f, &event, "b2", exact(&["A-1-2", "A-1-3"])).await;
-    assert!(matches!(claim(&f, &both).await, ClaimOutcome::Rejected { .. }));
+    assert!(matches!(
+        claim(&f, &both).await,
+        ClaimOutcome::Rejected { .. }
+    ));
     let map = f.backend.catalog.seat_map(&event).await.unwrap().unwrap();
     let a12 = map.iter().find(|s| s.seat_id.as_str() == "A-1-2").unwrap();
-    assert!(a12.state.is_claimable(f.backend.clock.now()), "A-1-2 was left untouched");
+    assert!(
+        a12.state.is_claimable(f.backend.clock.now()),
+        "A-1-2 was left untouched"
+    );
     let section = admitted(&f, &event, "b3", SeatRequest::in_section("B", 2).unwrap()).await;
-    assert!(matches!(claim(&f, &section).await, ClaimOutcome::Held { seat_ids, .. } if seat_ids.len() == 2));
+    assert!(
+        matches!(claim(&f, &section).await, ClaimOutcome::Held { seat_ids, .. } if seat_ids.len() == 2)
+    );
     let more = admitted(&f, &event, "b4", SeatRequest::in_section("B", 1).unwrap()).await;
-    assert!(matches!(claim(&f, &more).await, ClaimOutcome::Rejected { .. }));
+    assert!(matches!(
+        claim(&f, &more).await,
+        ClaimOutcome::Rejected { .. }
+    ));
 }
 
 /// Claiming a decided job again (a redelivery) changes nothing and records nothing.
@@ -141,14 +221,30 @@ pub async fn a_redelivered_intent_never_holds_twice(f: Fixture) {
     let event = with_event(&f).await;
     let intent = admitted(&f, &event, "b1", SeatRequest::in_section("A", 1).unwrap()).await;
     let first = claim(&f, &intent).await;
-    let ClaimOutcome::Held { seat_ids, .. } = first else { panic!("expected a hold, got {first:?}") };
+    let ClaimOutcome::Held { seat_ids, .. } = first else {
+        panic!("expected a hold, got {first:?}")
+    };
     let events_before = f.backend.outbox.unpublished(100).await.unwrap().len();
-    assert_eq!(claim(&f, &intent).await, ClaimOutcome::AlreadyDecided(JobStatus::Held));
-    assert_eq!(f.backend.outbox.unpublished(100).await.unwrap().len(), events_before);
+    assert_eq!(
+        claim(&f, &intent).await,
+        ClaimOutcome::AlreadyDecided(JobStatus::Held)
+    );
+    assert_eq!(
+        f.backend.outbox.unpublished(100).await.unwrap().len(),
+        events_before
+    );
     let job = f.backend.jobs.job(intent.job_id).await.unwrap().unwrap();
     assert_eq!(job.seat_ids, seat_ids, "still the first hold's seats");
-    let held = f.backend.catalog.seat_map(&event).await.unwrap().unwrap().iter()
-        .filter(|s| !s.state.is_claimable(f.backend.clock.now())).count();
+    let held = f
+        .backend
+        .catalog
+        .seat_map(&event)
+        .await
+        .unwrap()
+        .unwrap()
+        .iter()
+        .filter(|s| !s.state.is_claimable(f.backend.clock.now()))
+        .count();
     assert_eq!(held, 1);
 }
 
@@ -158,28 +254,56 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let event = with_event(&f).await;
     let sold = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
     claim(&f, &sold).await;
-    let settled = f.backend.inventory.settle(sold.job_id, JobAction::Confirm, f.backend.clock.now()).await.unwrap();
+    let settled = f
+        .backend
+        .inventory
+        .settle(sold.job_id, JobAction::Confirm, f.backend.clock.now())
+        .await
+        .unwrap();
     assert!(matches!(settled, Settled::Done(job) if job.status == JobStatus::Sold));
 
     let lapsing = admitted(&f, &event, "b2", exact(&["A-1-2", "A-1-3"])).await;
     claim(&f, &lapsing).await;
-    f.clock.advance(SignedDuration::from_secs(i64::from(HOLD_SECONDS) + 1));
-    let late = f.backend.inventory.settle(lapsing.job_id, JobAction::Confirm, f.backend.clock.now()).await.unwrap();
+    f.clock
+        .advance(SignedDuration::from_secs(i64::from(HOLD_SECONDS) + 1));
+    let late = f
+        .backend
+        .inventory
+        .settle(lapsing.job_id, JobAction::Confirm, f.backend.clock.now())
+        .await
+        .unwrap();
     assert!(matches!(late, Settled::Conflict(_)), "{late:?}");
     let taker = admitted(&f, &event, "b3", exact(&["A-1-2"])).await;
     assert!(matches!(claim(&f, &taker).await, ClaimOutcome::Held { .. }));
 
-    let released = f.backend.inventory.release_lapsed_holds(f.backend.clock.now(), 100).await.unwrap();
+    let released = f
+        .backend
+        .inventory
+        .release_lapsed_holds(f.backend.clock.now(), 100)
+        .await
+        .unwrap();
     assert_eq!(released, 1);
     assert_eq!(status(&f, &lapsing).await, JobStatus::Expired);
-    assert_eq!(f.backend.inventory.release_lapsed_holds(f.backend.clock.now(), 100).await.unwrap(), 0);
+    assert_eq!(
+        f.backend
+            .inventory
+            .release_lapsed_holds(f.backend.clock.now(), 100)
+            .await
+            .unwrap(),
+        0
+    );
     let now = f.backend.clock.now();
     let map = f.backend.catalog.seat_map(&event).await.unwrap().unwrap();
     let state = |id: &str| map.iter().find(|s| s.seat_id.as_str() == id).unwrap().state;
     assert!(!state("A-1-2").is_claimable(now), "the taker keeps A-1-2");
     assert!(state("A-1-3").is_claimable(now), "A-1-3 was released");
     assert!(!state("A-1-1").is_claimable(now), "A-1-1 stays sold");
-    let cancel = f.backend.inventory.settle(sold.job_id, JobAction::Cancel, now).await.unwrap();
+    let cancel = f
+        .backend
+        .inventory
+        .settle(sold.job_id, JobAction::Cancel, now)
+        .await
+        .unwrap();
     assert!(matches!(cancel, Settled::Conflict(_)));
 }
 
@@ -189,13 +313,37 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     let held = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
     let rejected = admitted(&f, &event, "b2", exact(&["A-1-1"])).await;
     let failed = admitted(&f, &event, "b3", exact(&["A-1-4"])).await;
-    f.backend.inventory.claim(&[held.clone(), rejected.clone()], f.backend.clock.now()).await.unwrap();
-    assert!(f.backend.jobs.fail(failed.job_id, "broken", f.backend.clock.now()).await.unwrap());
-    assert!(!f.backend.jobs.fail(held.job_id, "too late", f.backend.clock.now()).await.unwrap(), "a decided job is not failed");
-    f.backend.inventory.settle(held.job_id, JobAction::Cancel, f.backend.clock.now()).await.unwrap();
+    f.backend
+        .inventory
+        .claim(&[held.clone(), rejected.clone()], f.backend.clock.now())
+        .await
+        .unwrap();
+    assert!(
+        f.backend
+            .jobs
+            .fail(failed.job_id, "broken", f.backend.clock.now())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !f.backend
+            .jobs
+            .fail(held.job_id, "too late", f.backend.clock.now())
+            .await
+            .unwrap(),
+        "a decided job is not failed"
+    );
+    f.backend
+        .inventory
+        .settle(held.job_id, JobAction::Cancel, f.backend.clock.now())
+        .await
+        .unwrap();
 
     let entries = f.backend.outbox.unpublished(100).await.unwrap();
-    let seen: Vec<(String, JobStatus)> = entries.iter().map(|e| (e.event.job_id.to_string(), e.event.status)).collect();
+    let seen: Vec<(String, JobStatus)> = entries
+        .iter()
+        .map(|e| (e.event.job_id.to_string(), e.event.status))
+        .collect();
     assert_eq!(
         seen,
         [
@@ -218,13 +366,32 @@ pub async fn unacknowledged_messages_come_back_after_the_visibility_timeout(f: F
     let event = with_event(&f).await;
     let kept = intent(&f, &event, "b1", exact(&["A-1-1"]));
     let acked = intent(&f, &event, "b2", exact(&["A-1-2"]));
-    f.backend.queue.send(&[kept.clone(), acked.clone()]).await.unwrap();
+    f.backend
+        .queue
+        .send(&[kept.clone(), acked.clone()])
+        .await
+        .unwrap();
     let first = receive_all(&f, 2).await;
     assert_eq!(first.len(), 2);
     assert!(first.iter().all(|d| d.receive_count == 1));
-    let acked_delivery = first.iter().find(|d| d.job_id == Some(acked.job_id)).expect("the job id travels with the message");
-    f.backend.queue.delete(std::slice::from_ref(&acked_delivery.receipt)).await.unwrap();
-    assert!(f.backend.queue.receive(10, Duration::ZERO).await.unwrap().is_empty(), "hidden while in flight");
+    let acked_delivery = first
+        .iter()
+        .find(|d| d.job_id == Some(acked.job_id))
+        .expect("the job id travels with the message");
+    f.backend
+        .queue
+        .delete(std::slice::from_ref(&acked_delivery.receipt))
+        .await
+        .unwrap();
+    assert!(
+        f.backend
+            .queue
+            .receive(10, Duration::ZERO)
+            .await
+            .unwrap()
+            .is_empty(),
+        "hidden while in flight"
+    );
 
     tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
     let again = receive_all(&f, 1).await;
@@ -238,9 +405,17 @@ pub async fn unacknowledged_messages_come_back_after_the_visibility_timeout(f: F
 /// `retry_after` brings a message back after the given delay instead of the visibility timeout.
 pub async fn a_retried_message_comes_back_after_its_delay(f: Fixture) {
     let event = with_event(&f).await;
-    f.backend.queue.send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))]).await.unwrap();
+    f.backend
+        .queue
+        .send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))])
+        .await
+        .unwrap();
     let first = receive_all(&f, 1).await;
-    f.backend.queue.retry_after(&first[0].receipt, Duration::ZERO).await.unwrap();
+    f.backend
+        .queue
+        .retry_after(&first[0].receipt, Duration::ZERO)
+        .await
+        .unwrap();
     let again = receive_all(&f, 1).await;
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].receive_count, 2);
@@ -250,27 +425,64 @@ pub async fn a_retried_message_comes_back_after_its_delay(f: Fixture) {
 /// dead-lettered one is never delivered again.
 pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
     let event = with_event(&f).await;
-    f.backend.queue.send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))]).await.unwrap();
+    f.backend
+        .queue
+        .send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))])
+        .await
+        .unwrap();
     for attempt in 1..=f.max_receive_count {
         let got = receive_all(&f, 1).await;
         assert_eq!(got.len(), 1, "receive {attempt}");
         assert_eq!(got[0].receive_count, attempt);
-        f.backend.queue.retry_after(&got[0].receipt, Duration::ZERO).await.unwrap();
+        f.backend
+            .queue
+            .retry_after(&got[0].receipt, Duration::ZERO)
+            .await
+            .unwrap();
     }
-    assert!(f.backend.queue.receive(10, Duration::from_millis(1_500)).await.unwrap().is_empty(), "redriven to the DLQ");
+    assert!(
+        f.backend
+            .queue
+            .receive(10, Duration::from_millis(1_500))
+            .await
+            .unwrap()
+            .is_empty(),
+        "redriven to the DLQ"
+    );
 
-    f.backend.queue.send(&[intent(&f, &event, "b2", exact(&["A-1-2"]))]).await.unwrap();
+    f.backend
+        .queue
+        .send(&[intent(&f, &event, "b2", exact(&["A-1-2"]))])
+        .await
+        .unwrap();
     let poison = receive_all(&f, 1).await;
-    f.backend.queue.dead_letter(&poison[0], "cannot be processed").await.unwrap();
+    f.backend
+        .queue
+        .dead_letter(&poison[0], "cannot be processed")
+        .await
+        .unwrap();
     tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
-    assert!(f.backend.queue.receive(10, Duration::from_millis(500)).await.unwrap().is_empty());
+    assert!(
+        f.backend
+            .queue
+            .receive(10, Duration::from_millis(500))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Receives until `want` messages arrived (queues may return fewer than are available per call).
 async fn receive_all(f: &Fixture, want: usize) -> Vec<seatclaim_shared::ports::Delivery> {
     let mut got = Vec::new();
     for _ in 0..20 {
-        got.extend(f.backend.queue.receive(10, Duration::from_millis(500)).await.unwrap());
+        got.extend(
+            f.backend
+                .queue
+                .receive(10, Duration::from_millis(500))
+                .await
+                .unwrap(),
+        );
         if got.len() >= want {
             break;
         }

@@ -47,6 +47,9 @@ pub fn check_invariants(jobs: &[Value], seat_map: &Value) -> Tally {
         .collect();
     tally.held_seats = shown_held.len();
     let claimed: HashSet<&str> = owner.keys().copied().collect();
-    assert_eq!(shown_held, claimed, "the seat map's HELD seats differ from the seats HELD jobs own");
+    assert_eq!(
+        shown_held, claimed,
+        "the seat map's HELD seats differ from the seats HELD jobs own"
+    );
     tally
 }

@@ -2,6 +2,11 @@
 //! HTTP, run the real binaries as child processes, check the invariants from the outside, and
 //! hold every backend to the same port contract.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a failed unwrap is a failed test"
+)]
+
 mod app;
 mod clock;
 pub mod contract;

@@ -10,11 +10,23 @@ pub fn binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     // target/debug/deps/<test> -> target/debug
     let exe = std::env::current_exe().expect("the test's own path");
-    let dir = exe.parent().and_then(Path::parent).expect("the target folder").to_owned();
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the target folder")
+        .to_owned();
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "seatclaim-api", "-p", "seatclaim-worker", "--bins"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "seatclaim-api",
+                "-p",
+                "seatclaim-worker",
+                "--bins",
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
@@ -67,7 +79,10 @@ impl ChildProcess {
 
     /// Counts the log lines received so far that contain `needle`, consuming them.
     pub fn count_logs(&self, needle: &str) -> usize {
-        self.lines.try_iter().filter(|line| line.contains(needle)).count()
+        self.lines
+            .try_iter()
+            .filter(|line| line.contains(needle))
+            .count()
     }
 
     /// The OS process id.
@@ -83,14 +98,20 @@ impl ChildProcess {
 
     /// SIGTERM, then waits for the process to exit on its own.
     pub fn terminate(mut self, within: Duration) -> ExitStatus {
-        let sent = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().expect("kill runs");
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
         assert!(sent.success());
         let deadline = std::time::Instant::now() + within;
         loop {
             if let Some(status) = self.child.try_wait().expect("the child can be polled") {
                 return status;
             }
-            assert!(std::time::Instant::now() < deadline, "the process did not exit after SIGTERM");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the process did not exit after SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -12,11 +12,19 @@ const PER_ROW: u32 = 10;
 
 /// Buyer `n`'s request: mostly one exact seat from a hot block, some multi-seat, some any-in-section.
 fn request(n: usize) -> Value {
-    let seat = |k: usize| format!("A-{}-{}", k % ROWS as usize + 1, k / ROWS as usize % PER_ROW as usize + 1);
+    let seat = |k: usize| {
+        format!(
+            "A-{}-{}",
+            k % ROWS as usize + 1,
+            k / ROWS as usize % PER_ROW as usize + 1
+        )
+    };
     let buyer = format!("buyer-{n}");
     match n % 4 {
         0 | 1 => json!({"buyer_id": buyer, "seat_ids": [seat(n % 20)]}),
-        2 => json!({"buyer_id": buyer, "seat_ids": [seat(n % 50), seat((n + 7) % 50), seat((n + 13) % 50)]}),
+        2 => {
+            json!({"buyer_id": buyer, "seat_ids": [seat(n % 50), seat((n + 7) % 50), seat((n + 13) % 50)]})
+        }
         _ => json!({"buyer_id": buyer, "section": "A", "quantity": n % 3 + 1}),
     }
 }
@@ -30,7 +38,9 @@ async fn five_hundred_buyers_never_hold_a_seat_twice() {
         .map(|n| {
             let app = Arc::clone(&app);
             tokio::spawn(async move {
-                let job_id = app.reserve_ok("sale", &format!("key-{n}"), &request(n)).await;
+                let job_id = app
+                    .reserve_ok("sale", &format!("key-{n}"), &request(n))
+                    .await;
                 app.decided(&job_id, Duration::from_secs(60)).await
             })
         })
@@ -47,7 +57,11 @@ async fn five_hundred_buyers_never_hold_a_seat_twice() {
         .map(|j| j["seat_ids"].as_array().map_or(0, Vec::len))
         .sum();
     assert_eq!(tally.held_seats, claimed);
-    assert_eq!(tally.held + tally.rejected, BUYERS, "every job is HELD or REJECTED");
+    assert_eq!(
+        tally.held + tally.rejected,
+        BUYERS,
+        "every job is HELD or REJECTED"
+    );
     assert!(tally.held > 0 && tally.rejected > 0, "{tally:?}");
     eprintln!(
         "contention: {BUYERS} buyers, {} seats, {} jobs held {} seats, {} rejected, {:.2}s",

@@ -37,14 +37,22 @@ fn pending(jobs: &[Value]) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
     let app = Arc::new(
-        TestApp::spawn_with(AppOptions { embedded_worker: false, ..AppOptions::default() }).await,
+        TestApp::spawn_with(AppOptions {
+            embedded_worker: false,
+            ..AppOptions::default()
+        })
+        .await,
     );
     app.create_grid("e1", 10, 20, 300).await;
     let mut job_ids = Vec::with_capacity(INTENTS);
     for n in 0..INTENTS {
         let body = match n % 3 {
-            0 => json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-{}", n % 10 + 1, n % 20 + 1)]}),
-            1 => json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-1", n % 10 + 1), format!("A-{}-2", n % 10 + 1)]}),
+            0 => {
+                json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-{}", n % 10 + 1, n % 20 + 1)]})
+            }
+            1 => {
+                json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-1", n % 10 + 1), format!("A-{}-2", n % 10 + 1)]})
+            }
             _ => json!({"buyer_id": format!("b{n}"), "section": "A", "quantity": 2}),
         };
         job_ids.push(app.reserve_ok("e1", &format!("k{n}"), &body).await);
@@ -59,7 +67,10 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
         std::thread::sleep(Duration::from_millis(fastrand_ms()));
         worker.kill();
         let left = pending(&statuses(&app, &job_ids).await);
-        eprintln!("crash: kill {} left {left} of {INTENTS} jobs pending", kill + 1);
+        eprintln!(
+            "crash: kill {} left {left} of {INTENTS} jobs pending",
+            kill + 1
+        );
         assert!(left > 0, "the kill came too late to interrupt anything");
     }
 
@@ -70,13 +81,20 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
         if pending(&jobs) == 0 {
             break jobs;
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "{} jobs never decided", pending(&jobs));
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{} jobs never decided",
+            pending(&jobs)
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     // Intents the killed workers had received but not acknowledged come back with a higher count.
     let redelivered = worker.count_logs("\"receive_count\":2");
     let exit = worker.terminate(Duration::from_secs(20));
-    assert!(exit.success(), "the worker exits cleanly on SIGTERM: {exit:?}");
+    assert!(
+        exit.success(),
+        "the worker exits cleanly on SIGTERM: {exit:?}"
+    );
 
     let tally = check_invariants(&jobs, &app.seat_map("e1").await);
     assert_eq!(tally.held + tally.rejected, INTENTS, "{tally:?}");
@@ -105,5 +123,11 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
 
 /// A pause of 0 to 30 ms, different in each run, so kills land at different points of a batch.
 fn fastrand_ms() -> u64 {
-    u64::from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos() % 30)
+    u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos()
+            % 30,
+    )
 }

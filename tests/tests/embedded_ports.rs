@@ -9,9 +9,17 @@ use seatclaim_shared::adapters::embedded::{self, QueueConfig};
 async fn embedded() -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let clock = Arc::new(JumpClock::default());
-    let queue = QueueConfig { visibility_timeout: Duration::from_secs(1), max_receive_count: 3 };
-    let backend = embedded::open(dir.path(), clock.clone(), queue).expect("the embedded backend opens");
-    Fixture { backend, clock, visibility_timeout: queue.visibility_timeout, max_receive_count: queue.max_receive_count,
+    let queue = QueueConfig {
+        visibility_timeout: Duration::from_secs(1),
+        max_receive_count: 3,
+    };
+    let backend =
+        embedded::open(dir.path(), clock.clone(), queue).expect("the embedded backend opens");
+    Fixture {
+        backend,
+        clock,
+        visibility_timeout: queue.visibility_timeout,
+        max_receive_count: queue.max_receive_count,
         storage: Some(dir),
     }
 }

@@ -24,18 +24,33 @@ fn seats(ids: &[&str]) -> Value {
 async fn creating_an_event_from_sections_makes_every_seat_available() {
     let app = TestApp::spawn().await;
     let response = app
-        .create_event(&json!({"event_id": "e1", "name": "Night show", "hold_seconds": 300,
-            "sections": [{"section": "A", "rows": 10, "seats_per_row": 20}]}))
+        .create_event(
+            &json!({"event_id": "e1", "name": "Night show", "hold_seconds": 300,
+            "sections": [{"section": "A", "rows": 10, "seats_per_row": 20}]}),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::CREATED);
-    assert_eq!(response.json::<Value>().await.unwrap(), json!({"event_id": "e1", "seats": 200}));
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"event_id": "e1", "seats": 200})
+    );
 
     let map = app.seat_map("e1").await;
     assert_eq!(map["event_id"], "e1");
-    assert!(map["as_of"].as_str().unwrap().parse::<jiff::Timestamp>().is_ok(), "as_of is RFC 3339");
+    assert!(
+        map["as_of"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .is_ok(),
+        "as_of is RFC 3339"
+    );
     let seats = map["seats"].as_array().unwrap();
     assert_eq!(seats.len(), 200);
-    assert_eq!(seats[0], json!({"seat_id": "A-1-1", "section": "A", "state": "AVAILABLE"}));
+    assert_eq!(
+        seats[0],
+        json!({"seat_id": "A-1-1", "section": "A", "state": "AVAILABLE"})
+    );
     assert_eq!(seats[199]["seat_id"], "A-10-20");
     assert!(seats.iter().all(|s| s["state"] == "AVAILABLE"));
 }
@@ -49,15 +64,22 @@ async fn an_event_may_list_its_seats_one_by_one() {
         .await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let map = app.seat_map("gala").await;
-    assert_eq!(map["seats"][1], json!({"seat_id": "box-2", "section": "boxes", "state": "AVAILABLE"}));
+    assert_eq!(
+        map["seats"][1],
+        json!({"seat_id": "box-2", "section": "boxes", "state": "AVAILABLE"})
+    );
 }
 
 #[tokio::test]
 async fn holds_last_three_hundred_seconds_unless_the_event_says_otherwise() {
     let app = TestApp::spawn().await;
-    app.create_event(&json!({"event_id": "e1", "name": "n", "seats": [{"seat_id": "s1", "section": "A"}]}))
+    app.create_event(
+        &json!({"event_id": "e1", "name": "n", "seats": [{"seat_id": "s1", "section": "A"}]}),
+    )
+    .await;
+    let job_id = app
+        .reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["s1"]}))
         .await;
-    let job_id = app.reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["s1"]})).await;
     let job = app.decided(&job_id, DECIDED_WITHIN).await;
     let until: jiff::Timestamp = job["hold_expires_at"].as_str().unwrap().parse().unwrap();
     let left = until.duration_since(jiff::Timestamp::now()).as_secs();
@@ -87,10 +109,21 @@ async fn an_event_needs_one_to_two_hundred_thousand_unique_seats() {
         json!({"event_id": "bad/id", "name": "n", "seats": [{"seat_id": "x", "section": "A"}]}),
     ];
     for body in cases {
-        let problem = assert_problem(app.create_event(&body).await, StatusCode::UNPROCESSABLE_ENTITY).await;
-        assert!(!problem["detail"].as_str().unwrap().is_empty(), "{body}: {problem}");
+        let problem = assert_problem(
+            app.create_event(&body).await,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await;
+        assert!(
+            !problem["detail"].as_str().unwrap().is_empty(),
+            "{body}: {problem}"
+        );
     }
-    assert_eq!(app.get("/v1/events/e/seats").await.0, StatusCode::NOT_FOUND, "nothing was created");
+    assert_eq!(
+        app.get("/v1/events/e/seats").await.0,
+        StatusCode::NOT_FOUND,
+        "nothing was created"
+    );
 }
 
 #[tokio::test]
@@ -109,13 +142,21 @@ async fn an_event_body_that_is_not_json_or_has_unknown_fields_is_refused() {
         .create_event(&json!({"event_id": "e", "name": "n", "venue": "x", "seats": [{"seat_id": "x", "section": "A"}]}))
         .await;
     let problem = assert_problem(unknown, StatusCode::UNPROCESSABLE_ENTITY).await;
-    assert!(problem["detail"].as_str().unwrap().contains("venue"), "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("venue"),
+        "{problem}"
+    );
 }
 
 #[tokio::test]
 async fn the_seat_map_of_an_unknown_event_is_not_found() {
     let app = TestApp::spawn().await;
-    let response = app.client.get(format!("{}/v1/events/nope/seats", app.base)).send().await.unwrap();
+    let response = app
+        .client
+        .get(format!("{}/v1/events/nope/seats", app.base))
+        .send()
+        .await
+        .unwrap();
     assert_problem(response, StatusCode::NOT_FOUND).await;
 }
 
@@ -124,13 +165,18 @@ async fn the_seat_map_of_an_unknown_event_is_not_found() {
 #[tokio::test]
 async fn a_reservation_is_accepted_at_once_with_a_job_to_poll() {
     let app = app_with_event().await;
-    let response = app.reserve("e1", "key-1", &seats(&["A-1-1", "A-1-2"])).await;
+    let response = app
+        .reserve("e1", "key-1", &seats(&["A-1-1", "A-1-2"]))
+        .await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
     assert_eq!(response.headers()["retry-after"], "1");
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     let body: Value = response.json().await.unwrap();
     let job_id = body["job_id"].as_str().unwrap();
-    assert!(seatclaim_shared::domain::JobId::parse(job_id).is_some(), "job_id is a UUID");
+    assert!(
+        seatclaim_shared::domain::JobId::parse(job_id).is_some(),
+        "job_id is a UUID"
+    );
     assert_eq!(body["status"], "PENDING");
     assert_eq!(body["status_url"], format!("/v1/jobs/{job_id}"));
     assert_eq!(location, format!("/v1/jobs/{job_id}"));
@@ -141,18 +187,35 @@ async fn a_reservation_is_accepted_at_once_with_a_job_to_poll() {
     assert_eq!(job["event_id"], "e1");
     assert_eq!(job["buyer_id"], "b1");
     assert_eq!(job["reason"], Value::Null);
-    assert!(job["hold_expires_at"].as_str().unwrap().parse::<jiff::Timestamp>().is_ok());
+    assert!(
+        job["hold_expires_at"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .is_ok()
+    );
 }
 
 #[tokio::test]
 async fn a_section_reservation_holds_any_free_seats_of_that_section() {
     let app = app_with_event().await;
-    let job_id = app.reserve_ok("e1", "k", &json!({"buyer_id": "b1", "section": "A", "quantity": 3})).await;
+    let job_id = app
+        .reserve_ok(
+            "e1",
+            "k",
+            &json!({"buyer_id": "b1", "section": "A", "quantity": 3}),
+        )
+        .await;
     let job = app.decided(&job_id, DECIDED_WITHIN).await;
     assert_eq!(job["status"], "HELD");
     assert_eq!(job["seat_ids"].as_array().unwrap().len(), 3);
     let map = app.seat_map("e1").await;
-    let held = map["seats"].as_array().unwrap().iter().filter(|s| s["state"] == "HELD").count();
+    let held = map["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "HELD")
+        .count();
     assert_eq!(held, 3);
 }
 
@@ -165,7 +228,11 @@ async fn retrying_with_the_same_key_and_body_returns_the_same_job_and_enqueues_n
     assert_eq!(first, second);
     // A second intent would have been rejected (the seat is held) and recorded a second event.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let events: Vec<Value> = app.published_events().into_iter().filter(|e| e["detail"]["job_id"] == first).collect();
+    let events: Vec<Value> = app
+        .published_events()
+        .into_iter()
+        .filter(|e| e["detail"]["job_id"] == first)
+        .collect();
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(app.job(&first).await["status"], "HELD");
 }
@@ -176,14 +243,31 @@ async fn reusing_a_key_for_a_different_request_is_unprocessable() {
     app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
     let reused = app.reserve("e1", "k", &seats(&["A-1-2"])).await;
     let problem = assert_problem(reused, StatusCode::UNPROCESSABLE_ENTITY).await;
-    assert!(problem["detail"].as_str().unwrap().contains("Idempotency-Key"));
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Idempotency-Key")
+    );
 }
 
 #[tokio::test]
 async fn idempotency_keys_are_scoped_to_the_buyer() {
     let app = app_with_event().await;
-    let mine = app.reserve_ok("e1", "shared-key", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]})).await;
-    let theirs = app.reserve_ok("e1", "shared-key", &json!({"buyer_id": "b2", "seat_ids": ["A-1-1"]})).await;
+    let mine = app
+        .reserve_ok(
+            "e1",
+            "shared-key",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    let theirs = app
+        .reserve_ok(
+            "e1",
+            "shared-key",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
     assert_ne!(mine, theirs);
 }
 
@@ -202,7 +286,9 @@ async fn a_missing_or_malformed_idempotency_key_is_a_bad_request() {
         let response = app.reserve("e1", key, &seats(&["A-1-1"])).await;
         assert_problem(response, StatusCode::BAD_REQUEST).await;
     }
-    let longest = app.reserve("e1", &"k".repeat(255), &seats(&["A-1-1"])).await;
+    let longest = app
+        .reserve("e1", &"k".repeat(255), &seats(&["A-1-1"]))
+        .await;
     assert_eq!(longest.status(), StatusCode::ACCEPTED);
 }
 
@@ -213,14 +299,35 @@ async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_probl
     let cases = [
         (json!({"buyer_id": "b1", "seat_ids": [], }), "seat_ids"),
         (json!({"buyer_id": "b1", "seat_ids": eleven}), "seat_ids"),
-        (json!({"buyer_id": "b1", "seat_ids": ["A-1-1", "A-1-1"]}), "more than once"),
-        (json!({"buyer_id": "b1", "section": "A", "quantity": 0}), "quantity"),
-        (json!({"buyer_id": "b1", "section": "A", "quantity": 11}), "quantity"),
+        (
+            json!({"buyer_id": "b1", "seat_ids": ["A-1-1", "A-1-1"]}),
+            "more than once",
+        ),
+        (
+            json!({"buyer_id": "b1", "section": "A", "quantity": 0}),
+            "quantity",
+        ),
+        (
+            json!({"buyer_id": "b1", "section": "A", "quantity": 11}),
+            "quantity",
+        ),
         (json!({"buyer_id": "b1", "section": "A"}), "quantity"),
-        (json!({"buyer_id": "b1", "seat_ids": ["A-1-1"], "section": "A", "quantity": 1}), "not both"),
-        (json!({"buyer_id": "b1", "seat_ids": ["A-1-1", "Z-9-9"]}), "Z-9-9"),
-        (json!({"buyer_id": "b1", "section": "Z", "quantity": 1}), "Z"),
-        (json!({"buyer_id": "b1", "seat_ids": ["A-1-1"], "seats": 2}), "seats"),
+        (
+            json!({"buyer_id": "b1", "seat_ids": ["A-1-1"], "section": "A", "quantity": 1}),
+            "not both",
+        ),
+        (
+            json!({"buyer_id": "b1", "seat_ids": ["A-1-1", "Z-9-9"]}),
+            "Z-9-9",
+        ),
+        (
+            json!({"buyer_id": "b1", "section": "Z", "quantity": 1}),
+            "Z",
+        ),
+        (
+            json!({"buyer_id": "b1", "seat_ids": ["A-1-1"], "seats": 2}),
+            "seats",
+        ),
         (json!({"seat_ids": ["A-1-1"]}), "buyer_id"),
         (json!({"buyer_id": "", "seat_ids": ["A-1-1"]}), "buyer_id"),
     ];
@@ -228,7 +335,10 @@ async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_probl
         let response = app.reserve("e1", &format!("bad-{index}"), &body).await;
         let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY).await;
         let detail = problem["detail"].as_str().unwrap();
-        assert!(detail.contains(named), "{body}: detail {detail:?} does not name {named:?}");
+        assert!(
+            detail.contains(named),
+            "{body}: detail {detail:?} does not name {named:?}"
+        );
     }
     let not_json = app
         .client
@@ -254,15 +364,27 @@ async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_probl
 #[tokio::test]
 async fn reserving_in_an_unknown_event_is_not_found() {
     let app = app_with_event().await;
-    assert_problem(app.reserve("nope", "k", &seats(&["A-1-1"])).await, StatusCode::NOT_FOUND).await;
-    assert_problem(app.reserve("bad%2Fid", "k", &seats(&["A-1-1"])).await, StatusCode::NOT_FOUND).await;
+    assert_problem(
+        app.reserve("nope", "k", &seats(&["A-1-1"])).await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+    assert_problem(
+        app.reserve("bad%2Fid", "k", &seats(&["A-1-1"])).await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_reservation_body_over_sixty_four_kibibytes_is_too_large() {
     let app = app_with_event().await;
     let body = json!({"buyer_id": "x".repeat(65 * 1024), "seat_ids": ["A-1-1"]});
-    assert_problem(app.reserve("e1", "k", &body).await, StatusCode::PAYLOAD_TOO_LARGE).await;
+    assert_problem(
+        app.reserve("e1", "k", &body).await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+    .await;
 }
 
 // ---- jobs ------------------------------------------------------------------------------------
@@ -272,14 +394,23 @@ async fn a_second_claim_on_a_held_seat_is_rejected_for_good() {
     let app = app_with_event().await;
     let first = app.reserve_ok("e1", "k1", &seats(&["A-1-1"])).await;
     assert_eq!(app.decided(&first, DECIDED_WITHIN).await["status"], "HELD");
-    let second = app.reserve_ok("e1", "k2", &json!({"buyer_id": "b2", "seat_ids": ["A-1-2", "A-1-1"]})).await;
+    let second = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-2", "A-1-1"]}),
+        )
+        .await;
     let job = app.decided(&second, DECIDED_WITHIN).await;
     assert_eq!(job["status"], "REJECTED");
     assert_eq!(job["reason"], "seat no longer available");
     assert_eq!(job["seat_ids"], json!([]));
     assert_eq!(job["hold_expires_at"], Value::Null);
     let map = app.seat_map("e1").await;
-    assert_eq!(map["seats"][1]["state"], "AVAILABLE", "all or none: A-1-2 was not held");
+    assert_eq!(
+        map["seats"][1]["state"], "AVAILABLE",
+        "all or none: A-1-2 was not held"
+    );
 }
 
 #[tokio::test]
@@ -287,9 +418,21 @@ async fn an_unknown_or_malformed_job_id_is_not_found() {
     let app = TestApp::spawn().await;
     for id in ["7f1c0d52-8a6e-4c09-9f8e-3f4b5f0e2a11", "not-a-uuid"] {
         for response in [
-            app.client.get(format!("{}/v1/jobs/{id}", app.base)).send().await.unwrap(),
-            app.client.post(format!("{}/v1/jobs/{id}/confirm", app.base)).send().await.unwrap(),
-            app.client.post(format!("{}/v1/jobs/{id}/cancel", app.base)).send().await.unwrap(),
+            app.client
+                .get(format!("{}/v1/jobs/{id}", app.base))
+                .send()
+                .await
+                .unwrap(),
+            app.client
+                .post(format!("{}/v1/jobs/{id}/confirm", app.base))
+                .send()
+                .await
+                .unwrap(),
+            app.client
+                .post(format!("{}/v1/jobs/{id}/cancel", app.base))
+                .send()
+                .await
+                .unwrap(),
         ] {
             assert_problem(response, StatusCode::NOT_FOUND).await;
         }
@@ -308,7 +451,12 @@ async fn confirming_a_hold_sells_it_and_repeating_the_confirm_is_harmless() {
         assert_eq!(job["seat_ids"], json!(["A-1-1"]));
     }
     assert_eq!(app.seat_map("e1").await["seats"][0]["state"], "SOLD");
-    let cancel = app.client.post(format!("{}/v1/jobs/{job_id}/cancel", app.base)).send().await.unwrap();
+    let cancel = app
+        .client
+        .post(format!("{}/v1/jobs/{job_id}/cancel", app.base))
+        .send()
+        .await
+        .unwrap();
     assert_problem(cancel, StatusCode::CONFLICT).await;
 }
 
@@ -323,10 +471,27 @@ async fn cancelling_a_hold_returns_its_seats_and_repeating_the_cancel_is_harmles
         assert_eq!(job["status"], "CANCELLED");
     }
     let map = app.seat_map("e1").await;
-    assert!(map["seats"].as_array().unwrap().iter().all(|s| s["state"] == "AVAILABLE"));
-    let confirm = app.client.post(format!("{}/v1/jobs/{job_id}/confirm", app.base)).send().await.unwrap();
+    assert!(
+        map["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["state"] == "AVAILABLE")
+    );
+    let confirm = app
+        .client
+        .post(format!("{}/v1/jobs/{job_id}/confirm", app.base))
+        .send()
+        .await
+        .unwrap();
     assert_problem(confirm, StatusCode::CONFLICT).await;
-    let again = app.reserve_ok("e1", "k2", &json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]})).await;
+    let again = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]}),
+        )
+        .await;
     assert_eq!(app.decided(&again, DECIDED_WITHIN).await["status"], "HELD");
 }
 
@@ -335,22 +500,45 @@ async fn a_rejected_job_cannot_be_confirmed_or_cancelled() {
     let app = app_with_event().await;
     let first = app.reserve_ok("e1", "k1", &seats(&["A-1-1"])).await;
     app.decided(&first, DECIDED_WITHIN).await;
-    let loser = app.reserve_ok("e1", "k2", &json!({"buyer_id": "b2", "seat_ids": ["A-1-1"]})).await;
-    assert_eq!(app.decided(&loser, DECIDED_WITHIN).await["status"], "REJECTED");
+    let loser = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(
+        app.decided(&loser, DECIDED_WITHIN).await["status"],
+        "REJECTED"
+    );
     for action in ["confirm", "cancel"] {
-        let response = app.client.post(format!("{}/v1/jobs/{loser}/{action}", app.base)).send().await.unwrap();
+        let response = app
+            .client
+            .post(format!("{}/v1/jobs/{loser}/{action}", app.base))
+            .send()
+            .await
+            .unwrap();
         assert_problem(response, StatusCode::CONFLICT).await;
     }
 }
 
 #[tokio::test]
 async fn a_pending_job_cannot_be_confirmed_or_cancelled() {
-    let app = TestApp::spawn_with(AppOptions { embedded_worker: false, ..AppOptions::default() }).await;
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
     app.create_grid("e1", 1, 5, 300).await;
     let job_id = app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
     assert_eq!(app.job(&job_id).await["status"], "PENDING");
     for action in ["confirm", "cancel"] {
-        let response = app.client.post(format!("{}/v1/jobs/{job_id}/{action}", app.base)).send().await.unwrap();
+        let response = app
+            .client
+            .post(format!("{}/v1/jobs/{job_id}/{action}", app.base))
+            .send()
+            .await
+            .unwrap();
         assert_problem(response, StatusCode::CONFLICT).await;
     }
 }
@@ -360,16 +548,32 @@ async fn a_pending_job_cannot_be_confirmed_or_cancelled() {
 #[tokio::test]
 async fn health_and_readiness_answer_ok() {
     let app = TestApp::spawn().await;
-    assert_eq!(app.get("/healthz").await, (StatusCode::OK, json!({"status": "ok"})));
-    assert_eq!(app.get("/readyz").await, (StatusCode::OK, json!({"status": "ready"})));
+    assert_eq!(
+        app.get("/healthz").await,
+        (StatusCode::OK, json!({"status": "ok"}))
+    );
+    assert_eq!(
+        app.get("/readyz").await,
+        (StatusCode::OK, json!({"status": "ready"}))
+    );
 }
 
 #[tokio::test]
 async fn unknown_routes_and_methods_get_problems_too() {
     let app = TestApp::spawn().await;
-    let missing = app.client.get(format!("{}/v2/anything", app.base)).send().await.unwrap();
+    let missing = app
+        .client
+        .get(format!("{}/v2/anything", app.base))
+        .send()
+        .await
+        .unwrap();
     assert_problem(missing, StatusCode::NOT_FOUND).await;
-    let wrong_method = app.client.delete(format!("{}/v1/events", app.base)).send().await.unwrap();
+    let wrong_method = app
+        .client
+        .delete(format!("{}/v1/events", app.base))
+        .send()
+        .await
+        .unwrap();
     assert_problem(wrong_method, StatusCode::METHOD_NOT_ALLOWED).await;
 }
 

@@ -20,7 +20,10 @@ fn start_api(data: &std::path::Path, embedded_worker: bool) -> (ChildProcess, St
     );
     let line = api.wait_for_log("listening", Duration::from_secs(30));
     let log: Value = serde_json::from_str(&line).expect("JSON logs");
-    let address = log["address"].as_str().expect("the bound address is logged").to_owned();
+    let address = log["address"]
+        .as_str()
+        .expect("the bound address is logged")
+        .to_owned();
     (api, format!("http://{address}"))
 }
 
@@ -63,26 +66,52 @@ async fn every_intent_answered_before_sigterm_is_decided_afterwards() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30))).await.unwrap();
+    let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30)))
+        .await
+        .unwrap();
     assert!(exit.success(), "the API exits 0 on SIGTERM: {exit:?}");
     let accepted = posting.await.unwrap();
-    assert!(!accepted.is_empty(), "some intents were answered before the stop");
+    assert!(
+        !accepted.is_empty(),
+        "some intents were answered before the stop"
+    );
 
     // A later process on the same data decides every one of them.
     let (api, base) = start_api(data.path(), true);
     let started = Instant::now();
     for job_id in &accepted {
         loop {
-            let job: Value = client.get(format!("{base}/v1/jobs/{job_id}")).send().await.unwrap().json().await.unwrap();
+            let job: Value = client
+                .get(format!("{base}/v1/jobs/{job_id}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             if job["status"] != "PENDING" {
-                assert!(job["status"] == "HELD" || job["status"] == "REJECTED", "{job}");
+                assert!(
+                    job["status"] == "HELD" || job["status"] == "REJECTED",
+                    "{job}"
+                );
                 break;
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "job {job_id} was lost");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "job {job_id} was lost"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    eprintln!("shutdown: {} intents answered before SIGTERM, all decided after restart", accepted.len());
-    let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30))).await.unwrap();
-    assert!(exit.success(), "the API with its in-process worker exits 0: {exit:?}");
+    eprintln!(
+        "shutdown: {} intents answered before SIGTERM, all decided after restart",
+        accepted.len()
+    );
+    let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert!(
+        exit.success(),
+        "the API with its in-process worker exits 0: {exit:?}"
+    );
 }

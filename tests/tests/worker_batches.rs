@@ -1,6 +1,11 @@
 //! The worker's heart, `process_batch`, driven directly on a real embedded backend, with a
 //! fault-injecting wrapper around the real inventory for failures SQLite will not produce on cue.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -23,19 +28,35 @@ struct Faulty {
 
 #[async_trait]
 impl Inventory for Faulty {
-    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Vec<ClaimOutcome>, BackendError> {
-        let failing = self.failures.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+    async fn claim(
+        &self,
+        intents: &[Intent],
+        now: Timestamp,
+    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+        let failing = self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
         if failing {
             return Err(self.error.clone());
         }
         self.inner.claim(intents, now).await
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction, now: Timestamp) -> Result<Settled, BackendError> {
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError> {
         self.inner.settle(job_id, action, now).await
     }
 
-    async fn release_lapsed_holds(&self, now: Timestamp, limit: usize) -> Result<usize, BackendError> {
+    async fn release_lapsed_holds(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
         self.inner.release_lapsed_holds(now, limit).await
     }
 }
@@ -44,21 +65,38 @@ const MAX_ATTEMPTS: u32 = 3;
 
 /// An app with no worker (the test is the worker) and one pending job for seat A-1-1.
 async fn one_pending_job() -> (TestApp, String) {
-    let app = TestApp::spawn_with(AppOptions { embedded_worker: false, ..AppOptions::default() }).await;
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
     app.create_grid("e1", 1, 4, 300).await;
-    let job_id = app.reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]})).await;
+    let job_id = app
+        .reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}))
+        .await;
     (app, job_id)
 }
 
 fn with_faults(backend: &Backend, failures: usize, error: BackendError) -> Backend {
-    let faulty = Faulty { inner: Arc::clone(&backend.inventory), failures: AtomicUsize::new(failures), error };
-    Backend { inventory: Arc::new(faulty), ..backend.clone() }
+    let faulty = Faulty {
+        inner: Arc::clone(&backend.inventory),
+        failures: AtomicUsize::new(failures),
+        error,
+    };
+    Backend {
+        inventory: Arc::new(faulty),
+        ..backend.clone()
+    }
 }
 
 /// Receives the next delivery, waiting out any retry delay.
 async fn next(backend: &Backend) -> Vec<Delivery> {
     for _ in 0..100 {
-        let got = backend.queue.receive(10, Duration::from_millis(200)).await.unwrap();
+        let got = backend
+            .queue
+            .receive(10, Duration::from_millis(200))
+            .await
+            .unwrap();
         if !got.is_empty() {
             return got;
         }
@@ -72,19 +110,43 @@ async fn a_transient_failure_is_retried_until_the_claim_succeeds() {
     let backend = with_faults(&app.backend, 2, BackendError::transient("throttled"));
     for _ in 0..2 {
         let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
-        assert_eq!(outcome, BatchOutcome { retried: 1, ..BatchOutcome::default() });
+        assert_eq!(
+            outcome,
+            BatchOutcome {
+                retried: 1,
+                ..BatchOutcome::default()
+            }
+        );
         assert_eq!(app.job(&job_id).await["status"], "PENDING");
     }
     let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
-    assert_eq!(outcome, BatchOutcome { held: 1, ..BatchOutcome::default() });
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            held: 1,
+            ..BatchOutcome::default()
+        }
+    );
     assert_eq!(app.job(&job_id).await["status"], "HELD");
-    assert!(backend.queue.receive(10, Duration::from_millis(300)).await.unwrap().is_empty(), "acknowledged");
+    assert!(
+        backend
+            .queue
+            .receive(10, Duration::from_millis(300))
+            .await
+            .unwrap()
+            .is_empty(),
+        "acknowledged"
+    );
 }
 
 #[tokio::test]
 async fn an_intent_that_keeps_failing_is_dead_lettered_and_its_job_failed() {
     let (app, job_id) = one_pending_job().await;
-    let backend = with_faults(&app.backend, usize::MAX, BackendError::transient("store unavailable"));
+    let backend = with_faults(
+        &app.backend,
+        usize::MAX,
+        BackendError::transient("store unavailable"),
+    );
     let mut outcomes = Vec::new();
     for _ in 0..MAX_ATTEMPTS {
         outcomes.push(process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await);
@@ -93,16 +155,39 @@ async fn an_intent_that_keeps_failing_is_dead_lettered_and_its_job_failed() {
     assert_eq!(outcomes.last().unwrap().dead_lettered, 1);
     let job = app.job(&job_id).await;
     assert_eq!(job["status"], "FAILED");
-    assert!(job["reason"].as_str().unwrap().contains("store unavailable"), "{job}");
-    assert!(backend.queue.receive(10, Duration::from_millis(300)).await.unwrap().is_empty());
+    assert!(
+        job["reason"]
+            .as_str()
+            .unwrap()
+            .contains("store unavailable"),
+        "{job}"
+    );
+    assert!(
+        backend
+            .queue
+            .receive(10, Duration::from_millis(300))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
 async fn a_permanent_failure_fails_the_job_at_once() {
     let (app, job_id) = one_pending_job().await;
-    let backend = with_faults(&app.backend, usize::MAX, BackendError::permanent("unreadable row"));
+    let backend = with_faults(
+        &app.backend,
+        usize::MAX,
+        BackendError::permanent("unreadable row"),
+    );
     let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
-    assert_eq!(outcome, BatchOutcome { dead_lettered: 1, ..BatchOutcome::default() });
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            dead_lettered: 1,
+            ..BatchOutcome::default()
+        }
+    );
     assert_eq!(app.job(&job_id).await["status"], "FAILED");
 }
 
@@ -113,10 +198,19 @@ async fn an_intent_received_past_its_attempts_fails_without_a_claim() {
     let mut deliveries = next(&app.backend).await;
     deliveries[0].receive_count = MAX_ATTEMPTS + 1;
     let outcome = process_batch(&app.backend, deliveries, MAX_ATTEMPTS).await;
-    assert_eq!(outcome, BatchOutcome { dead_lettered: 1, ..BatchOutcome::default() });
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            dead_lettered: 1,
+            ..BatchOutcome::default()
+        }
+    );
     let job = app.job(&job_id).await;
     assert_eq!(job["status"], "FAILED");
-    assert_eq!(job["reason"], format!("gave up after {MAX_ATTEMPTS} attempts"));
+    assert_eq!(
+        job["reason"],
+        format!("gave up after {MAX_ATTEMPTS} attempts")
+    );
     assert_eq!(app.seat_map("e1").await["seats"][0]["state"], "AVAILABLE");
 }
 
@@ -126,24 +220,63 @@ async fn an_undecodable_message_is_dead_lettered_and_fails_the_job_it_names() {
     let mut deliveries = next(&app.backend).await;
     deliveries[0].body = "{not an intent".into();
     let outcome = process_batch(&app.backend, deliveries, MAX_ATTEMPTS).await;
-    assert_eq!(outcome, BatchOutcome { dead_lettered: 1, ..BatchOutcome::default() });
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            dead_lettered: 1,
+            ..BatchOutcome::default()
+        }
+    );
     let job = app.job(&job_id).await;
     assert_eq!(job["status"], "FAILED");
-    assert!(job["reason"].as_str().unwrap().starts_with("undecodable intent"), "{job}");
+    assert!(
+        job["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("undecodable intent"),
+        "{job}"
+    );
 }
 
 #[tokio::test]
 async fn one_bad_intent_does_not_hold_up_the_rest_of_its_batch() {
-    let app = TestApp::spawn_with(AppOptions { embedded_worker: false, ..AppOptions::default() }).await;
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
     app.create_grid("e1", 1, 4, 300).await;
-    let first = app.reserve_ok("e1", "k1", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]})).await;
-    let second = app.reserve_ok("e1", "k2", &json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]})).await;
+    let first = app
+        .reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    let second = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]}),
+        )
+        .await;
     // The batch claim fails, and so does the first intent claimed on its own: only that one fails.
     let backend = with_faults(&app.backend, 2, BackendError::permanent("unreadable row"));
-    let deliveries = backend.queue.receive(10, Duration::from_secs(1)).await.unwrap();
+    let deliveries = backend
+        .queue
+        .receive(10, Duration::from_secs(1))
+        .await
+        .unwrap();
     assert_eq!(deliveries.len(), 2);
     let outcome = process_batch(&backend, deliveries, MAX_ATTEMPTS).await;
-    assert_eq!(outcome, BatchOutcome { held: 1, dead_lettered: 1, ..BatchOutcome::default() });
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            held: 1,
+            dead_lettered: 1,
+            ..BatchOutcome::default()
+        }
+    );
     assert_eq!(app.job(&first).await["status"], JobStatus::Failed.as_str());
     assert_eq!(app.job(&second).await["status"], JobStatus::Held.as_str());
 }

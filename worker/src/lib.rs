@@ -46,8 +46,16 @@ impl Worker {
             self.max_attempts,
             stop.clone(),
         ));
-        let sweeps = tokio::spawn(sweeper::run(self.backend.clone(), self.settings.sweep_interval(), stop.clone()));
-        let relay = tokio::spawn(relay::run(self.backend.clone(), self.settings.relay_interval(), stop.clone()));
+        let sweeps = tokio::spawn(sweeper::run(
+            self.backend.clone(),
+            self.settings.sweep_interval(),
+            stop.clone(),
+        ));
+        let relay = tokio::spawn(relay::run(
+            self.backend.clone(),
+            self.settings.relay_interval(),
+            stop.clone(),
+        ));
         for (name, task) in [("claims", claims), ("sweeper", sweeps), ("relay", relay)] {
             if let Err(error) = task.await {
                 warn!(%error, name, "worker task ended abnormally");
@@ -59,10 +67,19 @@ impl Worker {
 
 /// Receive, decide, repeat. A receive is never abandoned half-way (that could hide messages for a
 /// visibility timeout), so shutdown waits at most one receive wait plus one batch.
-async fn claim_loop(backend: Backend, settings: WorkerSettings, max_attempts: u32, stop: CancellationToken) {
+async fn claim_loop(
+    backend: Backend,
+    settings: WorkerSettings,
+    max_attempts: u32,
+    stop: CancellationToken,
+) {
     let mut failures = 0_u32;
     while !stop.is_cancelled() {
-        match backend.queue.receive(usize::from(settings.batch_size), settings.receive_wait()).await {
+        match backend
+            .queue
+            .receive(usize::from(settings.batch_size), settings.receive_wait())
+            .await
+        {
             Ok(deliveries) if deliveries.is_empty() => {}
             Ok(deliveries) => {
                 failures = 0;

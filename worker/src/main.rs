@@ -25,7 +25,8 @@ async fn main() -> anyhow::Result<()> {
     telemetry::init(cli.telemetry.log_format);
     let backend = Backend::open(&cli.backend).context("cannot open the backend")?;
     let stop = CancellationToken::new();
-    let worker = tokio::spawn(Worker::new(backend, cli.worker, cli.backend.max_attempts).run(stop.clone()));
+    let worker =
+        tokio::spawn(Worker::new(backend, cli.worker, cli.backend.max_attempts).run(stop.clone()));
     tracing::info!(data_dir = %cli.backend.data_dir.display(), "worker started");
     shutdown::signal().await;
     stop.cancel();

@@ -28,13 +28,23 @@ pub struct BatchOutcome {
 ///
 /// Order matters for the invariants: a claim commits before its message is acknowledged, so a
 /// crash in between only causes a redelivery, which finds the job decided and changes nothing.
-pub async fn process_batch(backend: &Backend, deliveries: Vec<Delivery>, max_attempts: u32) -> BatchOutcome {
+pub async fn process_batch(
+    backend: &Backend,
+    deliveries: Vec<Delivery>,
+    max_attempts: u32,
+) -> BatchOutcome {
     let mut outcome = BatchOutcome::default();
     let mut work: Vec<(Delivery, Intent)> = Vec::with_capacity(deliveries.len());
     for delivery in deliveries {
         match serde_json::from_str::<Intent>(&delivery.body) {
             Err(error) => {
-                give_up(backend, &delivery, &format!("undecodable intent: {error}"), &mut outcome).await;
+                give_up(
+                    backend,
+                    &delivery,
+                    &format!("undecodable intent: {error}"),
+                    &mut outcome,
+                )
+                .await;
             }
             Ok(_) if delivery.receive_count > max_attempts => {
                 let reason = format!("gave up after {max_attempts} attempts");
@@ -50,14 +60,17 @@ pub async fn process_batch(backend: &Backend, deliveries: Vec<Delivery>, max_att
     let results = claim_each(backend, &intents).await;
     let mut acknowledged: Vec<Receipt> = Vec::with_capacity(work.len());
     for ((delivery, intent), result) in work.iter().zip(results) {
-        let span = info_span!("intent", job_id = %intent.job_id, receive_count = delivery.receive_count);
+        let span =
+            info_span!("intent", job_id = %intent.job_id, receive_count = delivery.receive_count);
         async {
             match result {
                 Ok(claimed) => {
                     record(&claimed, &mut outcome);
                     acknowledged.push(delivery.receipt.clone());
                 }
-                Err(error) => retry_or_give_up(backend, delivery, &error, max_attempts, &mut outcome).await,
+                Err(error) => {
+                    retry_or_give_up(backend, delivery, &error, max_attempts, &mut outcome).await
+                }
             }
         }
         .instrument(span)
@@ -72,7 +85,10 @@ pub async fn process_batch(backend: &Backend, deliveries: Vec<Delivery>, max_att
 
 /// Claims the batch in one call; if that fails, claims each intent alone so that one intent's
 /// permanent error fails only that intent.
-async fn claim_each(backend: &Backend, intents: &[Intent]) -> Vec<Result<ClaimOutcome, BackendError>> {
+async fn claim_each(
+    backend: &Backend,
+    intents: &[Intent],
+) -> Vec<Result<ClaimOutcome, BackendError>> {
     let now = backend.clock.now();
     match backend.inventory.claim(intents, now).await {
         Ok(outcomes) => outcomes.into_iter().map(Ok).collect(),
@@ -82,9 +98,14 @@ async fn claim_each(backend: &Backend, intents: &[Intent]) -> Vec<Result<ClaimOu
             let mut results = Vec::with_capacity(intents.len());
             for intent in intents {
                 let now = backend.clock.now();
-                let result = backend.inventory.claim(std::slice::from_ref(intent), now).await;
+                let result = backend
+                    .inventory
+                    .claim(std::slice::from_ref(intent), now)
+                    .await;
                 results.push(result.and_then(|mut single| {
-                    single.pop().ok_or_else(|| BackendError::permanent("claim returned no outcome"))
+                    single
+                        .pop()
+                        .ok_or_else(|| BackendError::permanent("claim returned no outcome"))
                 }));
             }
             results
@@ -104,7 +125,10 @@ fn record(claimed: &ClaimOutcome, outcome: &mut BatchOutcome) {
         }
         ClaimOutcome::AlreadyDecided(status) => {
             outcome.already_decided += 1;
-            info!(status = status.as_str(), "already decided; redelivery acknowledged");
+            info!(
+                status = status.as_str(),
+                "already decided; redelivery acknowledged"
+            );
         }
     }
 }
@@ -132,7 +156,10 @@ async fn retry_or_give_up(
             }
         }
         None => {
-            let reason = format!("failed after {} attempts: {}", delivery.receive_count, error.message);
+            let reason = format!(
+                "failed after {} attempts: {}",
+                delivery.receive_count, error.message
+            );
             give_up(backend, delivery, &reason, outcome).await;
         }
     }
@@ -142,7 +169,9 @@ async fn retry_or_give_up(
 /// can inspect and replay it). If failing the job does not work, the message stays in the queue
 /// and comes back after its visibility timeout: never acknowledged without a final state.
 async fn give_up(backend: &Backend, delivery: &Delivery, reason: &str, outcome: &mut BatchOutcome) {
-    let job = delivery.job_id.map_or_else(|| "unknown".to_owned(), |id| id.to_string());
+    let job = delivery
+        .job_id
+        .map_or_else(|| "unknown".to_owned(), |id| id.to_string());
     let span = info_span!("intent", job_id = %job, receive_count = delivery.receive_count);
     async {
         if let Some(job_id) = delivery.job_id {

@@ -16,7 +16,10 @@ const SWEEP_PAGE: usize = 500;
 pub async fn sweep_once(backend: &Backend) -> Result<usize, BackendError> {
     let mut total = 0;
     loop {
-        let released = backend.inventory.release_lapsed_holds(backend.clock.now(), SWEEP_PAGE).await?;
+        let released = backend
+            .inventory
+            .release_lapsed_holds(backend.clock.now(), SWEEP_PAGE)
+            .await?;
         total += released;
         if released < SWEEP_PAGE {
             return Ok(total);

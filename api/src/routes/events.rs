@@ -3,7 +3,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{EventId, EventSpec, NewEvent, SeatId, SeatSpec, SeatView, Section, SectionSpec};
+use seatclaim_shared::domain::{
+    EventId, EventSpec, NewEvent, SeatId, SeatSpec, SeatView, Section, SectionSpec,
+};
 use seatclaim_shared::ports::EventCreation;
 use serde::{Deserialize, Serialize};
 
@@ -53,17 +55,30 @@ pub async fn create(
         sections: body.sections.map(|sections| {
             sections
                 .into_iter()
-                .map(|s| SectionSpec { section: s.section, rows: s.rows, seats_per_row: s.seats_per_row })
+                .map(|s| SectionSpec {
+                    section: s.section,
+                    rows: s.rows,
+                    seats_per_row: s.seats_per_row,
+                })
                 .collect()
         }),
         seats: body.seats.map(|seats| {
-            seats.into_iter().map(|s| SeatSpec { seat_id: s.seat_id, section: s.section }).collect()
+            seats
+                .into_iter()
+                .map(|s| SeatSpec {
+                    seat_id: s.seat_id,
+                    section: s.section,
+                })
+                .collect()
         }),
     })?;
     match backend.catalog.create_event(&event).await? {
         EventCreation::Created(seats) => Ok((
             StatusCode::CREATED,
-            Json(Created { event_id: event.event_id, seats }),
+            Json(Created {
+                event_id: event.event_id,
+                seats,
+            }),
         )),
         EventCreation::AlreadyExists => Err(ApiError::Conflict(format!(
             "event {} already exists",
@@ -100,7 +115,11 @@ pub async fn seat_map(
         as_of,
         seats: seats
             .into_iter()
-            .map(|seat| SeatEntry { state: seat.state.view(as_of), seat_id: seat.seat_id, section: seat.section })
+            .map(|seat| SeatEntry {
+                state: seat.state.view(as_of),
+                seat_id: seat.seat_id,
+                section: seat.section,
+            })
             .collect(),
     }))
 }

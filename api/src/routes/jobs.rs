@@ -23,7 +23,9 @@ pub struct JobView {
 impl From<Job> for JobView {
     fn from(job: Job) -> Self {
         Self {
-            hold_expires_at: job.hold_expires_at.filter(|_| job.status == JobStatus::Held),
+            hold_expires_at: job
+                .hold_expires_at
+                .filter(|_| job.status == JobStatus::Held),
             job_id: job.job_id,
             status: job.status,
             event_id: job.event_id,
@@ -46,7 +48,10 @@ fn not_found(raw: &str) -> ApiError {
 }
 
 /// `GET /v1/jobs/{job_id}`.
-pub async fn show(State(backend): State<Backend>, Path(raw): Path<String>) -> Result<Json<JobView>, ApiError> {
+pub async fn show(
+    State(backend): State<Backend>,
+    Path(raw): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
     let job = backend.jobs.job(id).await?.ok_or_else(|| not_found(&raw))?;
     Ok(Json(job.into()))
@@ -68,7 +73,11 @@ async fn settle(
     action: JobAction,
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
-    match backend.inventory.settle(id, action, backend.clock.now()).await? {
+    match backend
+        .inventory
+        .settle(id, action, backend.clock.now())
+        .await?
+    {
         Settled::Done(job) => Ok(Json(job.into())),
         Settled::NotFound => Err(not_found(&raw)),
         Settled::Conflict(conflict) => Err(conflict.into()),

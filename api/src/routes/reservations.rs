@@ -3,7 +3,9 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{BuyerId, EventId, Intent, JobId, JobStatus, SeatRequest, ValidationError};
+use seatclaim_shared::domain::{
+    BuyerId, EventId, Intent, JobId, JobStatus, SeatRequest, ValidationError,
+};
 use seatclaim_shared::ports::Admission;
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +27,9 @@ impl Reserve {
         match (&self.seat_ids, &self.section, self.quantity) {
             (Some(seats), None, None) => SeatRequest::exact(seats),
             (None, Some(section), Some(quantity)) => SeatRequest::in_section(section, quantity),
-            (None, Some(_), None) => Err(ValidationError::new("quantity", "is required with section")),
+            (None, Some(_), None) => {
+                Err(ValidationError::new("quantity", "is required with section"))
+            }
             _ => Err(ValidationError::new(
                 "seat_ids",
                 "or section with quantity must be given, but not both",
@@ -72,7 +76,11 @@ pub async fn reserve(
             .into());
         }
         Admission::UnknownSection(section) => {
-            return Err(ValidationError::new("section", format!("{section} does not exist in this event")).into());
+            return Err(ValidationError::new(
+                "section",
+                format!("{section} does not exist in this event"),
+            )
+            .into());
         }
     };
     tracing::Span::current().record("job_id", tracing::field::display(job_id));
@@ -82,11 +90,17 @@ pub async fn reserve(
 fn accepted(job_id: JobId) -> Response {
     let status_url = format!("/v1/jobs/{job_id}");
     let location = HeaderValue::from_str(&status_url).ok();
-    let body = Accepted { job_id, status: JobStatus::Pending, status_url };
+    let body = Accepted {
+        job_id,
+        status: JobStatus::Pending,
+        status_url,
+    };
     let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
     if let Some(location) = location {
         response.headers_mut().insert(header::LOCATION, location);
     }
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }

@@ -193,8 +193,14 @@ mod tests {
         let mut dup = spec();
         dup.sections = None;
         dup.seats = Some(vec![
-            SeatSpec { seat_id: "x".into(), section: "A".into() },
-            SeatSpec { seat_id: "x".into(), section: "B".into() },
+            SeatSpec {
+                seat_id: "x".into(),
+                section: "A".into(),
+            },
+            SeatSpec {
+                seat_id: "x".into(),
+                section: "B".into(),
+            },
         ]);
         let err = NewEvent::parse(dup).unwrap_err();
         assert!(err.message.contains("seat x"), "{err}");
@@ -212,7 +218,10 @@ mod tests {
     #[test]
     fn giving_both_sections_and_seats_is_rejected() {
         let mut both = spec();
-        both.seats = Some(vec![SeatSpec { seat_id: "x".into(), section: "A".into() }]);
+        both.seats = Some(vec![SeatSpec {
+            seat_id: "x".into(),
+            section: "A".into(),
+        }]);
         assert!(NewEvent::parse(both).is_err());
     }
 }

@@ -110,13 +110,21 @@ mod tests {
         assert!(SeatRequest::exact(&eleven).is_err());
         let err = SeatRequest::exact(&["a".into(), "a".into()]).unwrap_err();
         assert!(err.message.contains("more than once"));
-        assert_eq!(SeatRequest::exact(&["a".into(), "b".into()]).unwrap().seat_count(), 2);
+        assert_eq!(
+            SeatRequest::exact(&["a".into(), "b".into()])
+                .unwrap()
+                .seat_count(),
+            2
+        );
     }
 
     #[test]
     fn a_section_request_needs_a_quantity_of_one_to_ten() {
         for bad in [0, 11, -1, 300] {
-            assert_eq!(SeatRequest::in_section("A", bad).unwrap_err().field, "quantity");
+            assert_eq!(
+                SeatRequest::in_section("A", bad).unwrap_err().field,
+                "quantity"
+            );
         }
         assert_eq!(SeatRequest::in_section("A", 10).unwrap().seat_count(), 10);
     }

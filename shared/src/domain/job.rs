@@ -180,7 +180,7 @@ mod tests {
             seat_ids: vec![],
             hold_expires_at: Some(at(100)),
             reason: None,
-        accepted_at: at(0),
+            accepted_at: at(0),
         }
     }
 
@@ -196,7 +196,10 @@ mod tests {
 
     #[test]
     fn only_pending_and_held_are_not_final() {
-        let open: Vec<_> = JobStatus::ALL.into_iter().filter(|s| !s.is_final()).collect();
+        let open: Vec<_> = JobStatus::ALL
+            .into_iter()
+            .filter(|s| !s.is_final())
+            .collect();
         assert_eq!(open, [JobStatus::Pending, JobStatus::Held]);
     }
 
@@ -207,25 +210,46 @@ mod tests {
             held.settle(JobAction::Confirm, at(99)),
             Ok(Some((JobStatus::Sold, Settlement::Sell)))
         );
-        assert_eq!(job(JobStatus::Sold).settle(JobAction::Confirm, at(500)), Ok(None));
+        assert_eq!(
+            job(JobStatus::Sold).settle(JobAction::Confirm, at(500)),
+            Ok(None)
+        );
     }
 
     #[test]
     fn a_lapsed_hold_cannot_be_confirmed_but_can_be_expired() {
         let held = job(JobStatus::Held);
-        assert_eq!(held.settle(JobAction::Confirm, at(100)), Err(JobConflict::HoldLapsed));
+        assert_eq!(
+            held.settle(JobAction::Confirm, at(100)),
+            Err(JobConflict::HoldLapsed)
+        );
         assert_eq!(
             held.settle(JobAction::Expire, at(100)),
             Ok(Some((JobStatus::Expired, Settlement::Release)))
         );
-        assert_eq!(held.settle(JobAction::Expire, at(99)), Err(JobConflict::HoldLive));
+        assert_eq!(
+            held.settle(JobAction::Expire, at(99)),
+            Err(JobConflict::HoldLive)
+        );
     }
 
     #[test]
     fn a_sold_job_cannot_be_cancelled_and_a_pending_one_cannot_be_confirmed() {
-        let err = job(JobStatus::Sold).settle(JobAction::Cancel, at(0)).unwrap_err();
-        assert_eq!(err.to_string(), "the job is SOLD, so it cannot be cancelled");
-        assert!(job(JobStatus::Pending).settle(JobAction::Confirm, at(0)).is_err());
-        assert_eq!(job(JobStatus::Cancelled).settle(JobAction::Cancel, at(0)), Ok(None));
+        let err = job(JobStatus::Sold)
+            .settle(JobAction::Cancel, at(0))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the job is SOLD, so it cannot be cancelled"
+        );
+        assert!(
+            job(JobStatus::Pending)
+                .settle(JobAction::Confirm, at(0))
+                .is_err()
+        );
+        assert_eq!(
+            job(JobStatus::Cancelled).settle(JobAction::Cancel, at(0)),
+            Ok(None)
+        );
     }
 }

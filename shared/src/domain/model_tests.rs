@@ -22,14 +22,20 @@ enum Op {
 }
 
 fn seat_ids() -> Vec<SeatId> {
-    ["A-1", "A-2", "A-3", "B-1", "B-2", "B-3"].iter().map(|s| SeatId::parse(s).unwrap()).collect()
+    ["A-1", "A-2", "A-3", "B-1", "B-2", "B-3"]
+        .iter()
+        .map(|s| SeatId::parse(s).unwrap())
+        .collect()
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let exact = proptest::sample::subsequence(seat_ids(), 1..=3)
-        .prop_map(SeatRequest::Seats);
-    let section = (prop_oneof![Just("A"), Just("B")], 1_u8..=3)
-        .prop_map(|(s, quantity)| SeatRequest::Section { section: Section::parse(s).unwrap(), quantity });
+    let exact = proptest::sample::subsequence(seat_ids(), 1..=3).prop_map(SeatRequest::Seats);
+    let section = (prop_oneof![Just("A"), Just("B")], 1_u8..=3).prop_map(|(s, quantity)| {
+        SeatRequest::Section {
+            section: Section::parse(s).unwrap(),
+            quantity,
+        }
+    });
     prop_oneof![
         2 => prop_oneof![exact, section].prop_map(Op::Intent),
         4 => (0_usize..12).prop_map(Op::Deliver),
@@ -57,7 +63,11 @@ impl Model {
                 state: SeatState::Available,
             })
             .collect();
-        Self { now: Timestamp::UNIX_EPOCH, seats, jobs: Vec::new() }
+        Self {
+            now: Timestamp::UNIX_EPOCH,
+            seats,
+            jobs: Vec::new(),
+        }
     }
 
     fn apply(&mut self, op: &Op) {
@@ -80,7 +90,7 @@ impl Model {
             }
             Op::Confirm(i) => self.settle(*i, JobAction::Confirm),
             Op::Cancel(i) => self.settle(*i, JobAction::Cancel),
-            Op::Advance(secs) => self.now = self.now + SignedDuration::from_secs(*secs),
+            Op::Advance(secs) => self.now += SignedDuration::from_secs(*secs),
             Op::Sweep => {
                 for index in 0..self.jobs.len() {
                     self.settle(index, JobAction::Expire);
@@ -100,11 +110,23 @@ impl Model {
         }
         match decide_claim(&job.request, &self.seats, self.now, HOLD) {
             ClaimDecision::Hold { seat_ids, until } => {
-                assert!(seat_ids.iter().all(|id| {
-                    self.seats.iter().any(|s| &s.seat_id == id && s.state.is_claimable(self.now))
-                }), "the decision named a seat the condition would refuse");
-                for seat in self.seats.iter_mut().filter(|s| seat_ids.contains(&s.seat_id)) {
-                    seat.state = SeatState::Held { job_id: job.job_id, until };
+                assert!(
+                    seat_ids.iter().all(|id| {
+                        self.seats
+                            .iter()
+                            .any(|s| &s.seat_id == id && s.state.is_claimable(self.now))
+                    }),
+                    "the decision named a seat the condition would refuse"
+                );
+                for seat in self
+                    .seats
+                    .iter_mut()
+                    .filter(|s| seat_ids.contains(&s.seat_id))
+                {
+                    seat.state = SeatState::Held {
+                        job_id: job.job_id,
+                        until,
+                    };
                 }
                 job.status = JobStatus::Held;
                 job.seat_ids = seat_ids;
@@ -120,7 +142,9 @@ impl Model {
     fn settle(&mut self, i: usize, action: JobAction) {
         let Some(index) = self.pick(i) else { return };
         let job = &mut self.jobs[index];
-        let Ok(Some((status, settlement))) = job.settle(action, self.now) else { return };
+        let Ok(Some((status, settlement))) = job.settle(action, self.now) else {
+            return;
+        };
         for seat in &mut self.seats {
             if matches!(seat.state, SeatState::Held { job_id, .. } if job_id == job.job_id) {
                 seat.state = match settlement {
@@ -138,17 +162,39 @@ impl Model {
             match seat.state {
                 SeatState::Held { job_id, .. } => {
                     let job = by_id[&job_id];
-                    assert_eq!(job.status, JobStatus::Held, "{} held for a {:?} job", seat.seat_id, job.status);
+                    assert_eq!(
+                        job.status,
+                        JobStatus::Held,
+                        "{} held for a {:?} job",
+                        seat.seat_id,
+                        job.status
+                    );
                     assert!(job.seat_ids.contains(&seat.seat_id));
                 }
                 SeatState::Sold { job_id } => assert_eq!(by_id[&job_id].status, JobStatus::Sold),
                 SeatState::Available => {}
             }
         }
-        let sold_seats = self.seats.iter().filter(|s| matches!(s.state, SeatState::Sold { .. })).count();
-        let sold_by_jobs: usize = self.jobs.iter().filter(|j| j.status == JobStatus::Sold).map(|j| j.seat_ids.len()).sum();
-        assert_eq!(sold_seats, sold_by_jobs, "every sold seat belongs to exactly one sold job");
-        for job in self.jobs.iter().filter(|j| j.status == JobStatus::Held && j.hold_expires_at > Some(self.now)) {
+        let sold_seats = self
+            .seats
+            .iter()
+            .filter(|s| matches!(s.state, SeatState::Sold { .. }))
+            .count();
+        let sold_by_jobs: usize = self
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Sold)
+            .map(|j| j.seat_ids.len())
+            .sum();
+        assert_eq!(
+            sold_seats, sold_by_jobs,
+            "every sold seat belongs to exactly one sold job"
+        );
+        for job in self
+            .jobs
+            .iter()
+            .filter(|j| j.status == JobStatus::Held && j.hold_expires_at > Some(self.now))
+        {
             for id in &job.seat_ids {
                 let seat = self.seats.iter().find(|s| &s.seat_id == id).unwrap();
                 assert!(

@@ -41,7 +41,9 @@ impl ReservationEvent {
             event_id: job.event_id.clone(),
             buyer_id: job.buyer_id.clone(),
             seat_ids: job.seat_ids.clone(),
-            hold_expires_at: job.hold_expires_at.filter(|_| job.status == JobStatus::Held),
+            hold_expires_at: job
+                .hold_expires_at
+                .filter(|_| job.status == JobStatus::Held),
             reason: job.reason.clone(),
             occurred_at,
         }

@@ -107,7 +107,9 @@ pub fn decide_claim(
             for id in wanted {
                 match candidates.iter().find(|s| &s.seat_id == id) {
                     None => return reject(format!("seat {id} does not exist")),
-                    Some(seat) if !seat.state.is_claimable(now) => return reject(REASON_UNAVAILABLE),
+                    Some(seat) if !seat.state.is_claimable(now) => {
+                        return reject(REASON_UNAVAILABLE);
+                    }
                     Some(seat) => ids.push(seat.seat_id.clone()),
                 }
             }
@@ -121,9 +123,7 @@ pub fn decide_claim(
                 .map(|s| s.seat_id.clone())
                 .collect();
             if ids.len() < usize::from(*quantity) {
-                return reject(format!(
-                    "not enough seats available in section {section}"
-                ));
+                return reject(format!("not enough seats available in section {section}"));
             }
             ids
         }
@@ -160,22 +160,34 @@ mod tests {
 
     #[test]
     fn a_hold_is_claimable_again_exactly_at_its_deadline() {
-        let held = SeatState::Held { job_id: JobId::new(), until: at(100) };
+        let held = SeatState::Held {
+            job_id: JobId::new(),
+            until: at(100),
+        };
         assert!(!held.is_claimable(at(99)));
         assert!(held.is_claimable(at(100)));
         assert_eq!(held.view(at(99)), SeatView::Held);
         assert_eq!(held.view(at(100)), SeatView::Available);
-        assert!(!SeatState::Sold { job_id: JobId::new() }.is_claimable(at(1_000)));
+        assert!(
+            !SeatState::Sold {
+                job_id: JobId::new()
+            }
+            .is_claimable(at(1_000))
+        );
     }
 
     #[test]
     fn an_exact_claim_is_all_or_none() {
         let request = SeatRequest::exact(&["a".into(), "b".into()]).unwrap();
-        let taken = SeatState::Sold { job_id: JobId::new() };
+        let taken = SeatState::Sold {
+            job_id: JobId::new(),
+        };
         let seats = [seat("a", "A", SeatState::Available), seat("b", "A", taken)];
         assert_eq!(
             decide_claim(&request, &seats, at(0), HOLD),
-            ClaimDecision::Reject { reason: REASON_UNAVAILABLE.into() }
+            ClaimDecision::Reject {
+                reason: REASON_UNAVAILABLE.into()
+            }
         );
     }
 
@@ -191,10 +203,19 @@ mod tests {
     #[test]
     fn a_section_claim_takes_free_and_lapsed_seats_of_that_section_only() {
         let request = SeatRequest::in_section("A", 2).unwrap();
-        let lapsed = SeatState::Held { job_id: JobId::new(), until: at(5) };
+        let lapsed = SeatState::Held {
+            job_id: JobId::new(),
+            until: at(5),
+        };
         let seats = [
             seat("b1", "B", SeatState::Available),
-            seat("a1", "A", SeatState::Sold { job_id: JobId::new() }),
+            seat(
+                "a1",
+                "A",
+                SeatState::Sold {
+                    job_id: JobId::new(),
+                },
+            ),
             seat("a2", "A", lapsed),
             seat("a3", "A", SeatState::Available),
         ];
@@ -206,6 +227,9 @@ mod tests {
             }
         );
         let three = SeatRequest::in_section("A", 3).unwrap();
-        assert!(matches!(decide_claim(&three, &seats, at(10), HOLD), ClaimDecision::Reject { .. }));
+        assert!(matches!(
+            decide_claim(&three, &seats, at(10), HOLD),
+            ClaimDecision::Reject { .. }
+        ));
     }
 }

@@ -43,8 +43,11 @@ pub trait Inventory: Send + Sync {
     /// is still AVAILABLE (or its hold lapsed) when written; a multi-seat intent holds all or none.
     /// An intent whose job was already decided changes nothing. On error none of the outcomes
     /// are known and the caller retries the whole batch, which idempotency makes safe.
-    async fn claim(&self, intents: &[Intent], now: Timestamp)
-    -> Result<Vec<ClaimOutcome>, BackendError>;
+    async fn claim(
+        &self,
+        intents: &[Intent],
+        now: Timestamp,
+    ) -> Result<Vec<ClaimOutcome>, BackendError>;
 
     /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides.
     async fn settle(
@@ -56,7 +59,9 @@ pub trait Inventory: Send + Sync {
 
     /// Expires up to `limit` jobs whose holds lapsed by `now`, releasing their seats, each release
     /// conditioned on the seat still being held by that job; returns how many it expired.
-    async fn release_lapsed_holds(&self, now: Timestamp, limit: usize)
-    -> Result<usize, BackendError>;
-
+    async fn release_lapsed_holds(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError>;
 }

@@ -11,7 +11,11 @@ use crate::ports::{Admission, Admissions, BackendError};
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
-    async fn admit(&self, key: &IdempotencyKey, intent: &Intent) -> Result<Admission, BackendError> {
+    async fn admit(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
         let key = key.clone();
         let intent = intent.clone();
         let now = self.clock.now();
@@ -81,7 +85,9 @@ fn find_key(
     row.map(|(fingerprint, job_id)| {
         JobId::parse(&job_id)
             .map(|id| (fingerprint, id))
-            .ok_or_else(|| BackendError::permanent(format!("idempotency record names job {job_id:?}")))
+            .ok_or_else(|| {
+                BackendError::permanent(format!("idempotency record names job {job_id:?}"))
+            })
     })
     .transpose()
 }
@@ -94,7 +100,8 @@ fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admissi
     }
     match &intent.request {
         SeatRequest::Seats(wanted) => {
-            let mut exists = tx.prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
+            let mut exists =
+                tx.prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
             let mut missing: Vec<SeatId> = Vec::new();
             for seat in wanted {
                 if !exists.exists(params![intent.event_id.as_str(), seat.as_str()])? {

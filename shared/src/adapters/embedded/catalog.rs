@@ -99,13 +99,15 @@ impl SeatRow {
 
     /// Checks the row and turns it into a domain seat.
     pub(super) fn into_seat(self) -> Result<Seat, BackendError> {
-        let corrupt = |what: &str| {
-            BackendError::permanent(format!("seat {} has {what}", self.seat_id))
-        };
+        let corrupt =
+            |what: &str| BackendError::permanent(format!("seat {} has {what}", self.seat_id));
         let job_id = self.job_id.as_deref().and_then(JobId::parse);
         let state = match (self.state.as_str(), job_id, self.hold_until) {
             ("AVAILABLE", _, _) => SeatState::Available,
-            ("HELD", Some(job_id), Some(until)) => SeatState::Held { job_id, until: from_ms(until)? },
+            ("HELD", Some(job_id), Some(until)) => SeatState::Held {
+                job_id,
+                until: from_ms(until)?,
+            },
             ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
             _ => return Err(corrupt("an inconsistent state")),
         };
@@ -118,7 +120,10 @@ impl SeatRow {
 }
 
 /// Reads one event's hold length in milliseconds, or `None` if the event does not exist.
-pub(super) fn hold_ms(tx: &rusqlite::Transaction<'_>, event_id: &EventId) -> Result<Option<i64>, BackendError> {
+pub(super) fn hold_ms(
+    tx: &rusqlite::Transaction<'_>,
+    event_id: &EventId,
+) -> Result<Option<i64>, BackendError> {
     Ok(tx
         .query_row(
             "SELECT hold_ms FROM events WHERE event_id = ?1",

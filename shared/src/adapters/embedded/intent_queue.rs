@@ -19,7 +19,11 @@ const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Adds one intent to the main queue inside the caller's transaction, so admission can make the
 /// job and its message durable in one commit.
-pub(super) fn enqueue(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Result<(), BackendError> {
+pub(super) fn enqueue(
+    tx: &Transaction<'_>,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<(), BackendError> {
     tx.execute(
         "INSERT INTO messages (queue, body, job_id, sent_at, visible_at) VALUES (?1, ?2, ?3, ?4, ?4)",
         params![MAIN, to_json(intent)?, intent.job_id.to_string(), to_ms(now)],
@@ -33,7 +37,11 @@ impl IntentQueue for EmbeddedStore {
         let intents = intents.to_vec();
         let now = self.clock.now();
         self.db
-            .write(move |tx| intents.iter().try_for_each(|intent| enqueue(tx, intent, now)))
+            .write(move |tx| {
+                intents
+                    .iter()
+                    .try_for_each(|intent| enqueue(tx, intent, now))
+            })
             .await?;
         self.enqueued.notify_waiters();
         Ok(())
@@ -72,7 +80,8 @@ impl IntentQueue for EmbeddedStore {
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
         let receipt = receipt.clone();
-        let visible_at = to_ms(self.clock.now()) + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
+        let visible_at =
+            to_ms(self.clock.now()) + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
         self.db
             .write(move |tx| {
                 tx.execute(
@@ -107,7 +116,10 @@ impl EmbeddedStore {
     async fn receive_now(&self, max: usize) -> Result<Vec<Delivery>, BackendError> {
         let now = self.clock.now();
         let hidden_until = now
-            .saturating_add(SignedDuration::try_from(self.queue.visibility_timeout).unwrap_or(SignedDuration::MAX))
+            .saturating_add(
+                SignedDuration::try_from(self.queue.visibility_timeout)
+                    .unwrap_or(SignedDuration::MAX),
+            )
             .unwrap_or(Timestamp::MAX);
         let max_receive_count = self.queue.max_receive_count;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);

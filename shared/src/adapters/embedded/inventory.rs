@@ -17,20 +17,40 @@ use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
 #[async_trait]
 impl Inventory for EmbeddedStore {
-    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Vec<ClaimOutcome>, BackendError> {
+    async fn claim(
+        &self,
+        intents: &[Intent],
+        now: Timestamp,
+    ) -> Result<Vec<ClaimOutcome>, BackendError> {
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
         self.db
-            .write(move |tx| intents.iter().map(|intent| claim_one(tx, intent, now)).collect())
+            .write(move |tx| {
+                intents
+                    .iter()
+                    .map(|intent| claim_one(tx, intent, now))
+                    .collect()
+            })
             .await
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction, now: Timestamp) -> Result<Settled, BackendError> {
-        self.db.write(move |tx| settle_one(tx, job_id, action, now)).await
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError> {
+        self.db
+            .write(move |tx| settle_one(tx, job_id, action, now))
+            .await
     }
 
-    async fn release_lapsed_holds(&self, now: Timestamp, limit: usize) -> Result<usize, BackendError> {
+    async fn release_lapsed_holds(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db
             .write(move |tx| {
@@ -53,16 +73,25 @@ impl Inventory for EmbeddedStore {
     }
 }
 
-fn claim_one(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Result<ClaimOutcome, BackendError> {
+fn claim_one(
+    tx: &Transaction<'_>,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<ClaimOutcome, BackendError> {
     let Some(mut job) = load_job(tx, intent.job_id)? else {
-        return Err(BackendError::permanent(format!("intent for unknown job {}", intent.job_id)));
+        return Err(BackendError::permanent(format!(
+            "intent for unknown job {}",
+            intent.job_id
+        )));
     };
     if job.status != JobStatus::Pending {
         return Ok(ClaimOutcome::AlreadyDecided(job.status));
     }
     let hold = hold_ms(tx, &intent.event_id)?
         .map(SignedDuration::from_millis)
-        .ok_or_else(|| BackendError::permanent(format!("intent for unknown event {}", intent.event_id)))?;
+        .ok_or_else(|| {
+            BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
+        })?;
     let candidates = candidate_seats(tx, intent, now)?;
     let outcome = match decide_claim(&intent.request, &candidates, now, hold) {
         ClaimDecision::Hold { seat_ids, until } if hold_seats(tx, &job, &seat_ids, now, until)? => {
@@ -81,12 +110,18 @@ fn claim_one(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Result<Cl
 fn reject(job: &mut Job, reason: &str) -> ClaimOutcome {
     job.status = JobStatus::Rejected;
     job.reason = Some(reason.to_owned());
-    ClaimOutcome::Rejected { reason: reason.to_owned() }
+    ClaimOutcome::Rejected {
+        reason: reason.to_owned(),
+    }
 }
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,
 /// free seats first and then lapsed holds, enough of them to satisfy it if possible.
-fn candidate_seats(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Result<Vec<Seat>, BackendError> {
+fn candidate_seats(
+    tx: &Transaction<'_>,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Vec<Seat>, BackendError> {
     let event = intent.event_id.as_str();
     let rows: Vec<SeatRow> = match &intent.request {
         SeatRequest::Seats(wanted) => {
@@ -96,7 +131,11 @@ fn candidate_seats(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Res
             ))?;
             let mut rows = Vec::with_capacity(wanted.len());
             for seat in wanted {
-                rows.extend(query.query_map(params![event, seat.as_str()], SeatRow::read)?.collect::<Result<Vec<_>, _>>()?);
+                rows.extend(
+                    query
+                        .query_map(params![event, seat.as_str()], SeatRow::read)?
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
             }
             rows
         }
@@ -113,7 +152,10 @@ fn candidate_seats(tx: &Transaction<'_>, intent: &Intent, now: Timestamp) -> Res
                      AND hold_until <= ?4 ORDER BY position LIMIT ?3",
                     SeatRow::COLUMNS
                 ))?
-                .query_map(params![event, section.as_str(), quantity, to_ms(now)], SeatRow::read)?,
+                .query_map(
+                    params![event, section.as_str(), quantity, to_ms(now)],
+                    SeatRow::read,
+                )?,
             )
             .collect::<Result<Vec<_>, _>>()?,
     };
@@ -152,7 +194,12 @@ fn hold_seats(
     Ok(true)
 }
 
-fn settle_one(tx: &Transaction<'_>, job_id: JobId, action: JobAction, now: Timestamp) -> Result<Settled, BackendError> {
+fn settle_one(
+    tx: &Transaction<'_>,
+    job_id: JobId,
+    action: JobAction,
+    now: Timestamp,
+) -> Result<Settled, BackendError> {
     let Some(mut job) = load_job(tx, job_id)? else {
         return Ok(Settled::NotFound);
     };
@@ -173,7 +220,8 @@ fn settle_one(tx: &Transaction<'_>, job_id: JobId, action: JobAction, now: Times
                 // Only possible if a seat was taken over after its hold lapsed, which `settle`
                 // already refuses; the check keeps a confirm from selling part of a hold regardless.
                 return Err(BackendError::permanent(format!(
-                    "job {job_id} holds {sold} of its {} seats", job.seat_ids.len()
+                    "job {job_id} holds {sold} of its {} seats",
+                    job.seat_ids.len()
                 )));
             }
         }

@@ -13,7 +13,12 @@ impl Jobs for EmbeddedStore {
         self.db.read(move |tx| load_job(tx, job_id)).await
     }
 
-    async fn fail(&self, job_id: JobId, reason: &str, now: Timestamp) -> Result<bool, BackendError> {
+    async fn fail(
+        &self,
+        job_id: JobId,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool, BackendError> {
         let reason = reason.to_owned();
         self.db
             .write(move |tx| {
@@ -53,7 +58,8 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
             },
         )
         .optional()?;
-    let Some((event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at)) = row
+    let Some((event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at)) =
+        row
     else {
         return Ok(None);
     };
@@ -72,7 +78,11 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
 }
 
 /// Inserts a new PENDING job.
-pub(super) fn insert_job(tx: &Transaction<'_>, job: &Job, now: Timestamp) -> Result<(), BackendError> {
+pub(super) fn insert_job(
+    tx: &Transaction<'_>,
+    job: &Job,
+    now: Timestamp,
+) -> Result<(), BackendError> {
     tx.execute(
         "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, accepted_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -92,7 +102,11 @@ pub(super) fn insert_job(tx: &Transaction<'_>, job: &Job, now: Timestamp) -> Res
 
 /// Stores a job's new status and records its reservation event in the outbox, in the caller's
 /// transaction: the transition and its event commit together or not at all.
-pub(super) fn save_transition(tx: &Transaction<'_>, job: &Job, now: Timestamp) -> Result<(), BackendError> {
+pub(super) fn save_transition(
+    tx: &Transaction<'_>,
+    job: &Job,
+    now: Timestamp,
+) -> Result<(), BackendError> {
     tx.execute(
         "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6
          WHERE job_id = ?1",

@@ -50,7 +50,11 @@ pub struct EmbeddedStore {
 
 impl EmbeddedStore {
     /// Opens (or creates) the database at `path`.
-    pub fn open(path: &Path, clock: Arc<dyn Clock>, queue: QueueConfig) -> Result<Self, BackendError> {
+    pub fn open(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        queue: QueueConfig,
+    ) -> Result<Self, BackendError> {
         Ok(Self {
             db: Arc::new(Db::open(path)?),
             clock,
@@ -67,7 +71,10 @@ pub fn open(
     queue: QueueConfig,
 ) -> Result<Backend, BackendError> {
     std::fs::create_dir_all(data_dir).map_err(|e| {
-        BackendError::permanent(format!("cannot create data folder {}: {e}", data_dir.display()))
+        BackendError::permanent(format!(
+            "cannot create data folder {}: {e}",
+            data_dir.display()
+        ))
     })?;
     let store = Arc::new(EmbeddedStore::open(
         &data_dir.join(DATABASE_FILE),
