@@ -179,6 +179,17 @@ impl TestApp {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// `POST`s with no body and asserts the answer is a problem with `status`.
+    pub async fn post_problem(&self, path: &str, status: StatusCode) -> Value {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("POST");
+        assert_problem(response, status).await
+    }
+
     /// The job's current view.
     pub async fn job(&self, job_id: &str) -> Value {
         let (status, body) = self.get(&format!("/v1/jobs/{job_id}")).await;

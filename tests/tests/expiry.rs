@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use seatclaim_e2e::{AppOptions, TestApp, assert_problem};
+use seatclaim_e2e::{AppOptions, TestApp};
 use serde_json::json;
 
 const WITHIN: Duration = Duration::from_secs(10);
@@ -38,15 +38,8 @@ async fn a_lapsed_hold_expires_and_its_seats_can_be_claimed_again() {
             .iter()
             .all(|s| s["state"] == "AVAILABLE")
     );
-    assert_problem(
-        app.client
-            .post(format!("{}/v1/jobs/{first}/confirm", app.base))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::CONFLICT,
-    )
-    .await;
+    app.post_problem(&format!("/v1/jobs/{first}/confirm"), StatusCode::CONFLICT)
+        .await;
 
     let second = app
         .reserve_ok(
@@ -90,15 +83,8 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
         )
         .await;
     assert_eq!(app.decided(&second, WITHIN).await["status"], "HELD");
-    assert_problem(
-        app.client
-            .post(format!("{}/v1/jobs/{first}/confirm", app.base))
-            .send()
-            .await
-            .unwrap(),
-        StatusCode::CONFLICT,
-    )
-    .await;
+    app.post_problem(&format!("/v1/jobs/{first}/confirm"), StatusCode::CONFLICT)
+        .await;
 
     let released = seatclaim_worker::sweep_once(&app.backend).await.unwrap();
     assert_eq!(released, 1);

@@ -451,13 +451,8 @@ async fn confirming_a_hold_sells_it_and_repeating_the_confirm_is_harmless() {
         assert_eq!(job["seat_ids"], json!(["A-1-1"]));
     }
     assert_eq!(app.seat_map("e1").await["seats"][0]["state"], "SOLD");
-    let cancel = app
-        .client
-        .post(format!("{}/v1/jobs/{job_id}/cancel", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_problem(cancel, StatusCode::CONFLICT).await;
+    app.post_problem(&format!("/v1/jobs/{job_id}/cancel"), StatusCode::CONFLICT)
+        .await;
 }
 
 #[tokio::test]
@@ -478,13 +473,8 @@ async fn cancelling_a_hold_returns_its_seats_and_repeating_the_cancel_is_harmles
             .iter()
             .all(|s| s["state"] == "AVAILABLE")
     );
-    let confirm = app
-        .client
-        .post(format!("{}/v1/jobs/{job_id}/confirm", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_problem(confirm, StatusCode::CONFLICT).await;
+    app.post_problem(&format!("/v1/jobs/{job_id}/confirm"), StatusCode::CONFLICT)
+        .await;
     let again = app
         .reserve_ok(
             "e1",
@@ -512,13 +502,8 @@ async fn a_rejected_job_cannot_be_confirmed_or_cancelled() {
         "REJECTED"
     );
     for action in ["confirm", "cancel"] {
-        let response = app
-            .client
-            .post(format!("{}/v1/jobs/{loser}/{action}", app.base))
-            .send()
-            .await
-            .unwrap();
-        assert_problem(response, StatusCode::CONFLICT).await;
+        app.post_problem(&format!("/v1/jobs/{loser}/{action}"), StatusCode::CONFLICT)
+            .await;
     }
 }
 
@@ -533,13 +518,8 @@ async fn a_pending_job_cannot_be_confirmed_or_cancelled() {
     let job_id = app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
     assert_eq!(app.job(&job_id).await["status"], "PENDING");
     for action in ["confirm", "cancel"] {
-        let response = app
-            .client
-            .post(format!("{}/v1/jobs/{job_id}/{action}", app.base))
-            .send()
-            .await
-            .unwrap();
-        assert_problem(response, StatusCode::CONFLICT).await;
+        app.post_problem(&format!("/v1/jobs/{job_id}/{action}"), StatusCode::CONFLICT)
+            .await;
     }
 }
 
