@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::Parser;
 use seatclaim_api::{ApiSettings, Application};
-use seatclaim_shared::config::{BackendSettings, TelemetrySettings};
+use seatclaim_shared::config::{BackendKind, BackendSettings, TelemetrySettings};
 use seatclaim_shared::{Backend, shutdown, telemetry};
 use seatclaim_worker::{Worker, WorkerSettings};
 
@@ -25,19 +25,17 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
-    let backend = Backend::open(&cli.backend).context("cannot open the backend")?;
-    let worker = cli.api.embedded_worker.then(|| {
-        Worker::new(
-            backend.clone(),
-            cli.worker.clone(),
-            cli.backend.max_attempts,
-        )
-    });
+    let backend = Backend::open(&cli.backend)
+        .await
+        .context("cannot open the backend")?;
+    // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
+    let in_process = cli.api.embedded_worker && cli.backend.backend == BackendKind::Embedded;
+    let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &cli.backend));
     let app = Application::build(backend, cli.api.listen, worker, cli.api.shutdown_grace())
         .await
         .with_context(|| format!("cannot listen on {}", cli.api.listen))?;
     let address = app.local_addr().context("cannot read the bound address")?;
-    tracing::info!(%address, data_dir = %cli.backend.data_dir.display(), embedded_worker = cli.api.embedded_worker, "listening");
+    tracing::info!(%address, data_dir = %cli.backend.data_dir.display(), backend = ?cli.backend.backend, in_process_worker = in_process, "listening");
     app.run_until_stopped(shutdown::signal())
         .await
         .context("the server failed")?;

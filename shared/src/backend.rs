@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::adapters::aws;
 use crate::adapters::embedded::{self, QueueConfig};
-use crate::config::BackendSettings;
+use crate::config::{BackendKind, BackendSettings};
 use crate::ports::{
     Admissions, BackendError, Catalog, Clock, EventPublisher, IntentQueue, Inventory, Jobs, Outbox,
     SystemClock,
@@ -33,14 +34,18 @@ pub struct Backend {
 
 impl Backend {
     /// Opens the backend the settings describe.
-    pub fn open(settings: &BackendSettings) -> Result<Self, BackendError> {
-        embedded::open(
-            &settings.data_dir,
-            Arc::new(SystemClock),
-            QueueConfig {
-                visibility_timeout: settings.visibility_timeout(),
-                max_receive_count: settings.max_receive_count(),
-            },
-        )
+    pub async fn open(settings: &BackendSettings) -> Result<Self, BackendError> {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        match settings.backend {
+            BackendKind::Embedded => embedded::open(
+                &settings.data_dir,
+                clock,
+                QueueConfig {
+                    visibility_timeout: settings.visibility_timeout(),
+                    max_receive_count: settings.max_receive_count(),
+                },
+            ),
+            BackendKind::Aws => aws::open(settings, clock).await,
+        }
     }
 }

@@ -6,9 +6,22 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+/// Which adapters serve the ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// One SQLite file in `SEATCLAIM_DATA_DIR`: no cloud account needed.
+    Embedded,
+    /// SQS, DynamoDB and EventBridge, reached through the standard AWS configuration chain.
+    Aws,
+}
+
 /// Where the backend lives and how its queue behaves; needed by every process.
 #[derive(Debug, Clone, Args)]
 pub struct BackendSettings {
+    /// Which backend to use.
+    #[arg(long, env = "SEATCLAIM_BACKEND", value_enum, default_value_t = BackendKind::Embedded)]
+    pub backend: BackendKind,
+
     /// Folder for the embedded backend's database and event log.
     #[arg(long, env = "SEATCLAIM_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
@@ -23,6 +36,43 @@ pub struct BackendSettings {
     #[arg(long, env = "SEATCLAIM_MAX_ATTEMPTS", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
+
+    /// AWS resource names, used when `backend` is `aws`.
+    #[command(flatten)]
+    pub aws: AwsSettings,
+}
+
+/// Names of the AWS resources. Each derives from the prefix unless set on its own; credentials,
+/// region and endpoint come from the standard AWS chain (`AWS_REGION`, `AWS_ENDPOINT_URL`, ...).
+#[derive(Debug, Clone, Default, Args)]
+pub struct AwsSettings {
+    /// Prefix of every resource name (`<prefix>-intents`, `<prefix>-jobs`, ...).
+    #[arg(long, env = "SEATCLAIM_AWS_PREFIX", default_value = "seatclaim")]
+    pub aws_prefix: String,
+    /// The intent queue's URL (default: looked up by the name `<prefix>-intents`).
+    #[arg(long, env = "SEATCLAIM_QUEUE_URL")]
+    pub queue_url: Option<String>,
+    /// The dead-letter queue's URL (default: looked up by the name `<prefix>-intents-dlq`).
+    #[arg(long, env = "SEATCLAIM_DLQ_URL")]
+    pub dlq_url: Option<String>,
+    /// Events table (default `<prefix>-events`).
+    #[arg(long, env = "SEATCLAIM_EVENTS_TABLE")]
+    pub events_table: Option<String>,
+    /// Seats (inventory) table (default `<prefix>-seats`).
+    #[arg(long, env = "SEATCLAIM_SEATS_TABLE")]
+    pub seats_table: Option<String>,
+    /// Jobs table (default `<prefix>-jobs`).
+    #[arg(long, env = "SEATCLAIM_JOBS_TABLE")]
+    pub jobs_table: Option<String>,
+    /// Idempotency-key table (default `<prefix>-idempotency`).
+    #[arg(long, env = "SEATCLAIM_IDEMPOTENCY_TABLE")]
+    pub idempotency_table: Option<String>,
+    /// Outbox table (default `<prefix>-outbox`).
+    #[arg(long, env = "SEATCLAIM_OUTBOX_TABLE")]
+    pub outbox_table: Option<String>,
+    /// EventBridge bus for reservation events (default `<prefix>-reservations`).
+    #[arg(long, env = "SEATCLAIM_EVENT_BUS")]
+    pub event_bus: Option<String>,
 }
 
 impl BackendSettings {
@@ -30,9 +80,11 @@ impl BackendSettings {
     #[must_use]
     pub fn in_folder(data_dir: PathBuf) -> Self {
         Self {
+            backend: BackendKind::Embedded,
             data_dir,
             visibility_timeout_secs: 30,
             max_attempts: 5,
+            aws: AwsSettings::default(),
         }
     }
 

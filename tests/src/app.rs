@@ -58,14 +58,12 @@ impl TestApp {
         }
         let data = tempfile::tempdir().expect("a temporary data folder");
         let settings = Self::backend_settings(&data, &options);
-        let backend = Backend::open(&settings).expect("the embedded backend opens");
-        let worker = options.embedded_worker.then(|| {
-            Worker::new(
-                backend.clone(),
-                Self::worker_settings(&options),
-                settings.max_attempts,
-            )
-        });
+        let backend = Backend::open(&settings)
+            .await
+            .expect("the embedded backend opens");
+        let worker = options
+            .embedded_worker
+            .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
         let app = Application::build(
             backend.clone(),
             "127.0.0.1:0".parse().expect("an address"),

@@ -10,6 +10,7 @@
 mod app;
 mod clock;
 pub mod contract;
+pub mod emulator;
 mod invariants;
 mod process;
 

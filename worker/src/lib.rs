@@ -10,7 +10,11 @@ mod relay;
 mod settings;
 mod sweeper;
 
+use std::time::Duration;
+
 use seatclaim_shared::Backend;
+use seatclaim_shared::config::BackendSettings;
+use seatclaim_shared::ports::{Delivery, Receipt};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -23,17 +27,31 @@ pub use sweeper::sweep_once;
 pub struct Worker {
     backend: Backend,
     settings: WorkerSettings,
+    queue: QueuePolicy,
+}
+
+/// What the worker needs to know of the queue's configuration.
+#[derive(Debug, Clone, Copy)]
+struct QueuePolicy {
     max_attempts: u32,
+    visibility_timeout: Duration,
 }
 
 impl Worker {
-    /// A worker that gives each intent `max_attempts` receives before dead-lettering it.
+    /// A worker on `backend`, with the attempts and visibility timeout the backend settings give.
     #[must_use]
-    pub fn new(backend: Backend, settings: WorkerSettings, max_attempts: u32) -> Self {
+    pub fn new(
+        backend: Backend,
+        settings: WorkerSettings,
+        backend_settings: &BackendSettings,
+    ) -> Self {
         Self {
             backend,
             settings,
-            max_attempts,
+            queue: QueuePolicy {
+                max_attempts: backend_settings.max_attempts,
+                visibility_timeout: backend_settings.visibility_timeout(),
+            },
         }
     }
 
@@ -43,7 +61,7 @@ impl Worker {
         let claims = tokio::spawn(claim_loop(
             self.backend.clone(),
             self.settings.clone(),
-            self.max_attempts,
+            self.queue,
             stop.clone(),
         ));
         let sweeps = tokio::spawn(sweeper::run(
@@ -70,7 +88,7 @@ impl Worker {
 async fn claim_loop(
     backend: Backend,
     settings: WorkerSettings,
-    max_attempts: u32,
+    queue: QueuePolicy,
     stop: CancellationToken,
 ) {
     let mut failures = 0_u32;
@@ -84,7 +102,7 @@ async fn claim_loop(
             Ok(deliveries) => {
                 failures = 0;
                 let size = deliveries.len();
-                let outcome = process_batch(&backend, deliveries, max_attempts).await;
+                let outcome = decide_with_heartbeat(&backend, deliveries, queue).await;
                 info!(size, ?outcome, "batch decided");
             }
             Err(error) => {
@@ -94,6 +112,30 @@ async fn claim_loop(
                 tokio::select! {
                     () = stop.cancelled() => {}
                     () = tokio::time::sleep(delay) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Decides a batch while keeping its messages hidden: every half visibility timeout the batch's
+/// visibility is extended, so a slow backend does not get the same intents handed to another worker.
+async fn decide_with_heartbeat(
+    backend: &Backend,
+    deliveries: Vec<Delivery>,
+    queue: QueuePolicy,
+) -> BatchOutcome {
+    let receipts: Vec<Receipt> = deliveries.iter().map(|d| d.receipt.clone()).collect();
+    let period = queue.visibility_timeout / 2;
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    let work = process_batch(backend, deliveries, queue.max_attempts);
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            outcome = &mut work => return outcome,
+            _ = heartbeat.tick() => {
+                if let Err(error) = backend.queue.extend_visibility(&receipts, queue.visibility_timeout).await {
+                    warn!(%error, "could not extend the batch's visibility");
                 }
             }
         }

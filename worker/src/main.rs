@@ -23,11 +23,12 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
-    let backend = Backend::open(&cli.backend).context("cannot open the backend")?;
+    let backend = Backend::open(&cli.backend)
+        .await
+        .context("cannot open the backend")?;
     let stop = CancellationToken::new();
-    let worker =
-        tokio::spawn(Worker::new(backend, cli.worker, cli.backend.max_attempts).run(stop.clone()));
-    tracing::info!(data_dir = %cli.backend.data_dir.display(), "worker started");
+    let worker = tokio::spawn(Worker::new(backend, cli.worker, &cli.backend).run(stop.clone()));
+    tracing::info!(backend = ?cli.backend.backend, "worker started");
     shutdown::signal().await;
     stop.cancel();
     worker.await.context("the worker task failed")?;

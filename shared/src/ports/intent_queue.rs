@@ -44,6 +44,14 @@ pub trait IntentQueue: Send + Sync {
     /// Makes a delivery visible again after `delay`: the backoff for a transient failure.
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError>;
 
+    /// Keeps deliveries hidden for `by` from now: the heartbeat for a batch that runs long, so its
+    /// messages are not delivered to another worker while this one is still deciding them.
+    async fn extend_visibility(
+        &self,
+        receipts: &[Receipt],
+        by: Duration,
+    ) -> Result<(), BackendError>;
+
     /// Moves a delivery to the dead-letter queue with the reason, for operators to inspect and replay.
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError>;
 }

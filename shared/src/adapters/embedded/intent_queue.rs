@@ -93,6 +93,26 @@ impl IntentQueue for EmbeddedStore {
             .await
     }
 
+    async fn extend_visibility(
+        &self,
+        receipts: &[Receipt],
+        by: Duration,
+    ) -> Result<(), BackendError> {
+        let receipts = receipts.to_vec();
+        let visible_at =
+            to_ms(self.clock.now()) + i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.db
+            .write(move |tx| {
+                let mut extend =
+                    tx.prepare("UPDATE messages SET visible_at = ?2 WHERE receipt = ?1")?;
+                for receipt in &receipts {
+                    extend.execute(params![receipt.0, visible_at])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
         let receipt = delivery.receipt.clone();
         let reason = reason.to_owned();

@@ -1,0 +1,188 @@
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::KeysAndAttributes;
+
+use super::DynamoStore;
+use super::catalog::seat_key;
+use super::error::{build_error, classify};
+use super::item::{Item, Transacted, get_s, n, put_new, s, transact};
+use super::jobs::job_item;
+use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId, SeatRequest};
+use crate::ports::{Admission, Admissions, BackendError, IntentQueue};
+
+/// Idempotency records expire (DynamoDB TTL) after a week: far longer than any client retries.
+const KEY_TTL_SECONDS: i64 = 7 * 24 * 3600;
+
+fn key_id(intent: &Intent, key: &IdempotencyKey) -> String {
+    // Buyer ids cannot contain '#', so the pair is unambiguous.
+    format!("{}#{}", intent.buyer_id, key.as_str())
+}
+
+impl DynamoStore {
+    async fn find_key(&self, id: &str) -> Result<Option<(String, JobId)>, BackendError> {
+        let output = self
+            .db
+            .get_item()
+            .table_name(&self.names.idempotency_table)
+            .key("id", s(id))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| classify("GetItem idempotency", e))?;
+        output
+            .item()
+            .map(|item| {
+                let job_id = JobId::parse(get_s(item, "job_id")?).ok_or_else(|| {
+                    BackendError::permanent("idempotency record names an invalid job")
+                })?;
+                Ok((get_s(item, "fingerprint")?.to_owned(), job_id))
+            })
+            .transpose()
+    }
+
+    /// Refuses requests for an event, seats or section that do not exist.
+    async fn check_request(&self, intent: &Intent) -> Result<Option<Admission>, BackendError> {
+        let Some(meta) = self.event_meta(&intent.event_id).await? else {
+            return Ok(Some(Admission::UnknownEvent));
+        };
+        match &intent.request {
+            SeatRequest::Section { section, .. } => {
+                Ok((!meta.sections.iter().any(|s| s == section.as_str()))
+                    .then(|| Admission::UnknownSection(section.clone())))
+            }
+            SeatRequest::Seats(wanted) => {
+                let found = self.existing_seats(intent, wanted).await?;
+                let missing: Vec<SeatId> = wanted
+                    .iter()
+                    .filter(|id| !found.contains(id))
+                    .cloned()
+                    .collect();
+                Ok((!missing.is_empty()).then_some(Admission::UnknownSeats(missing)))
+            }
+        }
+    }
+
+    async fn existing_seats(
+        &self,
+        intent: &Intent,
+        wanted: &[SeatId],
+    ) -> Result<Vec<SeatId>, BackendError> {
+        let keys: Vec<Item> = wanted
+            .iter()
+            .map(|id| seat_key(&intent.event_id, id))
+            .collect();
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .projection_expression("seat_id")
+            .build()
+            .map_err(build_error)?;
+        let output = self
+            .db
+            .batch_get_item()
+            .request_items(&self.names.seats_table, request)
+            .send()
+            .await
+            .map_err(|e| classify("BatchGetItem seats", e))?;
+        if output
+            .unprocessed_keys()
+            .is_some_and(|left| !left.is_empty())
+        {
+            return Err(BackendError::transient(
+                "BatchGetItem left seats unprocessed",
+            ));
+        }
+        let items = output
+            .responses()
+            .and_then(|r| r.get(&self.names.seats_table))
+            .cloned()
+            .unwrap_or_default();
+        items
+            .iter()
+            .map(|item| {
+                SeatId::parse(get_s(item, "seat_id")?)
+                    .map_err(|_| BackendError::permanent("stored seat id is invalid"))
+            })
+            .collect()
+    }
+
+    /// A retried admission whose job is still undecided sends its intent again: if the first
+    /// attempt's send failed after the job was written, this is what gets it processed. A
+    /// duplicate message is harmless, the claim is idempotent.
+    async fn resend_if_pending(&self, job_id: JobId) -> Result<(), BackendError> {
+        if let Some(job) = self
+            .load_job(job_id)
+            .await?
+            .filter(|job| job.status == JobStatus::Pending)
+        {
+            let intent = Intent {
+                job_id: job.job_id,
+                event_id: job.event_id,
+                buyer_id: job.buyer_id,
+                request: job.request,
+                accepted_at: job.accepted_at,
+            };
+            self.queue.send(&[intent]).await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Admissions for DynamoStore {
+    /// The idempotency record and the PENDING job are one conditional transaction; the intent is
+    /// sent to SQS after it commits. If that send fails the client gets an error and retries with
+    /// the same key, which finds the job and sends the intent again.
+    async fn admit(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
+        let id = key_id(intent, key);
+        let fingerprint = intent.request.fingerprint(&intent.event_id);
+        // Two rounds at most: a lost race with a concurrent identical request is settled by re-reading.
+        for _ in 0..2 {
+            if let Some((earlier, job_id)) = self.find_key(&id).await? {
+                if earlier != fingerprint {
+                    return Ok(Admission::KeyReused);
+                }
+                self.resend_if_pending(job_id).await?;
+                return Ok(Admission::Duplicate(job_id));
+            }
+            if let Some(refusal) = self.check_request(intent).await? {
+                return Ok(refusal);
+            }
+            let now = self.clock.now();
+            let record = Item::from([
+                ("id".to_owned(), s(id.clone())),
+                ("fingerprint".to_owned(), s(fingerprint.clone())),
+                ("job_id".to_owned(), s(intent.job_id.to_string())),
+                ("created_at".to_owned(), n(now.as_millisecond())),
+                (
+                    "expires_at".to_owned(),
+                    n(now.as_second() + KEY_TTL_SECONDS),
+                ),
+            ]);
+            let job = Job {
+                job_id: intent.job_id,
+                event_id: intent.event_id.clone(),
+                buyer_id: intent.buyer_id.clone(),
+                request: intent.request.clone(),
+                status: JobStatus::Pending,
+                seat_ids: Vec::new(),
+                hold_expires_at: None,
+                reason: None,
+                accepted_at: intent.accepted_at,
+            };
+            let writes = vec![
+                put_new(&self.names.idempotency_table, record, "id")?,
+                put_new(&self.names.jobs_table, job_item(&job, now)?, "job_id")?,
+            ];
+            if let Transacted::Committed = transact(&self.db, writes).await? {
+                self.queue.send(std::slice::from_ref(intent)).await?;
+                return Ok(Admission::Accepted(intent.job_id));
+            }
+        }
+        Err(BackendError::transient(
+            "idempotency record changed during admission",
+        ))
+    }
+}

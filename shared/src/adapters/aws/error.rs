@@ -1,0 +1,52 @@
+//! AWS errors sorted into "retry" and "give up", the only distinction the worker acts on.
+
+use std::error::Error;
+
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+
+use crate::ports::BackendError;
+
+/// Error codes that mean "slow down or try again": throttling, capacity, service trouble, and
+/// DynamoDB's transaction conflicts.
+const TRANSIENT_CODES: &[&str] = &[
+    "ThrottlingException",
+    "Throttling",
+    "RequestThrottled",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "InternalFailure",
+    "InternalError",
+    "ServiceUnavailable",
+    "TransactionConflictException",
+    "TransactionInProgressException",
+    "KmsThrottled",
+];
+
+/// Classifies any SDK error: network trouble, timeouts and the codes above are transient;
+/// everything else (validation, missing resources, access denied) is permanent.
+pub(super) fn classify<E, R>(operation: &str, error: SdkError<E, R>) -> BackendError
+where
+    E: ProvideErrorMetadata + Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    let message = format!("{operation}: {}", DisplayErrorContext(&error));
+    let transient = match &error {
+        SdkError::ServiceError(context) => context
+            .err()
+            .code()
+            .is_some_and(|code| TRANSIENT_CODES.contains(&code)),
+        SdkError::ConstructionFailure(_) => false,
+        _ => true,
+    };
+    if transient {
+        BackendError::transient(message)
+    } else {
+        BackendError::permanent(message)
+    }
+}
+
+/// A request the code built could not be built: a bug, never worth retrying.
+pub(super) fn build_error(error: impl std::fmt::Display) -> BackendError {
+    BackendError::permanent(format!("cannot build an AWS request: {error}"))
+}

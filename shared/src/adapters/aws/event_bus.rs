@@ -1,0 +1,66 @@
+use async_trait::async_trait;
+use aws_sdk_eventbridge::types::PutEventsRequestEntry;
+
+use super::error::classify;
+use crate::domain::{EVENT_SOURCE, ReservationEvent};
+use crate::ports::{BackendError, EventPublisher};
+
+/// EventBridge's limit on entries per PutEvents call.
+const PUT_EVENTS_BATCH: usize = 10;
+
+/// Publishes reservation events to a custom EventBridge bus: `source` is `seatclaim.reservations`,
+/// `detail-type` is "Reservation Held" (Rejected, Failed, Sold, Expired, Cancelled), and `detail`
+/// is the event's JSON.
+pub struct EventBus {
+    client: aws_sdk_eventbridge::Client,
+    bus: String,
+}
+
+impl EventBus {
+    /// A publisher to `bus`.
+    pub(super) fn new(client: aws_sdk_eventbridge::Client, bus: String) -> Self {
+        Self { client, bus }
+    }
+}
+
+#[async_trait]
+impl EventPublisher for EventBus {
+    async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError> {
+        let mut failed = Vec::new();
+        for (chunk_index, chunk) in events.chunks(PUT_EVENTS_BATCH).enumerate() {
+            let entries = chunk
+                .iter()
+                .map(|event| {
+                    let detail = serde_json::to_string(event).map_err(|e| {
+                        BackendError::permanent(format!("cannot encode event: {e}"))
+                    })?;
+                    Ok(PutEventsRequestEntry::builder()
+                        .event_bus_name(&self.bus)
+                        .source(EVENT_SOURCE)
+                        .detail_type(event.detail_type())
+                        .detail(detail)
+                        .build())
+                })
+                .collect::<Result<Vec<_>, BackendError>>()?;
+            let output = self
+                .client
+                .put_events()
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("PutEvents", e))?;
+            // Entries come back in request order; one with an error code was not published and
+            // is reported so the relay retries it alone.
+            let base = chunk_index * PUT_EVENTS_BATCH;
+            failed.extend(
+                output
+                    .entries()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, entry)| entry.error_code().is_some())
+                    .map(|(i, _)| base + i),
+            );
+        }
+        Ok(failed)
+    }
+}

@@ -1,0 +1,138 @@
+//! DynamoDB items and writes: attribute codecs and the transaction helper every transition uses.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+
+use super::error::{build_error, classify};
+use crate::ports::BackendError;
+
+/// One DynamoDB item.
+pub(super) type Item = HashMap<String, AttributeValue>;
+
+/// A string attribute.
+pub(super) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+/// A number attribute.
+pub(super) fn n(value: i64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+fn missing(name: &str) -> BackendError {
+    BackendError::permanent(format!("item lacks a readable {name:?} attribute"))
+}
+
+/// A required string attribute.
+pub(super) fn get_s<'a>(item: &'a Item, name: &str) -> Result<&'a str, BackendError> {
+    opt_s(item, name).ok_or_else(|| missing(name))
+}
+
+/// An optional string attribute.
+pub(super) fn opt_s<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
+/// A required number attribute.
+pub(super) fn get_n(item: &Item, name: &str) -> Result<i64, BackendError> {
+    opt_n(item, name)?.ok_or_else(|| missing(name))
+}
+
+/// An optional number attribute; present but unreadable is an error.
+pub(super) fn opt_n(item: &Item, name: &str) -> Result<Option<i64>, BackendError> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .map(|text| text.parse::<i64>().map_err(|_| missing(name)))
+        .transpose()
+}
+
+/// An update within a transaction. `#`-names and `:`-values are passed as pairs.
+pub(super) fn update(
+    table: &str,
+    key: Item,
+    expression: &str,
+    condition: &str,
+    names: &[(&str, &str)],
+    values: Vec<(&str, AttributeValue)>,
+) -> Result<TransactWriteItem, BackendError> {
+    let mut update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .update_expression(expression)
+        .condition_expression(condition);
+    for (placeholder, name) in names {
+        update = update.expression_attribute_names(*placeholder, *name);
+    }
+    for (placeholder, value) in values {
+        update = update.expression_attribute_values(placeholder, value);
+    }
+    Ok(TransactWriteItem::builder()
+        .update(update.build().map_err(build_error)?)
+        .build())
+}
+
+/// A put within a transaction, on condition that the item is new (`key` is its partition key).
+pub(super) fn put_new(
+    table: &str,
+    item: Item,
+    key: &str,
+) -> Result<TransactWriteItem, BackendError> {
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(#key)")
+        .expression_attribute_names("#key", key)
+        .build()
+        .map_err(build_error)?;
+    Ok(TransactWriteItem::builder().put(put).build())
+}
+
+/// How a transaction ended.
+pub(super) enum Transacted {
+    /// Every write applied.
+    Committed,
+    /// Nothing applied because these items' conditions failed (by position in the request).
+    ConditionFailed(Vec<bool>),
+}
+
+/// Runs a transaction. A condition that failed is an outcome (a lost race, a decided job); a
+/// cancellation for any other reason (conflict with another transaction, throttling) is transient.
+pub(super) async fn transact(
+    db: &aws_sdk_dynamodb::Client,
+    items: Vec<TransactWriteItem>,
+) -> Result<Transacted, BackendError> {
+    let error = match db
+        .transact_write_items()
+        .set_transact_items(Some(items))
+        .send()
+        .await
+    {
+        Ok(_) => return Ok(Transacted::Committed),
+        Err(error) => error,
+    };
+    if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+        error.as_service_error()
+    {
+        let codes: Vec<&str> = cancelled
+            .cancellation_reasons()
+            .iter()
+            .map(|r| r.code().unwrap_or("None"))
+            .collect();
+        if codes.contains(&"ConditionalCheckFailed") {
+            return Ok(Transacted::ConditionFailed(
+                codes
+                    .iter()
+                    .map(|c| *c == "ConditionalCheckFailed")
+                    .collect(),
+            ));
+        }
+        return Err(BackendError::transient(format!(
+            "transaction cancelled: {codes:?}"
+        )));
+    }
+    Err(classify("TransactWriteItems", error))
+}

@@ -1,0 +1,191 @@
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use jiff::Timestamp;
+use uuid::Uuid;
+
+use super::DynamoStore;
+use super::error::classify;
+use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, put_new, s, transact, update};
+use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::ports::{BackendError, Jobs};
+
+/// Held jobs are spread over this many index partitions, so the sweeper's index has no hot key.
+pub(super) const HELD_SHARDS: u128 = 4;
+
+/// The held-index partition of a job.
+fn held_shard(job_id: JobId) -> String {
+    let bits = Uuid::parse_str(&job_id.to_string()).map_or(0, |u| u.as_u128());
+    format!("held#{}", bits % HELD_SHARDS)
+}
+
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {
+    serde_json::to_string(value).map_err(|e| BackendError::permanent(format!("cannot encode: {e}")))
+}
+
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, BackendError> {
+    serde_json::from_str(text)
+        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
+}
+
+/// The key of a job's item.
+pub(super) fn job_key(job_id: JobId) -> Item {
+    Item::from([("job_id".to_owned(), s(job_id.to_string()))])
+}
+
+/// A new PENDING job's item.
+pub(super) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> {
+    Ok(Item::from([
+        ("job_id".to_owned(), s(job.job_id.to_string())),
+        ("event_id".to_owned(), s(job.event_id.as_str())),
+        ("buyer_id".to_owned(), s(job.buyer_id.as_str())),
+        ("request".to_owned(), s(to_json(&job.request)?)),
+        ("status".to_owned(), s(job.status.as_str())),
+        ("seat_ids".to_owned(), s(to_json(&job.seat_ids)?)),
+        (
+            "accepted_at".to_owned(),
+            n(job.accepted_at.as_millisecond()),
+        ),
+        ("updated_at".to_owned(), n(now.as_millisecond())),
+    ]))
+}
+
+fn job_from_item(item: &Item) -> Result<Job, BackendError> {
+    let corrupt = |what: &str| BackendError::permanent(format!("job item has {what}"));
+    let job_id = JobId::parse(get_s(item, "job_id")?).ok_or_else(|| corrupt("an invalid id"))?;
+    let instant =
+        |ms: i64| Timestamp::from_millisecond(ms).map_err(|_| corrupt("an instant out of range"));
+    Ok(Job {
+        job_id,
+        event_id: EventId::parse(get_s(item, "event_id")?)
+            .map_err(|_| corrupt("an invalid event id"))?,
+        buyer_id: BuyerId::parse(get_s(item, "buyer_id")?)
+            .map_err(|_| corrupt("an invalid buyer id"))?,
+        request: from_json(get_s(item, "request")?)?,
+        status: JobStatus::parse(get_s(item, "status")?)
+            .ok_or_else(|| corrupt("an unknown status"))?,
+        seat_ids: from_json(get_s(item, "seat_ids")?)?,
+        hold_expires_at: opt_n(item, "hold_until")?.map(instant).transpose()?,
+        reason: opt_s(item, "reason").map(str::to_owned),
+        accepted_at: instant(get_n(item, "accepted_at")?)?,
+    })
+}
+
+impl DynamoStore {
+    /// Reads a job with a strongly consistent read: decisions must see the latest state.
+    pub(super) async fn load_job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
+        let output = self
+            .db
+            .get_item()
+            .table_name(&self.names.jobs_table)
+            .set_key(Some(job_key(job_id)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| classify("GetItem job", e))?;
+        output.item().map(job_from_item).transpose()
+    }
+
+    /// The writes that move `job` (already updated in memory) from `from` to its new status and
+    /// record its reservation event: the job update is conditioned on the job still being `from`.
+    pub(super) fn transition(
+        &self,
+        job: &Job,
+        from: JobStatus,
+        now: Timestamp,
+    ) -> Result<Vec<TransactWriteItem>, BackendError> {
+        let mut set = vec![
+            "#status = :status",
+            "seat_ids = :seats",
+            "updated_at = :now",
+        ];
+        let mut remove = Vec::new();
+        let mut values = vec![
+            (":status", s(job.status.as_str())),
+            (":from", s(from.as_str())),
+            (":seats", s(to_json(&job.seat_ids)?)),
+            (":now", n(now.as_millisecond())),
+        ];
+        match (job.status, job.hold_expires_at) {
+            (JobStatus::Held, Some(until)) => {
+                set.extend(["hold_until = :until", "held_shard = :shard"]);
+                values.push((":until", n(until.as_millisecond())));
+                values.push((":shard", s(held_shard(job.job_id))));
+            }
+            _ => remove.push("held_shard"),
+        }
+        if let Some(reason) = &job.reason {
+            set.push("reason = :reason");
+            values.push((":reason", AttributeValue::S(reason.clone())));
+        }
+        let mut expression = format!("SET {}", set.join(", "));
+        if !remove.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        let job_update = update(
+            &self.names.jobs_table,
+            job_key(job.job_id),
+            &expression,
+            "#status = :from",
+            &[("#status", "status")],
+            values,
+        )?;
+        Ok(vec![
+            job_update,
+            self.outbox_put(&ReservationEvent::of(job, now), now)?,
+        ])
+    }
+
+    /// The write that records one reservation event in the outbox, marked unpublished.
+    fn outbox_put(
+        &self,
+        event: &ReservationEvent,
+        now: Timestamp,
+    ) -> Result<TransactWriteItem, BackendError> {
+        // Ids sort by time, then by this process's sequence (events of one batch share an instant),
+        // so the unpublished index returns events oldest first; the uuid keeps processes apart.
+        let sequence = self
+            .outbox_sequence
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!(
+            "{:013}-{sequence:012}-{}",
+            now.as_millisecond(),
+            Uuid::new_v4().simple()
+        );
+        let item = Item::from([
+            ("id".to_owned(), s(id)),
+            ("job_id".to_owned(), s(event.job_id.to_string())),
+            ("body".to_owned(), s(to_json(event)?)),
+            ("created_at".to_owned(), n(now.as_millisecond())),
+            ("pending".to_owned(), s("pending")),
+        ]);
+        put_new(&self.names.outbox_table, item, "id")
+    }
+}
+
+#[async_trait]
+impl Jobs for DynamoStore {
+    async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
+        self.load_job(job_id).await
+    }
+
+    async fn fail(
+        &self,
+        job_id: JobId,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool, BackendError> {
+        let Some(mut job) = self.load_job(job_id).await? else {
+            return Ok(false);
+        };
+        if job.status != JobStatus::Pending {
+            return Ok(false);
+        }
+        job.status = JobStatus::Failed;
+        job.reason = Some(reason.to_owned());
+        let writes = self.transition(&job, JobStatus::Pending, now)?;
+        Ok(matches!(
+            transact(&self.db, writes).await?,
+            Transacted::Committed
+        ))
+    }
+}

@@ -1,0 +1,101 @@
+//! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs,
+//! idempotency keys and outbox, EventBridge for reservation events. Table design: see
+//! `deploy/README.md` ("DynamoDB tables") and [`names`].
+//!
+//! Every decision is a DynamoDB condition: the claim is one `TransactWriteItems` that moves the
+//! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)
+//! and records the outbox event, so a lost race or a redelivery can never hold a seat twice.
+
+mod admissions;
+mod catalog;
+mod error;
+mod event_bus;
+mod inventory;
+mod item;
+mod jobs;
+mod names;
+mod outbox;
+mod provision;
+mod queue;
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use aws_config::BehaviorVersion;
+
+pub use names::AwsNames;
+pub use provision::provision;
+
+use crate::backend::Backend;
+use crate::config::{AwsSettings, BackendSettings};
+use crate::domain::EventId;
+use crate::ports::{BackendError, Clock};
+use event_bus::EventBus;
+use queue::SqsQueue;
+
+/// What the store remembers of an event: events never change once created, so this is cached.
+#[derive(Debug, Clone)]
+struct EventMeta {
+    hold_ms: i64,
+    sections: Vec<String>,
+}
+
+/// The DynamoDB-backed ports.
+pub struct DynamoStore {
+    db: aws_sdk_dynamodb::Client,
+    names: AwsNames,
+    queue: Arc<SqsQueue>,
+    clock: Arc<dyn Clock>,
+    events: Mutex<HashMap<EventId, EventMeta>>,
+    outbox_sequence: AtomicU64,
+}
+
+/// Loads the AWS configuration from the standard chain (environment, profile, container or
+/// instance role; `AWS_ENDPOINT_URL` redirects every service, e.g. to an emulator).
+pub async fn sdk_config() -> aws_config::SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest()).load().await
+}
+
+/// Opens the AWS backend: resolves the queue URLs and builds a client per service.
+pub async fn open(
+    settings: &BackendSettings,
+    clock: Arc<dyn Clock>,
+) -> Result<Backend, BackendError> {
+    let config = sdk_config().await;
+    open_with(&config, &settings.aws, settings.visibility_timeout(), clock).await
+}
+
+/// Opens the AWS backend with an already loaded SDK configuration.
+pub async fn open_with(
+    config: &aws_config::SdkConfig,
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    clock: Arc<dyn Clock>,
+) -> Result<Backend, BackendError> {
+    let names = AwsNames::from_settings(settings);
+    let sqs = aws_sdk_sqs::Client::new(config);
+    let queue = Arc::new(SqsQueue::connect(sqs, settings, &names, visibility_timeout).await?);
+    let store = Arc::new(DynamoStore {
+        db: aws_sdk_dynamodb::Client::new(config),
+        names: names.clone(),
+        queue: Arc::clone(&queue),
+        clock: Arc::clone(&clock),
+        events: Mutex::new(HashMap::new()),
+        outbox_sequence: AtomicU64::new(0),
+    });
+    let publisher = Arc::new(EventBus::new(
+        aws_sdk_eventbridge::Client::new(config),
+        names.event_bus,
+    ));
+    Ok(Backend {
+        catalog: store.clone(),
+        admissions: store.clone(),
+        jobs: store.clone(),
+        inventory: store.clone(),
+        outbox: store,
+        queue,
+        publisher,
+        clock,
+    })
+}

@@ -1,0 +1,242 @@
+//! Creating the AWS resources for a prefix, idempotently: what `seatclaimctl init` runs against an
+//! emulator or a fresh account. The deploy templates create the same resources with the same names.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TableStatus,
+};
+use aws_sdk_sqs::types::QueueAttributeName;
+
+use super::AwsNames;
+use super::error::{build_error, classify};
+use super::names::{FREE_SEATS_INDEX, HELD_JOBS_INDEX, UNPUBLISHED_INDEX};
+use crate::ports::BackendError;
+
+/// DLQ messages are kept for the longest time SQS allows (14 days), for operators to replay.
+const DLQ_RETENTION_SECONDS: u32 = 1_209_600;
+
+/// An attribute of a key: its name and type.
+type KeyAttribute<'a> = (&'a str, ScalarAttributeType);
+
+/// One table to create: its key and its sparse indexes (name, hash key, range key).
+struct TableSpec<'a> {
+    name: &'a str,
+    hash: KeyAttribute<'a>,
+    range: Option<KeyAttribute<'a>>,
+    indexes: Vec<(&'static str, KeyAttribute<'a>, KeyAttribute<'a>)>,
+}
+
+/// Creates (or finds) the queues with the redrive policy, the tables with their indexes, and the
+/// event bus. `max_receive_count` is the main queue's redrive limit.
+pub async fn provision(
+    config: &aws_config::SdkConfig,
+    names: &AwsNames,
+    visibility_timeout: Duration,
+    max_receive_count: u32,
+) -> Result<(), BackendError> {
+    create_queues(
+        &aws_sdk_sqs::Client::new(config),
+        names,
+        visibility_timeout,
+        max_receive_count,
+    )
+    .await?;
+    let db = aws_sdk_dynamodb::Client::new(config);
+    use ScalarAttributeType::{N, S};
+    let tables = [
+        TableSpec {
+            name: &names.events_table,
+            hash: ("event_id", S),
+            range: None,
+            indexes: vec![],
+        },
+        TableSpec {
+            name: &names.seats_table,
+            hash: ("event_id", S),
+            range: Some(("seat_id", S)),
+            indexes: vec![(FREE_SEATS_INDEX, ("free_key", S), ("position", N))],
+        },
+        TableSpec {
+            name: &names.jobs_table,
+            hash: ("job_id", S),
+            range: None,
+            indexes: vec![(HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N))],
+        },
+        TableSpec {
+            name: &names.idempotency_table,
+            hash: ("id", S),
+            range: None,
+            indexes: vec![],
+        },
+        TableSpec {
+            name: &names.outbox_table,
+            hash: ("id", S),
+            range: None,
+            indexes: vec![(UNPUBLISHED_INDEX, ("pending", S), ("id", S))],
+        },
+    ];
+    for table in tables {
+        create_table(&db, table).await?;
+    }
+    create_bus(&aws_sdk_eventbridge::Client::new(config), &names.event_bus).await
+}
+
+async fn create_queues(
+    sqs: &aws_sdk_sqs::Client,
+    names: &AwsNames,
+    visibility_timeout: Duration,
+    max_receive_count: u32,
+) -> Result<(), BackendError> {
+    let dlq = sqs
+        .create_queue()
+        .queue_name(&names.dlq)
+        .attributes(
+            QueueAttributeName::MessageRetentionPeriod,
+            DLQ_RETENTION_SECONDS.to_string(),
+        )
+        .send()
+        .await
+        .map_err(|e| classify("CreateQueue dlq", e))?;
+    let dlq_url = dlq.queue_url().unwrap_or_default();
+    let arn = sqs
+        .get_queue_attributes()
+        .queue_url(dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| classify("GetQueueAttributes", e))?
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn))
+        .cloned()
+        .ok_or_else(|| BackendError::permanent("the DLQ has no ARN"))?;
+    let redrive =
+        format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"{max_receive_count}"}}"#);
+    let attributes = [
+        (QueueAttributeName::RedrivePolicy, redrive),
+        (
+            QueueAttributeName::VisibilityTimeout,
+            visibility_timeout.as_secs().to_string(),
+        ),
+    ];
+    let created = sqs
+        .create_queue()
+        .queue_name(&names.queue)
+        .set_attributes(Some(attributes.clone().into_iter().collect()))
+        .send()
+        .await;
+    match created {
+        Ok(_) => Ok(()),
+        // It exists with other attributes: bring them in line (init is idempotent).
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_queue_name_exists()) =>
+        {
+            let url = super::queue::queue_url(sqs, &names.queue).await?;
+            sqs.set_queue_attributes()
+                .queue_url(url)
+                .set_attributes(Some(attributes.into_iter().collect()))
+                .send()
+                .await
+                .map_err(|e| classify("SetQueueAttributes", e))?;
+            Ok(())
+        }
+        Err(error) => Err(classify("CreateQueue", error)),
+    }
+}
+
+fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .map_err(build_error)
+}
+
+async fn create_table(
+    db: &aws_sdk_dynamodb::Client,
+    spec: TableSpec<'_>,
+) -> Result<(), BackendError> {
+    let mut attributes = vec![spec.hash.clone()];
+    attributes.extend(spec.range.clone());
+    for (_, hash, range) in &spec.indexes {
+        attributes.extend([hash.clone(), range.clone()]);
+    }
+    attributes.sort_by(|a, b| a.0.cmp(b.0));
+    attributes.dedup_by(|a, b| a.0 == b.0);
+    let mut request = db
+        .create_table()
+        .table_name(spec.name)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (name, kind) in attributes {
+        request = request.attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(kind)
+                .build()
+                .map_err(build_error)?,
+        );
+    }
+    request = request.key_schema(key(spec.hash.0, KeyType::Hash)?);
+    if let Some((range, _)) = spec.range {
+        request = request.key_schema(key(range, KeyType::Range)?);
+    }
+    for (index, (hash, _), (range, _)) in spec.indexes {
+        request = request.global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(index)
+                .key_schema(key(hash, KeyType::Hash)?)
+                .key_schema(key(range, KeyType::Range)?)
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .map_err(build_error)?,
+        );
+    }
+    match request.send().await {
+        Ok(_) => {}
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_in_use_exception()) => {}
+        Err(error) => return Err(classify("CreateTable", error)),
+    }
+    wait_until_active(db, spec.name).await
+}
+
+async fn wait_until_active(db: &aws_sdk_dynamodb::Client, table: &str) -> Result<(), BackendError> {
+    for _ in 0..120 {
+        let described = db
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(|e| classify("DescribeTable", e))?;
+        if described.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Err(BackendError::transient(format!(
+        "table {table} did not become active"
+    )))
+}
+
+async fn create_bus(events: &aws_sdk_eventbridge::Client, bus: &str) -> Result<(), BackendError> {
+    match events.create_event_bus().name(bus).send().await {
+        Ok(_) => Ok(()),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_resource_already_exists_exception()) =>
+        {
+            Ok(())
+        }
+        Err(error) => Err(classify("CreateEventBus", error)),
+    }
+}

@@ -1,0 +1,290 @@
+//! The intent queue on SQS. The redrive policy (to the DLQ after a number of receives) is set on
+//! the queue itself by `seatclaimctl init` or the deploy templates.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
+    MessageAttributeValue, MessageSystemAttributeName, SendMessageBatchRequestEntry,
+};
+use jiff::Timestamp;
+
+use super::AwsNames;
+use super::error::{build_error, classify};
+use crate::config::AwsSettings;
+use crate::domain::{Intent, JobId};
+use crate::ports::{BackendError, Delivery, IntentQueue, Receipt};
+
+/// SQS's limit on entries per batch call and messages per receive.
+const SQS_BATCH: usize = 10;
+/// SQS's longest long poll.
+const MAX_WAIT_SECONDS: u64 = 20;
+/// The message attribute that carries the job id beside the body, so even an undecodable
+/// message can fail its job, and so one job can be followed across processes in the logs.
+pub(super) const JOB_ID_ATTRIBUTE: &str = "job_id";
+/// The attribute the DLQ copy of a message carries to say why it was dead-lettered.
+const REASON_ATTRIBUTE: &str = "dead_letter_reason";
+
+/// The main queue and its dead-letter queue.
+pub struct SqsQueue {
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+    dlq_url: String,
+    visibility_timeout: Duration,
+}
+
+fn string_attribute(value: &str) -> Result<MessageAttributeValue, BackendError> {
+    MessageAttributeValue::builder()
+        .data_type("String")
+        .string_value(value)
+        .build()
+        .map_err(build_error)
+}
+
+fn seconds(duration: Duration) -> i32 {
+    i32::try_from(duration.as_secs()).unwrap_or(i32::MAX)
+}
+
+impl SqsQueue {
+    /// Resolves the queue URLs (overrides first, else by name).
+    pub(super) async fn connect(
+        sqs: aws_sdk_sqs::Client,
+        settings: &AwsSettings,
+        names: &AwsNames,
+        visibility_timeout: Duration,
+    ) -> Result<Self, BackendError> {
+        let url = match &settings.queue_url {
+            Some(url) => url.clone(),
+            None => queue_url(&sqs, &names.queue).await?,
+        };
+        let dlq_url = match &settings.dlq_url {
+            Some(url) => url.clone(),
+            None => queue_url(&sqs, &names.dlq).await?,
+        };
+        Ok(Self {
+            sqs,
+            url,
+            dlq_url,
+            visibility_timeout,
+        })
+    }
+
+    async fn send_to(
+        &self,
+        url: &str,
+        bodies: Vec<(String, Option<String>, Option<String>)>,
+    ) -> Result<(), BackendError> {
+        for chunk in bodies.chunks(SQS_BATCH) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(index, (body, job_id, reason))| {
+                    let mut entry = SendMessageBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .message_body(body);
+                    if let Some(job_id) = job_id {
+                        entry =
+                            entry.message_attributes(JOB_ID_ATTRIBUTE, string_attribute(job_id)?);
+                    }
+                    if let Some(reason) = reason {
+                        entry =
+                            entry.message_attributes(REASON_ATTRIBUTE, string_attribute(reason)?);
+                    }
+                    entry.build().map_err(build_error)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let output = self
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("SendMessageBatch", e))?;
+            if let Some(failed) = output.failed().first() {
+                let message = format!(
+                    "SendMessageBatch entry failed: {} {}",
+                    failed.code(),
+                    failed.message().unwrap_or("")
+                );
+                return Err(if failed.sender_fault() {
+                    BackendError::permanent(message)
+                } else {
+                    BackendError::transient(message)
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) async fn queue_url(
+    sqs: &aws_sdk_sqs::Client,
+    name: &str,
+) -> Result<String, BackendError> {
+    let output = sqs
+        .get_queue_url()
+        .queue_name(name)
+        .send()
+        .await
+        .map_err(|e| classify("GetQueueUrl", e))?;
+    output
+        .queue_url()
+        .map(str::to_owned)
+        .ok_or_else(|| BackendError::permanent(format!("queue {name} has no URL")))
+}
+
+#[async_trait]
+impl IntentQueue for SqsQueue {
+    async fn send(&self, intents: &[Intent]) -> Result<(), BackendError> {
+        let bodies = intents
+            .iter()
+            .map(|intent| {
+                let body = serde_json::to_string(intent)
+                    .map_err(|e| BackendError::permanent(format!("cannot encode intent: {e}")))?;
+                Ok((body, Some(intent.job_id.to_string()), None))
+            })
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        self.send_to(&self.url, bodies).await
+    }
+
+    async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError> {
+        let output = self
+            .sqs
+            .receive_message()
+            .queue_url(&self.url)
+            .max_number_of_messages(i32::try_from(max.clamp(1, SQS_BATCH)).unwrap_or(10))
+            .wait_time_seconds(i32::try_from(wait.as_secs().min(MAX_WAIT_SECONDS)).unwrap_or(0))
+            .visibility_timeout(seconds(self.visibility_timeout))
+            .message_attribute_names(JOB_ID_ATTRIBUTE)
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
+            .send()
+            .await
+            .map_err(|e| classify("ReceiveMessage", e))?;
+        let deliveries = output
+            .messages()
+            .iter()
+            .filter_map(|message| {
+                let receipt = message.receipt_handle()?.to_owned();
+                let system = message.attributes();
+                let system_value = |name: MessageSystemAttributeName| {
+                    system
+                        .and_then(|a| a.get(&name))
+                        .and_then(|v| v.parse::<i64>().ok())
+                };
+                let job_id = message
+                    .message_attributes()
+                    .and_then(|a| a.get(JOB_ID_ATTRIBUTE))
+                    .and_then(|v| v.string_value())
+                    .and_then(JobId::parse);
+                Some(Delivery {
+                    receipt: Receipt(receipt),
+                    body: message.body().unwrap_or_default().to_owned(),
+                    job_id,
+                    receive_count: system_value(
+                        MessageSystemAttributeName::ApproximateReceiveCount,
+                    )
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(1),
+                    sent_at: system_value(MessageSystemAttributeName::SentTimestamp)
+                        .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+                        .unwrap_or_else(Timestamp::now),
+                })
+            })
+            .collect();
+        Ok(deliveries)
+    }
+
+    async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
+        for chunk in receipts.chunks(SQS_BATCH) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(index, receipt)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .receipt_handle(&receipt.0)
+                        .build()
+                        .map_err(build_error)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let output = self
+                .sqs
+                .delete_message_batch()
+                .queue_url(&self.url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("DeleteMessageBatch", e))?;
+            if let Some(failed) = output.failed().first() {
+                return Err(BackendError::transient(format!(
+                    "DeleteMessageBatch entry failed: {}",
+                    failed.code()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
+        self.sqs
+            .change_message_visibility()
+            .queue_url(&self.url)
+            .receipt_handle(&receipt.0)
+            .visibility_timeout(seconds(delay))
+            .send()
+            .await
+            .map_err(|e| classify("ChangeMessageVisibility", e))?;
+        Ok(())
+    }
+
+    async fn extend_visibility(
+        &self,
+        receipts: &[Receipt],
+        by: Duration,
+    ) -> Result<(), BackendError> {
+        for chunk in receipts.chunks(SQS_BATCH) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(index, receipt)| {
+                    ChangeMessageVisibilityBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .receipt_handle(&receipt.0)
+                        .visibility_timeout(seconds(by))
+                        .build()
+                        .map_err(build_error)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.sqs
+                .change_message_visibility_batch()
+                .queue_url(&self.url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("ChangeMessageVisibilityBatch", e))?;
+        }
+        Ok(())
+    }
+
+    /// Copies the message to the DLQ with the reason, then deletes it from the main queue. A crash
+    /// in between leaves it in both: the DLQ copy is then a replay of a decided job, which is safe.
+    async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
+        let job_id = delivery.job_id.map(|id| id.to_string());
+        self.send_to(
+            &self.dlq_url,
+            vec![(delivery.body.clone(), job_id, Some(reason.to_owned()))],
+        )
+        .await?;
+        self.sqs
+            .delete_message()
+            .queue_url(&self.url)
+            .receipt_handle(&delivery.receipt.0)
+            .send()
+            .await
+            .map_err(|e| classify("DeleteMessage", e))?;
+        Ok(())
+    }
+}
