@@ -3,10 +3,13 @@ use std::time::{Duration, Instant};
 use reqwest::{Response, StatusCode};
 use seatclaim_api::Application;
 use seatclaim_shared::Backend;
-use seatclaim_shared::config::BackendSettings;
+use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
+use seatclaim_shared::config::{BackendKind, BackendSettings};
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+use crate::emulator;
 use tokio_util::sync::CancellationToken;
 
 /// How to start an app for a test.
@@ -30,18 +33,38 @@ impl Default for AppOptions {
     }
 }
 
-/// A running app on a free port with its own data folder, and an HTTP client for it.
+/// The backend the suites run on: `SEATCLAIM_TEST_BACKEND=aws` runs them against the emulator.
+pub fn test_backend() -> BackendKind {
+    match std::env::var("SEATCLAIM_TEST_BACKEND").as_deref() {
+        Ok("aws") => BackendKind::Aws,
+        Ok("embedded") | Err(_) => BackendKind::Embedded,
+        Ok(other) => panic!("SEATCLAIM_TEST_BACKEND must be embedded or aws, not {other:?}"),
+    }
+}
+
+/// How often tests poll a job: the emulator serialises DynamoDB calls, so hundreds of buyers
+/// polling every 20 ms would starve the worker there.
+fn poll_interval() -> Duration {
+    match test_backend() {
+        BackendKind::Embedded => Duration::from_millis(20),
+        BackendKind::Aws => Duration::from_millis(300),
+    }
+}
+
+/// A running app on a free port with its own storage, and an HTTP client for it.
 pub struct TestApp {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     /// A client with a connection pool.
     pub client: reqwest::Client,
-    /// The app's data folder, removed when the test ends.
-    pub data: TempDir,
     /// The backend the app runs on, for tests that drive the worker's steps directly.
     pub backend: Backend,
-    stop: CancellationToken,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The settings that reach this app's backend, for processes started beside it.
+    pub settings: BackendSettings,
+    events: PublishedEvents,
+    /// The embedded backend's data folder, removed when the test ends.
+    _data: TempDir,
+    _stop: tokio_util::sync::DropGuard,
 }
 
 impl TestApp {
@@ -50,17 +73,36 @@ impl TestApp {
         Self::spawn_with(AppOptions::default()).await
     }
 
-    /// Starts an app as `options` say.
+    /// Starts an app as `options` say, on the backend [`test_backend`] names, with fresh storage.
     pub async fn spawn_with(options: AppOptions) -> Self {
         // Logs stay quiet unless asked for: `TEST_LOG=1 cargo test ...` (filtered by RUST_LOG).
         if std::env::var_os("TEST_LOG").is_some() {
             seatclaim_shared::telemetry::init(seatclaim_shared::config::LogFormat::Text);
         }
         let data = tempfile::tempdir().expect("a temporary data folder");
-        let settings = Self::backend_settings(&data, &options);
-        let backend = Backend::open(&settings)
-            .await
-            .expect("the embedded backend opens");
+        let mut settings = BackendSettings {
+            visibility_timeout_secs: options.visibility_timeout_secs,
+            ..BackendSettings::in_folder(data.path().to_owned())
+        };
+        let events = match test_backend() {
+            BackendKind::Embedded => PublishedEvents::File(data.path().join(EVENT_LOG_FILE)),
+            BackendKind::Aws => {
+                let config = emulator::emulator_config().await;
+                settings.backend = BackendKind::Aws;
+                settings.aws = emulator::fresh_settings();
+                emulator::provision(
+                    &config,
+                    &settings.aws,
+                    settings.visibility_timeout(),
+                    settings.max_receive_count(),
+                )
+                .await;
+                PublishedEvents::Queue(
+                    emulator::EventConsumer::subscribe(&config, &settings.aws).await,
+                )
+            }
+        };
+        let backend = Backend::open(&settings).await.expect("the backend opens");
         let worker = options
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
@@ -74,22 +116,15 @@ impl TestApp {
         .expect("the app binds a free port");
         let base = format!("http://{}", app.local_addr().expect("a bound address"));
         let stop = CancellationToken::new();
-        let server = tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
+        tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
         Self {
             base,
             client: reqwest::Client::new(),
-            data,
             backend,
-            stop,
-            server,
-        }
-    }
-
-    /// The backend settings of an app with these options in `data`.
-    pub fn backend_settings(data: &TempDir, options: &AppOptions) -> BackendSettings {
-        BackendSettings {
-            visibility_timeout_secs: options.visibility_timeout_secs,
-            ..BackendSettings::in_folder(data.path().to_owned())
+            settings,
+            events,
+            _data: data,
+            _stop: stop.drop_guard(),
         }
     }
 
@@ -102,13 +137,31 @@ impl TestApp {
         }
     }
 
-    /// Stops the app the way a SIGTERM would and waits for it to finish.
-    pub async fn stop(self) {
-        self.stop.cancel();
-        self.server
-            .await
-            .expect("the server task")
-            .expect("the server stops cleanly");
+    /// The environment a `seatclaim-*` process needs to work on this app's backend.
+    pub fn process_env(&self) -> Vec<(&'static str, String)> {
+        match self.settings.backend {
+            BackendKind::Embedded => vec![(
+                "SEATCLAIM_DATA_DIR",
+                self.settings.data_dir.display().to_string(),
+            )],
+            BackendKind::Aws => vec![
+                ("SEATCLAIM_BACKEND", "aws".to_owned()),
+                ("SEATCLAIM_AWS_PREFIX", self.settings.aws.aws_prefix.clone()),
+            ],
+        }
+    }
+
+    /// The reservation events the relay has published so far: the embedded event log's lines, or
+    /// what an EventBridge rule delivered to a consumer queue (the envelope has the same fields).
+    pub async fn published_events(&self) -> Vec<Value> {
+        match &self.events {
+            PublishedEvents::File(path) => std::fs::read_to_string(path)
+                .unwrap_or_default()
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("each event log line is JSON"))
+                .collect(),
+            PublishedEvents::Queue(consumer) => consumer.drain().await,
+        }
     }
 
     /// `POST /v1/events`.
@@ -207,7 +260,7 @@ impl TestApp {
                 start.elapsed() < within,
                 "job {job_id} still PENDING after {within:?}"
             );
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(poll_interval()).await;
         }
     }
 
@@ -217,19 +270,12 @@ impl TestApp {
         assert_eq!(status, StatusCode::OK);
         body
     }
+}
 
-    /// The reservation events the relay has published so far (the embedded event log).
-    pub fn published_events(&self) -> Vec<Value> {
-        let path = self
-            .data
-            .path()
-            .join(seatclaim_shared::adapters::embedded::EVENT_LOG_FILE);
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("each event log line is JSON"))
-            .collect()
-    }
+/// Where a test reads published events from.
+enum PublishedEvents {
+    File(std::path::PathBuf),
+    Queue(emulator::EventConsumer),
 }
 
 /// Asserts that `response` is an RFC 9457 problem with `status`, and returns its body.

@@ -14,7 +14,7 @@ pub mod emulator;
 mod invariants;
 mod process;
 
-pub use app::{AppOptions, TestApp, assert_problem};
+pub use app::{AppOptions, TestApp, assert_problem, test_backend};
 pub use clock::JumpClock;
 pub use contract::Fixture;
 pub use invariants::{Tally, check_invariants};

@@ -5,21 +5,31 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, check_invariants};
+use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, check_invariants, test_backend};
+use seatclaim_shared::config::BackendKind;
 use serde_json::{Value, json};
 
-const INTENTS: usize = 600;
 const KILLS: usize = 3;
 
+/// Intents in the run, and batches each worker decides before its kill (the `k`-th kill waits
+/// for `first + k * step`). The emulator is slow, so its run is smaller.
+fn shape() -> (usize, usize, usize) {
+    match test_backend() {
+        BackendKind::Embedded => (600, 3, 2),
+        BackendKind::Aws => (200, 1, 1),
+    }
+}
+
 fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
-    vec![
-        ("SEATCLAIM_DATA_DIR", app.data.path().display().to_string()),
+    let mut env = app.process_env();
+    env.extend([
         ("SEATCLAIM_VISIBILITY_TIMEOUT_SECS", "1".into()),
         ("SEATCLAIM_RECEIVE_WAIT_MS", "100".into()),
         ("SEATCLAIM_RELAY_INTERVAL_MS", "50".into()),
         ("SEATCLAIM_SWEEP_INTERVAL_MS", "100".into()),
         ("RUST_LOG", "info".into()),
-    ]
+    ]);
+    env
 }
 
 async fn statuses(app: &TestApp, job_ids: &[String]) -> Vec<Value> {
@@ -44,8 +54,9 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
         .await,
     );
     app.create_grid("e1", 10, 20, 300).await;
-    let mut job_ids = Vec::with_capacity(INTENTS);
-    for n in 0..INTENTS {
+    let (intents, first, step) = shape();
+    let mut job_ids = Vec::with_capacity(intents);
+    for n in 0..intents {
         let body = match n % 3 {
             0 => {
                 json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-{}", n % 10 + 1, n % 20 + 1)]})
@@ -61,14 +72,14 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
     for kill in 0..KILLS {
         let worker = ChildProcess::start("seatclaim-worker", &worker_env(&app));
         // Let it decide a few batches, then kill it at a moment that varies from run to run.
-        for _ in 0..(3 + kill * 2) {
+        for _ in 0..(first + kill * step) {
             worker.wait_for_log("batch decided", Duration::from_secs(30));
         }
         std::thread::sleep(Duration::from_millis(fastrand_ms()));
         worker.kill();
         let left = pending(&statuses(&app, &job_ids).await);
         eprintln!(
-            "crash: kill {} left {left} of {INTENTS} jobs pending",
+            "crash: kill {} left {left} of {intents} jobs pending",
             kill + 1
         );
         assert!(left > 0, "the kill came too late to interrupt anything");
@@ -97,11 +108,11 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
     );
 
     let tally = check_invariants(&jobs, &app.seat_map("e1").await);
-    assert_eq!(tally.held + tally.rejected, INTENTS, "{tally:?}");
+    assert_eq!(tally.held + tally.rejected, intents, "{tally:?}");
 
     // Each job's decision was recorded once: a second decision would show as a second status.
     let mut decisions: HashMap<String, HashSet<String>> = HashMap::new();
-    for event in app.published_events() {
+    for event in app.published_events().await {
         let detail = &event["detail"];
         decisions
             .entry(detail["job_id"].as_str().unwrap().to_owned())
@@ -115,7 +126,7 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
         assert_eq!(recorded, expected, "job {id}'s published decisions");
     }
     eprintln!(
-        "crash: {INTENTS} intents, {KILLS} kills, {redelivered} log lines of redelivered intents, \
+        "crash: {intents} intents, {KILLS} kills, {redelivered} log lines of redelivered intents, \
          {} held ({} seats), {} rejected",
         tally.held, tally.held_seats, tally.rejected
     );

@@ -230,6 +230,7 @@ async fn retrying_with_the_same_key_and_body_returns_the_same_job_and_enqueues_n
     tokio::time::sleep(Duration::from_millis(500)).await;
     let events: Vec<Value> = app
         .published_events()
+        .await
         .into_iter()
         .filter(|e| e["detail"]["job_id"] == first)
         .collect();
@@ -567,6 +568,7 @@ async fn every_decision_is_published_as_a_reservation_event() {
     let kinds = loop {
         let kinds: Vec<String> = app
             .published_events()
+            .await
             .iter()
             .filter(|e| e["detail"]["job_id"] == job_id.as_str())
             .map(|e| e["detail-type"].as_str().unwrap().to_owned())
@@ -577,7 +579,7 @@ async fn every_decision_is_published_as_a_reservation_event() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(kinds, ["Reservation Held", "Reservation Sold"]);
-    let event = &app.published_events()[0];
+    let event = &app.published_events().await[0];
     assert_eq!(event["source"], "seatclaim.reservations");
     assert_eq!(event["detail"]["seat_ids"], json!(["A-1-1"]));
 }

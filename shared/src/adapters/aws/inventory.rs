@@ -286,11 +286,12 @@ impl Inventory for DynamoStore {
         intents: &[Intent],
         now: Timestamp,
     ) -> Result<Vec<ClaimOutcome>, BackendError> {
-        let mut outcomes = Vec::with_capacity(intents.len());
-        for intent in intents {
-            outcomes.push(self.claim_one(intent, now).await?);
-        }
-        Ok(outcomes)
+        // Intents are independent decisions (the conditions settle any race between them), so
+        // the batch is claimed concurrently: its latency is one claim's, not ten.
+        futures_util::future::join_all(intents.iter().map(|intent| self.claim_one(intent, now)))
+            .await
+            .into_iter()
+            .collect()
     }
 
     async fn settle(

@@ -42,6 +42,16 @@ fn string_attribute(value: &str) -> Result<MessageAttributeValue, BackendError> 
         .map_err(build_error)
 }
 
+/// SQS waits in whole seconds: a wait under one second becomes one, never a short poll, which
+/// would turn an idle worker into a busy loop.
+fn long_poll_seconds(wait: Duration) -> i32 {
+    let seconds = wait
+        .as_millis()
+        .div_ceil(1000)
+        .min(u128::from(MAX_WAIT_SECONDS));
+    i32::try_from(seconds).unwrap_or(1)
+}
+
 fn seconds(duration: Duration) -> i32 {
     i32::try_from(duration.as_secs()).unwrap_or(i32::MAX)
 }
@@ -155,7 +165,7 @@ impl IntentQueue for SqsQueue {
             .receive_message()
             .queue_url(&self.url)
             .max_number_of_messages(i32::try_from(max.clamp(1, SQS_BATCH)).unwrap_or(10))
-            .wait_time_seconds(i32::try_from(wait.as_secs().min(MAX_WAIT_SECONDS)).unwrap_or(0))
+            .wait_time_seconds(long_poll_seconds(wait))
             .visibility_timeout(seconds(self.visibility_timeout))
             .message_attribute_names(JOB_ID_ATTRIBUTE)
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
