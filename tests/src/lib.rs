@@ -13,6 +13,7 @@ pub mod contract;
 pub mod emulator;
 mod invariants;
 mod process;
+pub mod request_log;
 
 pub use app::{AppOptions, TestApp, assert_problem, test_backend};
 pub use clock::JumpClock;

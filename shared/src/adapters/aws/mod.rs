@@ -17,6 +17,7 @@ mod names;
 mod outbox;
 mod provision;
 mod queue;
+mod send_batcher;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;

@@ -6,18 +6,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
-    MessageAttributeValue, MessageSystemAttributeName, SendMessageBatchRequestEntry,
+    MessageSystemAttributeName,
 };
 use jiff::Timestamp;
 
 use super::AwsNames;
 use super::error::{build_error, classify};
+use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher, send_batch};
 use crate::config::AwsSettings;
 use crate::domain::{Intent, JobId};
 use crate::ports::{BackendError, Delivery, IntentQueue, Receipt};
 
-/// SQS's limit on entries per batch call and messages per receive.
-const SQS_BATCH: usize = 10;
 /// SQS's longest long poll.
 const MAX_WAIT_SECONDS: u64 = 20;
 /// The message attribute that carries the job id beside the body, so even an undecodable
@@ -29,17 +28,10 @@ const REASON_ATTRIBUTE: &str = "dead_letter_reason";
 /// The main queue and its dead-letter queue.
 pub struct SqsQueue {
     sqs: aws_sdk_sqs::Client,
+    sender: SendBatcher,
     url: String,
     dlq_url: String,
     visibility_timeout: Duration,
-}
-
-fn string_attribute(value: &str) -> Result<MessageAttributeValue, BackendError> {
-    MessageAttributeValue::builder()
-        .data_type("String")
-        .string_value(value)
-        .build()
-        .map_err(build_error)
 }
 
 /// SQS waits in whole seconds: a wait under one second becomes one, never a short poll, which
@@ -73,59 +65,12 @@ impl SqsQueue {
             None => queue_url(&sqs, &names.dlq).await?,
         };
         Ok(Self {
+            sender: SendBatcher::start(sqs.clone(), url.clone()),
             sqs,
             url,
             dlq_url,
             visibility_timeout,
         })
-    }
-
-    async fn send_to(
-        &self,
-        url: &str,
-        bodies: Vec<(String, Option<String>, Option<String>)>,
-    ) -> Result<(), BackendError> {
-        for chunk in bodies.chunks(SQS_BATCH) {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .map(|(index, (body, job_id, reason))| {
-                    let mut entry = SendMessageBatchRequestEntry::builder()
-                        .id(index.to_string())
-                        .message_body(body);
-                    if let Some(job_id) = job_id {
-                        entry =
-                            entry.message_attributes(JOB_ID_ATTRIBUTE, string_attribute(job_id)?);
-                    }
-                    if let Some(reason) = reason {
-                        entry =
-                            entry.message_attributes(REASON_ATTRIBUTE, string_attribute(reason)?);
-                    }
-                    entry.build().map_err(build_error)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let output = self
-                .sqs
-                .send_message_batch()
-                .queue_url(url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| classify("SendMessageBatch", e))?;
-            if let Some(failed) = output.failed().first() {
-                let message = format!(
-                    "SendMessageBatch entry failed: {} {}",
-                    failed.code(),
-                    failed.message().unwrap_or("")
-                );
-                return Err(if failed.sender_fault() {
-                    BackendError::permanent(message)
-                } else {
-                    BackendError::transient(message)
-                });
-            }
-        }
-        Ok(())
     }
 }
 
@@ -148,15 +93,20 @@ pub(super) async fn queue_url(
 #[async_trait]
 impl IntentQueue for SqsQueue {
     async fn send(&self, intents: &[Intent]) -> Result<(), BackendError> {
-        let bodies = intents
+        let messages = intents
             .iter()
             .map(|intent| {
                 let body = serde_json::to_string(intent)
                     .map_err(|e| BackendError::permanent(format!("cannot encode intent: {e}")))?;
-                Ok((body, Some(intent.job_id.to_string()), None))
+                Ok(Outgoing {
+                    body,
+                    attributes: vec![(JOB_ID_ATTRIBUTE, intent.job_id.to_string())],
+                })
             })
             .collect::<Result<Vec<_>, BackendError>>()?;
-        self.send_to(&self.url, bodies).await
+        let sent =
+            futures_util::future::join_all(messages.into_iter().map(|m| self.sender.send(m))).await;
+        sent.into_iter().collect()
     }
 
     async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError> {
@@ -282,12 +232,16 @@ impl IntentQueue for SqsQueue {
     /// Copies the message to the DLQ with the reason, then deletes it from the main queue. A crash
     /// in between leaves it in both: the DLQ copy is then a replay of a decided job, which is safe.
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
-        let job_id = delivery.job_id.map(|id| id.to_string());
-        self.send_to(
-            &self.dlq_url,
-            vec![(delivery.body.clone(), job_id, Some(reason.to_owned()))],
-        )
-        .await?;
+        let mut attributes = vec![(REASON_ATTRIBUTE, reason.to_owned())];
+        attributes.extend(delivery.job_id.map(|id| (JOB_ID_ATTRIBUTE, id.to_string())));
+        let copy = Outgoing {
+            body: delivery.body.clone(),
+            attributes,
+        };
+        send_batch(&self.sqs, &self.dlq_url, &[copy])
+            .await
+            .into_iter()
+            .collect::<Result<(), _>>()?;
         self.sqs
             .delete_message()
             .queue_url(&self.url)

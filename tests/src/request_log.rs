@@ -1,0 +1,106 @@
+//! A request log for the emulator: a small HTTP proxy in front of it that counts every AWS
+//! request by service and operation, then forwards it unchanged. It measures what the real code
+//! sends, which is how the AWS cost of one reservation is counted.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+/// Counts of requests by `Service.Operation`.
+pub type Counts = BTreeMap<String, usize>;
+
+#[derive(Clone)]
+struct Proxy {
+    upstream: String,
+    client: reqwest::Client,
+    counts: Arc<Mutex<Counts>>,
+}
+
+/// A running counting proxy.
+pub struct RequestLog {
+    /// The proxy's address, to use as the AWS endpoint.
+    pub endpoint: String,
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl RequestLog {
+    /// Starts a proxy on a free local port in front of `upstream`.
+    pub async fn start(upstream: &str) -> Self {
+        let counts = Arc::new(Mutex::new(Counts::new()));
+        let proxy = Proxy {
+            upstream: upstream.trim_end_matches('/').to_owned(),
+            client: reqwest::Client::new(),
+            counts: Arc::clone(&counts),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a free port");
+        let endpoint = format!("http://{}", listener.local_addr().expect("an address"));
+        let app = axum::Router::new().fallback(forward).with_state(proxy);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self { endpoint, counts }
+    }
+
+    /// The counts since the last call, and a fresh start.
+    pub fn take(&self) -> Counts {
+        std::mem::take(&mut *self.counts.lock().expect("counts lock"))
+    }
+}
+
+/// `DynamoDB_20120810.GetItem` -> `DynamoDB.GetItem`, `AmazonSQS.ReceiveMessage` -> `SQS.ReceiveMessage`,
+/// `AWSEvents.PutEvents` -> `EventBridge.PutEvents`.
+fn operation(headers: &HeaderMap) -> String {
+    let target = headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("unknown.unknown");
+    let (service, op) = target.split_once('.').unwrap_or((target, ""));
+    let service = match service {
+        s if s.starts_with("DynamoDB") => "DynamoDB",
+        "AmazonSQS" => "SQS",
+        "AWSEvents" => "EventBridge",
+        other => other,
+    };
+    format!("{service}.{op}")
+}
+
+async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    *proxy
+        .counts
+        .lock()
+        .expect("counts lock")
+        .entry(operation(&parts.headers))
+        .or_default() += 1;
+    let body: Bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut upstream = proxy
+        .client
+        .request(parts.method, format!("{}{path}", proxy.upstream))
+        .body(body);
+    for (name, value) in &parts.headers {
+        if name != "host" && name != "content-length" {
+            upstream = upstream.header(name, value);
+        }
+    }
+    let Ok(answer) = upstream.send().await else {
+        return Response::builder()
+            .status(StatusCode::BAD_GATEWAY)
+            .body(Body::empty())
+            .unwrap_or_default();
+    };
+    let mut response = Response::builder().status(answer.status());
+    for (name, value) in answer.headers() {
+        if name != "content-length" && name != "transfer-encoding" {
+            response = response.header(name, value);
+        }
+    }
+    let bytes = answer.bytes().await.unwrap_or_default();
+    response.body(Body::from(bytes)).unwrap_or_default()
+}
