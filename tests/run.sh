@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 eval "$(bash tests/emulator/start.sh)"
 
 cargo test --workspace --locked "$@"
-SEATCLAIM_TEST_BACKEND=aws cargo test --locked -p seatclaim-e2e \
+SEATCLAIM_TEST_BACKEND=aws cargo test --workspace --locked \
     --test http_contract --test contention --test crash --test expiry --test worker_batches "$@"
 
 echo "all suites passed on both backends (the emulator stays up for the next run: bash tests/emulator/stop.sh)"
