@@ -421,6 +421,39 @@ pub async fn a_retried_message_comes_back_after_its_delay(f: Fixture) {
     assert_eq!(again[0].receive_count, 2);
 }
 
+/// A heartbeat keeps a slow batch's messages hidden past the visibility timeout.
+pub async fn extending_visibility_keeps_a_slow_batch_hidden(f: Fixture) {
+    let event = with_event(&f).await;
+    f.backend
+        .queue
+        .send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))])
+        .await
+        .unwrap();
+    let got = receive_all(&f, 1).await;
+    let hidden_for = f.visibility_timeout * 3;
+    f.backend
+        .queue
+        .extend_visibility(&[got[0].receipt.clone()], hidden_for)
+        .await
+        .unwrap();
+    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(300)).await;
+    assert!(
+        f.backend
+            .queue
+            .receive(10, Duration::ZERO)
+            .await
+            .unwrap()
+            .is_empty(),
+        "still hidden"
+    );
+    tokio::time::sleep(hidden_for).await;
+    assert_eq!(
+        receive_all(&f, 1).await.len(),
+        1,
+        "visible again once the extension ran out"
+    );
+}
+
 /// A message received more than the redrive limit goes to the dead-letter queue, and an explicitly
 /// dead-lettered one is never delivered again.
 pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
@@ -503,6 +536,7 @@ macro_rules! port_contract {
             every_transition_is_in_the_outbox_until_published,
             unacknowledged_messages_come_back_after_the_visibility_timeout,
             a_retried_message_comes_back_after_its_delay,
+            extending_visibility_keeps_a_slow_batch_hidden,
             messages_received_too_often_are_dead_lettered,
         );
     };

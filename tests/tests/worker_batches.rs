@@ -14,9 +14,12 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_e2e::{AppOptions, TestApp};
 use seatclaim_shared::Backend;
+use seatclaim_shared::domain::ReservationEvent;
 use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
-use seatclaim_shared::ports::{BackendError, ClaimOutcome, Delivery, Inventory, Settled};
-use seatclaim_worker::{BatchOutcome, process_batch};
+use seatclaim_shared::ports::{
+    BackendError, ClaimOutcome, Delivery, EventPublisher, Inventory, Settled,
+};
+use seatclaim_worker::{BatchOutcome, process_batch, relay_once};
 use serde_json::json;
 
 /// The real inventory, except that the next `failures` claims fail with `error`.
@@ -279,4 +282,97 @@ async fn one_bad_intent_does_not_hold_up_the_rest_of_its_batch() {
     );
     assert_eq!(app.job(&first).await["status"], JobStatus::Failed.as_str());
     assert_eq!(app.job(&second).await["status"], JobStatus::Held.as_str());
+}
+
+/// A publisher that, on its first call, publishes all but the first event and reports that one failed.
+struct PartlyFailing {
+    inner: Arc<dyn EventPublisher>,
+    failed_once: AtomicUsize,
+}
+
+#[async_trait]
+impl EventPublisher for PartlyFailing {
+    async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError> {
+        if self.failed_once.fetch_add(1, Ordering::SeqCst) == 0 && events.len() > 1 {
+            self.inner.publish(&events[1..]).await?;
+            return Ok(vec![0]);
+        }
+        self.inner.publish(events).await
+    }
+}
+
+#[tokio::test]
+async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 4, 300).await;
+    let jobs = [
+        app.reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await,
+        app.reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]}),
+        )
+        .await,
+    ];
+    let deliveries = app
+        .backend
+        .queue
+        .receive(10, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        process_batch(&app.backend, deliveries, MAX_ATTEMPTS)
+            .await
+            .held,
+        2
+    );
+    let publisher = PartlyFailing {
+        inner: Arc::clone(&app.backend.publisher),
+        failed_once: AtomicUsize::new(0),
+    };
+    let backend = Backend {
+        publisher: Arc::new(publisher),
+        ..app.backend.clone()
+    };
+    assert_eq!(
+        relay_once(&backend).await.unwrap(),
+        1,
+        "one of two published"
+    );
+    assert_eq!(
+        backend.outbox.unpublished(10).await.unwrap().len(),
+        1,
+        "the failed one waits"
+    );
+    assert_eq!(
+        relay_once(&backend).await.unwrap(),
+        1,
+        "and goes on the next round"
+    );
+    assert_eq!(relay_once(&backend).await.unwrap(), 0);
+    let mut published = Vec::new();
+    for _ in 0..50 {
+        published = app.published_events().await;
+        if published.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut ids: Vec<&str> = published
+        .iter()
+        .map(|e| e["detail"]["job_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut expected: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "each event published once");
 }

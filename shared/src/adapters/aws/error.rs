@@ -50,3 +50,51 @@ where
 pub(super) fn build_error(error: impl std::fmt::Display) -> BackendError {
     BackendError::permanent(format!("cannot build an AWS request: {error}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+
+    use super::*;
+
+    fn service_error(code: &str) -> SdkError<TransactWriteItemsError, ()> {
+        SdkError::service_error(
+            TransactWriteItemsError::generic(ErrorMetadata::builder().code(code).build()),
+            (),
+        )
+    }
+
+    #[test]
+    fn throttling_conflicts_and_outages_are_retried() {
+        for code in [
+            "ThrottlingException",
+            "ProvisionedThroughputExceededException",
+            "TransactionConflictException",
+            "InternalServerError",
+        ] {
+            assert!(classify("op", service_error(code)).is_transient(), "{code}");
+        }
+        assert!(
+            classify(
+                "op",
+                SdkError::<TransactWriteItemsError, ()>::timeout_error("slow")
+            )
+            .is_transient()
+        );
+    }
+
+    #[test]
+    fn validation_and_access_errors_are_permanent() {
+        for code in [
+            "ValidationException",
+            "AccessDeniedException",
+            "ResourceNotFoundException",
+        ] {
+            assert!(
+                !classify("op", service_error(code)).is_transient(),
+                "{code}"
+            );
+        }
+    }
+}

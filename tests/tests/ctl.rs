@@ -1,0 +1,80 @@
+//! `seatclaimctl init` as operators run it: the real binary, twice (it must be idempotent).
+
+use std::process::Command;
+
+use seatclaim_e2e::binary;
+use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
+
+fn init(env: &[(&str, String)]) -> String {
+    let output = Command::new(binary("seatclaimctl"))
+        .arg("init")
+        .envs(env.iter().map(|(k, v)| (*k, v)))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "init failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn init_creates_the_embedded_database_and_can_run_again() {
+    let data = tempfile::tempdir().unwrap();
+    let env = [("SEATCLAIM_DATA_DIR", data.path().display().to_string())];
+    init(&env);
+    assert!(data.path().join("seatclaim.sqlite3").exists());
+    assert!(init(&env).starts_with("ready: embedded backend"));
+}
+
+#[tokio::test]
+async fn init_creates_the_aws_resources_for_a_prefix_and_can_run_again() {
+    let config = emulator_config().await;
+    let prefix = fresh_settings().aws_prefix;
+    let env = [
+        ("SEATCLAIM_BACKEND", "aws".to_owned()),
+        ("SEATCLAIM_AWS_PREFIX", prefix.clone()),
+    ];
+    init(&env);
+    let again = init(&env);
+    assert!(again.contains(&format!("{prefix}-intents")), "{again}");
+    let sqs = aws_sdk_sqs::Client::new(&config);
+    let url = sqs
+        .get_queue_url()
+        .queue_name(format!("{prefix}-intents"))
+        .send()
+        .await
+        .unwrap();
+    let redrive = sqs
+        .get_queue_attributes()
+        .queue_url(url.queue_url().unwrap())
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
+        .send()
+        .await
+        .unwrap();
+    let policy = redrive.attributes().unwrap()
+        [&aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy]
+        .clone();
+    let policy: serde_json::Value = serde_json::from_str(&policy).unwrap();
+    assert!(
+        policy["deadLetterTargetArn"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{prefix}-intents-dlq"))
+    );
+    assert_eq!(
+        policy["maxReceiveCount"].to_string().trim_matches('"'),
+        "6",
+        "attempts (5) + 1"
+    );
+    let dynamodb = aws_sdk_dynamodb::Client::new(&config);
+    for table in ["events", "seats", "jobs", "idempotency", "outbox"] {
+        let described = dynamodb
+            .describe_table()
+            .table_name(format!("{prefix}-{table}"))
+            .send()
+            .await;
+        assert!(described.is_ok(), "table {table} exists");
+    }
+}
