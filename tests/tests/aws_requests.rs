@@ -1,6 +1,11 @@
 //! What one single-seat reservation costs in AWS requests, from POST to HELD and its published
 //! event, counted by a proxy in front of the emulator (the real requests the real code sends).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,5 +1,10 @@
 //! `seatclaimctl init` as operators run it: the real binary, twice (it must be idempotent).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::process::Command;
 
 use seatclaim_e2e::binary;

@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, JobId, SeatId, SeatRequest};
+use super::{BuyerId, EventId, Intent, JobId, SeatId, SeatRequest};
 
 /// Where a job stands. `Pending` and `Held` are the only states that can still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -135,6 +135,22 @@ pub struct Job {
 }
 
 impl Job {
+    /// The PENDING job an accepted intent creates: nothing decided, nothing held.
+    #[must_use]
+    pub fn pending(intent: &Intent) -> Self {
+        Self {
+            job_id: intent.job_id,
+            event_id: intent.event_id.clone(),
+            buyer_id: intent.buyer_id.clone(),
+            request: intent.request.clone(),
+            status: JobStatus::Pending,
+            seat_ids: Vec::new(),
+            hold_expires_at: None,
+            reason: None,
+            accepted_at: intent.accepted_at,
+        }
+    }
+
     /// Decides what `action` at `now` does to this job: `Ok(Some(..))` is the status to move to and
     /// what to do to its seats, `Ok(None)` means the action already happened (a repeat is a no-op
     /// so clients may retry), and `Err` is a conflict the client must be told about.

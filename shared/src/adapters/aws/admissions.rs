@@ -1,9 +1,7 @@
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::KeysAndAttributes;
 
 use super::DynamoStore;
-use super::catalog::seat_key;
-use super::error::{build_error, classify};
+use super::error::classify;
 use super::item::{Item, Transacted, get_s, n, put_new, s, transact};
 use super::jobs::job_item;
 use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId, SeatRequest};
@@ -50,58 +48,15 @@ impl DynamoStore {
                     .then(|| Admission::UnknownSection(section.clone())))
             }
             SeatRequest::Seats(wanted) => {
-                let found = self.existing_seats(intent, wanted).await?;
+                let found = self.read_seats(&intent.event_id, wanted).await?;
                 let missing: Vec<SeatId> = wanted
                     .iter()
-                    .filter(|id| !found.contains(id))
+                    .filter(|id| !found.iter().any(|seat| &seat.seat_id == *id))
                     .cloned()
                     .collect();
                 Ok((!missing.is_empty()).then_some(Admission::UnknownSeats(missing)))
             }
         }
-    }
-
-    async fn existing_seats(
-        &self,
-        intent: &Intent,
-        wanted: &[SeatId],
-    ) -> Result<Vec<SeatId>, BackendError> {
-        let keys: Vec<Item> = wanted
-            .iter()
-            .map(|id| seat_key(&intent.event_id, id))
-            .collect();
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(keys))
-            .projection_expression("seat_id")
-            .build()
-            .map_err(build_error)?;
-        let output = self
-            .db
-            .batch_get_item()
-            .request_items(&self.names.seats_table, request)
-            .send()
-            .await
-            .map_err(|e| classify("BatchGetItem seats", e))?;
-        if output
-            .unprocessed_keys()
-            .is_some_and(|left| !left.is_empty())
-        {
-            return Err(BackendError::transient(
-                "BatchGetItem left seats unprocessed",
-            ));
-        }
-        let items = output
-            .responses()
-            .and_then(|r| r.get(&self.names.seats_table))
-            .cloned()
-            .unwrap_or_default();
-        items
-            .iter()
-            .map(|item| {
-                SeatId::parse(get_s(item, "seat_id")?)
-                    .map_err(|_| BackendError::permanent("stored seat id is invalid"))
-            })
-            .collect()
     }
 
     /// A retried admission whose job is still undecided sends its intent again: if the first
@@ -161,17 +116,7 @@ impl Admissions for DynamoStore {
                     n(now.as_second() + KEY_TTL_SECONDS),
                 ),
             ]);
-            let job = Job {
-                job_id: intent.job_id,
-                event_id: intent.event_id.clone(),
-                buyer_id: intent.buyer_id.clone(),
-                request: intent.request.clone(),
-                status: JobStatus::Pending,
-                seat_ids: Vec::new(),
-                hold_expires_at: None,
-                reason: None,
-                accepted_at: intent.accepted_at,
-            };
+            let job = Job::pending(intent);
             let writes = vec![
                 put_new(&self.names.idempotency_table, record, "id")?,
                 put_new(&self.names.jobs_table, job_item(&job, now)?, "job_id")?,

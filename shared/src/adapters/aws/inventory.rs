@@ -23,7 +23,7 @@ const CLAIM_ROUNDS: usize = 3;
 
 impl DynamoStore {
     /// Reads seats with strongly consistent reads, in the order asked.
-    async fn read_seats(
+    pub(super) async fn read_seats(
         &self,
         job_event: &crate::domain::EventId,
         ids: &[SeatId],

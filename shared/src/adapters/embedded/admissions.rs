@@ -6,7 +6,7 @@ use super::catalog::hold_ms;
 use super::db::to_ms;
 use super::intent_queue::enqueue;
 use super::jobs::insert_job;
-use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId, SeatRequest};
+use crate::domain::{IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
 #[async_trait]
@@ -44,7 +44,7 @@ impl Admissions for EmbeddedStore {
                         to_ms(now)
                     ],
                 )?;
-                insert_job(tx, &pending_job(&intent), now)?;
+                insert_job(tx, &Job::pending(&intent), now)?;
                 enqueue(tx, &intent, now)?;
                 Ok(Admission::Accepted(intent.job_id))
             })
@@ -53,20 +53,6 @@ impl Admissions for EmbeddedStore {
             self.enqueued.notify_waiters();
         }
         Ok(admission)
-    }
-}
-
-fn pending_job(intent: &Intent) -> Job {
-    Job {
-        job_id: intent.job_id,
-        event_id: intent.event_id.clone(),
-        buyer_id: intent.buyer_id.clone(),
-        request: intent.request.clone(),
-        status: JobStatus::Pending,
-        seat_ids: Vec::new(),
-        hold_expires_at: None,
-        reason: None,
-        accepted_at: intent.accepted_at,
     }
 }
 
