@@ -166,17 +166,11 @@ pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {
     let event = with_event(&f).await;
     let winner = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
     let loser = admitted(&f, &event, "b2", exact(&["A-1-1"])).await;
-    let outcomes = f
-        .backend
-        .inventory
-        .claim(&[winner.clone(), loser.clone()], f.backend.clock.now())
-        .await
-        .unwrap();
     assert!(
-        matches!(&outcomes[0], ClaimOutcome::Held { seat_ids, .. } if seat_ids == &[SeatId::parse("A-1-1").unwrap()])
+        matches!(claim(&f, &winner).await, ClaimOutcome::Held { seat_ids, .. } if seat_ids == [SeatId::parse("A-1-1").unwrap()])
     );
     assert_eq!(
-        outcomes[1],
+        claim(&f, &loser).await,
         ClaimOutcome::Rejected {
             reason: "seat no longer available".into()
         }
@@ -187,6 +181,30 @@ pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {
         (job.status, job.reason.as_deref()),
         (JobStatus::Rejected, Some("seat no longer available"))
     );
+}
+
+/// Intents racing for one seat in the same batch (a queue batch has no order): exactly one wins.
+pub async fn one_batch_racing_for_a_seat_has_exactly_one_winner(f: Fixture) {
+    let event = with_event(&f).await;
+    let mut racers = Vec::new();
+    for buyer in ["b1", "b2", "b3", "b4", "b5"] {
+        racers.push(admitted(&f, &event, buyer, exact(&["A-1-4"])).await);
+    }
+    let outcomes = f
+        .backend
+        .inventory
+        .claim(&racers, f.backend.clock.now())
+        .await
+        .unwrap();
+    let held = outcomes
+        .iter()
+        .filter(|o| matches!(o, ClaimOutcome::Held { .. }))
+        .count();
+    let rejected = outcomes
+        .iter()
+        .filter(|o| matches!(o, ClaimOutcome::Rejected { .. }))
+        .count();
+    assert_eq!((held, rejected), (1, 4), "{outcomes:?}");
 }
 
 /// A multi-seat claim holds all its seats or none of them.
@@ -530,6 +548,7 @@ macro_rules! port_contract {
         $crate::port_contract!(@each $fixture;
             admission_is_idempotent_and_checks_the_event,
             a_seat_is_held_by_the_first_claim_only,
+            one_batch_racing_for_a_seat_has_exactly_one_winner,
             a_multi_seat_claim_is_all_or_none,
             a_redelivered_intent_never_holds_twice,
             holds_end_by_confirm_or_by_expiry,
