@@ -25,8 +25,11 @@ use std::sync::{Arc, Mutex};
 
 use aws_config::BehaviorVersion;
 
-pub use names::AwsNames;
-pub use provision::provision;
+pub use names::{
+    AwsNames, EVENTS_BY_JOB_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX,
+    UNPUBLISHED_INDEX,
+};
+pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 
 use crate::backend::Backend;
 use crate::config::{AwsSettings, BackendSettings};

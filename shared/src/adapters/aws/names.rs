@@ -27,6 +27,10 @@ pub const FREE_SEATS_INDEX: &str = "free-by-section";
 pub const HELD_JOBS_INDEX: &str = "held-by-deadline";
 /// Index of unpublished outbox entries in order (sparse: published entries drop out).
 pub const UNPUBLISHED_INDEX: &str = "unpublished";
+/// Index of an event's jobs, for the audit.
+pub const JOBS_BY_EVENT_INDEX: &str = "by-event";
+/// Index of a job's recorded events in order, for its history.
+pub const EVENTS_BY_JOB_INDEX: &str = "by-job";
 
 impl AwsNames {
     /// Resolves every name: the override if set, else `<prefix>-<resource>`.

@@ -11,21 +11,73 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::AwsNames;
 use super::error::{build_error, classify};
-use super::names::{FREE_SEATS_INDEX, HELD_JOBS_INDEX, UNPUBLISHED_INDEX};
+use super::names::{
+    EVENTS_BY_JOB_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, UNPUBLISHED_INDEX,
+};
 use crate::ports::BackendError;
 
 /// DLQ messages are kept for the longest time SQS allows (14 days), for operators to replay.
 const DLQ_RETENTION_SECONDS: u32 = 1_209_600;
 
 /// An attribute of a key: its name and type.
-type KeyAttribute<'a> = (&'a str, ScalarAttributeType);
+pub type KeyAttribute<'a> = (&'a str, ScalarAttributeType);
 
-/// One table to create: its key and its sparse indexes (name, hash key, range key).
-struct TableSpec<'a> {
-    name: &'a str,
-    hash: KeyAttribute<'a>,
-    range: Option<KeyAttribute<'a>>,
-    indexes: Vec<(&'static str, KeyAttribute<'a>, KeyAttribute<'a>)>,
+/// One table the backend expects: its key and its global secondary indexes (name, hash key, range
+/// key; every index projects all attributes). The deploy templates are checked against these.
+#[derive(Debug, Clone)]
+pub struct TableSpec<'a> {
+    /// The table's name.
+    pub name: &'a str,
+    /// The partition key.
+    pub hash: KeyAttribute<'a>,
+    /// The sort key, if any.
+    pub range: Option<KeyAttribute<'a>>,
+    /// The indexes.
+    pub indexes: Vec<(&'static str, KeyAttribute<'a>, KeyAttribute<'a>)>,
+}
+
+/// Every table the AWS backend uses, with its keys and indexes.
+#[must_use]
+pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
+    use ScalarAttributeType::{N, S};
+    vec![
+        TableSpec {
+            name: &names.events_table,
+            hash: ("event_id", S),
+            range: None,
+            indexes: vec![],
+        },
+        TableSpec {
+            name: &names.seats_table,
+            hash: ("event_id", S),
+            range: Some(("seat_id", S)),
+            indexes: vec![(FREE_SEATS_INDEX, ("free_key", S), ("position", N))],
+        },
+        TableSpec {
+            name: &names.jobs_table,
+            hash: ("job_id", S),
+            range: None,
+            indexes: vec![
+                (HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N)),
+                (JOBS_BY_EVENT_INDEX, ("event_id", S), ("job_id", S)),
+            ],
+        },
+        TableSpec {
+            name: &names.idempotency_table,
+            hash: ("id", S),
+            range: None,
+            indexes: vec![],
+        },
+        TableSpec {
+            name: &names.outbox_table,
+            hash: ("id", S),
+            range: None,
+            indexes: vec![
+                (UNPUBLISHED_INDEX, ("pending", S), ("id", S)),
+                (EVENTS_BY_JOB_INDEX, ("job_id", S), ("id", S)),
+            ],
+        },
+    ]
 }
 
 /// Creates (or finds) the queues with the redrive policy, the tables with their indexes, and the
@@ -44,40 +96,7 @@ pub async fn provision(
     )
     .await?;
     let db = aws_sdk_dynamodb::Client::new(config);
-    use ScalarAttributeType::{N, S};
-    let tables = [
-        TableSpec {
-            name: &names.events_table,
-            hash: ("event_id", S),
-            range: None,
-            indexes: vec![],
-        },
-        TableSpec {
-            name: &names.seats_table,
-            hash: ("event_id", S),
-            range: Some(("seat_id", S)),
-            indexes: vec![(FREE_SEATS_INDEX, ("free_key", S), ("position", N))],
-        },
-        TableSpec {
-            name: &names.jobs_table,
-            hash: ("job_id", S),
-            range: None,
-            indexes: vec![(HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N))],
-        },
-        TableSpec {
-            name: &names.idempotency_table,
-            hash: ("id", S),
-            range: None,
-            indexes: vec![],
-        },
-        TableSpec {
-            name: &names.outbox_table,
-            hash: ("id", S),
-            range: None,
-            indexes: vec![(UNPUBLISHED_INDEX, ("pending", S), ("id", S))],
-        },
-    ];
-    for table in tables {
+    for table in table_specs(names) {
         create_table(&db, table).await?;
     }
     create_bus(&aws_sdk_eventbridge::Client::new(config), &names.event_bus).await
