@@ -32,6 +32,8 @@ impl Application {
         grace: Duration,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(listen).await?;
+        // Install the metrics recorder before anything counts, so /metrics misses nothing.
+        seatclaim_shared::telemetry::metrics();
         let router = routes::router(backend).layer(
             // One span per request; handlers record the job id into it so a job can be followed
             // from its POST through the worker's claim in the logs.

@@ -339,14 +339,24 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     assert!(
         f.backend
             .jobs
-            .fail(failed.job_id, "broken", f.backend.clock.now())
+            .close(
+                failed.job_id,
+                JobStatus::Failed,
+                "broken",
+                f.backend.clock.now()
+            )
             .await
             .unwrap()
     );
     assert!(
         !f.backend
             .jobs
-            .fail(held.job_id, "too late", f.backend.clock.now())
+            .close(
+                held.job_id,
+                JobStatus::Failed,
+                "too late",
+                f.backend.clock.now()
+            )
             .await
             .unwrap(),
         "a decided job is not failed"
@@ -523,6 +533,118 @@ pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
     );
 }
 
+/// Dead letters can be listed with their reason, replayed to the main queue, or purged; a failed
+/// job reopens for a replay, and its history shows every transition.
+pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
+    let event = with_event(&f).await;
+    let replayed = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
+    let purged = admitted(&f, &event, "b2", exact(&["A-1-2"])).await;
+    let mut deliveries = receive_all(&f, 2).await;
+    deliveries.sort_by_key(|d| d.job_id != Some(replayed.job_id));
+    for (delivery, reason) in deliveries.iter().zip(["broken once", "broken twice"]) {
+        let job_id = delivery.job_id.expect("a job id");
+        f.backend
+            .jobs
+            .note_failure(job_id, "first trouble")
+            .await
+            .unwrap();
+        f.backend.jobs.note_failure(job_id, reason).await.unwrap();
+        assert!(
+            f.backend
+                .jobs
+                .close(job_id, JobStatus::Failed, reason, f.backend.clock.now())
+                .await
+                .unwrap()
+        );
+        f.backend.queue.dead_letter(delivery, reason).await.unwrap();
+    }
+    let job = f.backend.jobs.job(replayed.job_id).await.unwrap().unwrap();
+    assert_eq!(
+        (job.first_error.as_deref(), job.last_error.as_deref()),
+        (Some("first trouble"), Some("broken once"))
+    );
+    let depth = f.backend.queue.depth().await.unwrap();
+    assert_eq!((depth.dead, depth.ready), (2, 0), "{depth:?}");
+
+    let letters = f
+        .backend
+        .queue
+        .dead_letters(10, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(letters.len(), 2);
+    let (replay, purge): (Vec<_>, Vec<_>) = letters
+        .into_iter()
+        .partition(|l| l.job_id == Some(replayed.job_id));
+    assert_eq!(replay[0].reason.as_deref(), Some("broken once"));
+    assert_eq!(replay[0].receive_count, 1);
+    assert!(
+        f.backend
+            .jobs
+            .reopen(replayed.job_id, f.backend.clock.now())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !f.backend
+            .jobs
+            .reopen(replayed.job_id, f.backend.clock.now())
+            .await
+            .unwrap(),
+        "already pending"
+    );
+    f.backend.queue.redrive(&replay).await.unwrap();
+    f.backend.queue.purge(&purge).await.unwrap();
+    let back = receive_all(&f, 1).await;
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].job_id, Some(replayed.job_id));
+    let decoded: Intent = serde_json::from_str(&back[0].body).unwrap();
+    assert!(matches!(
+        claim(&f, &decoded).await,
+        ClaimOutcome::Held { .. }
+    ));
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert!(
+        f.backend
+            .queue
+            .dead_letters(10, Duration::from_secs(1))
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing left in the DLQ"
+    );
+
+    let history: Vec<JobStatus> = f
+        .backend
+        .jobs
+        .history(replayed.job_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.status)
+        .collect();
+    assert_eq!(
+        history,
+        [JobStatus::Failed, JobStatus::Pending, JobStatus::Held]
+    );
+    let mut of_event: Vec<_> = f
+        .backend
+        .jobs
+        .of_event(&event)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| (j.job_id, j.status))
+        .collect();
+    of_event.sort_by_key(|(id, _)| *id);
+    let mut expected = vec![
+        (replayed.job_id, JobStatus::Held),
+        (purged.job_id, JobStatus::Failed),
+    ];
+    expected.sort_by_key(|(id, _)| *id);
+    assert_eq!(of_event, expected);
+}
+
 /// Receives until `want` messages arrived (queues may return fewer than are available per call).
 async fn receive_all(f: &Fixture, want: usize) -> Vec<seatclaim_shared::ports::Delivery> {
     let mut got = Vec::new();
@@ -557,6 +679,7 @@ macro_rules! port_contract {
             a_retried_message_comes_back_after_its_delay,
             extending_visibility_keeps_a_slow_batch_hidden,
             messages_received_too_often_are_dead_lettered,
+            dead_letters_are_listed_replayed_and_purged,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

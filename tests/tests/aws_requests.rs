@@ -16,7 +16,7 @@ use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::request_log::{Counts, RequestLog};
 use seatclaim_shared::adapters::aws;
 use seatclaim_shared::ports::SystemClock;
-use seatclaim_worker::{process_batch, relay_once};
+use seatclaim_worker::{Limits, process_batch, relay_once};
 use serde_json::json;
 
 fn total(counts: &Counts, service: &str) -> usize {
@@ -100,7 +100,7 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             .await
             .unwrap();
         assert_eq!(deliveries.len(), 1);
-        let outcome = process_batch(&backend, deliveries, 5).await;
+        let outcome = process_batch(&backend, deliveries, Limits::attempts(5)).await;
         assert_eq!(outcome.held, 1);
         let claim = log.take();
         assert_eq!(relay_once(&backend).await.unwrap(), 1);

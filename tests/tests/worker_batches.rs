@@ -19,7 +19,7 @@ use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
 use seatclaim_shared::ports::{
     BackendError, ClaimOutcome, Delivery, EventPublisher, Inventory, Settled,
 };
-use seatclaim_worker::{BatchOutcome, process_batch, relay_once};
+use seatclaim_worker::{BatchOutcome, Limits, process_batch, relay_once};
 use serde_json::json;
 
 /// The real inventory, except that the next `failures` claims fail with `error`.
@@ -112,7 +112,12 @@ async fn a_transient_failure_is_retried_until_the_claim_succeeds() {
     let (app, job_id) = one_pending_job().await;
     let backend = with_faults(&app.backend, 2, BackendError::transient("throttled"));
     for _ in 0..2 {
-        let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
+        let outcome = process_batch(
+            &backend,
+            next(&backend).await,
+            Limits::attempts(MAX_ATTEMPTS),
+        )
+        .await;
         assert_eq!(
             outcome,
             BatchOutcome {
@@ -122,7 +127,12 @@ async fn a_transient_failure_is_retried_until_the_claim_succeeds() {
         );
         assert_eq!(app.job(&job_id).await["status"], "PENDING");
     }
-    let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
+    let outcome = process_batch(
+        &backend,
+        next(&backend).await,
+        Limits::attempts(MAX_ATTEMPTS),
+    )
+    .await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -152,7 +162,14 @@ async fn an_intent_that_keeps_failing_is_dead_lettered_and_its_job_failed() {
     );
     let mut outcomes = Vec::new();
     for _ in 0..MAX_ATTEMPTS {
-        outcomes.push(process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await);
+        outcomes.push(
+            process_batch(
+                &backend,
+                next(&backend).await,
+                Limits::attempts(MAX_ATTEMPTS),
+            )
+            .await,
+        );
     }
     assert_eq!(outcomes.iter().map(|o| o.retried).sum::<usize>(), 2);
     assert_eq!(outcomes.last().unwrap().dead_lettered, 1);
@@ -183,7 +200,12 @@ async fn a_permanent_failure_fails_the_job_at_once() {
         usize::MAX,
         BackendError::permanent("unreadable row"),
     );
-    let outcome = process_batch(&backend, next(&backend).await, MAX_ATTEMPTS).await;
+    let outcome = process_batch(
+        &backend,
+        next(&backend).await,
+        Limits::attempts(MAX_ATTEMPTS),
+    )
+    .await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -200,7 +222,7 @@ async fn an_intent_received_past_its_attempts_fails_without_a_claim() {
     let (app, job_id) = one_pending_job().await;
     let mut deliveries = next(&app.backend).await;
     deliveries[0].receive_count = MAX_ATTEMPTS + 1;
-    let outcome = process_batch(&app.backend, deliveries, MAX_ATTEMPTS).await;
+    let outcome = process_batch(&app.backend, deliveries, Limits::attempts(MAX_ATTEMPTS)).await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -222,7 +244,7 @@ async fn an_undecodable_message_is_dead_lettered_and_fails_the_job_it_names() {
     let (app, job_id) = one_pending_job().await;
     let mut deliveries = next(&app.backend).await;
     deliveries[0].body = "{not an intent".into();
-    let outcome = process_batch(&app.backend, deliveries, MAX_ATTEMPTS).await;
+    let outcome = process_batch(&app.backend, deliveries, Limits::attempts(MAX_ATTEMPTS)).await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -271,7 +293,7 @@ async fn one_bad_intent_does_not_hold_up_the_rest_of_its_batch() {
         .await
         .unwrap();
     assert_eq!(deliveries.len(), 2);
-    let outcome = process_batch(&backend, deliveries, MAX_ATTEMPTS).await;
+    let outcome = process_batch(&backend, deliveries, Limits::attempts(MAX_ATTEMPTS)).await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -330,7 +352,7 @@ async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
         .await
         .unwrap();
     assert_eq!(
-        process_batch(&app.backend, deliveries, MAX_ATTEMPTS)
+        process_batch(&app.backend, deliveries, Limits::attempts(MAX_ATTEMPTS))
             .await
             .held,
         2

@@ -5,6 +5,7 @@
 //! `seatclaim-worker` runs the same [`Worker`] as its own process (its shape on Fargate).
 
 mod backoff;
+mod metrics_endpoint;
 mod process;
 mod relay;
 mod settings;
@@ -18,12 +19,16 @@ use seatclaim_shared::ports::{Delivery, Receipt};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-pub use process::{BatchOutcome, process_batch};
+pub use metrics_endpoint::serve_metrics;
+pub use process::{BatchOutcome, Limits, process_batch};
 pub use relay::relay_once;
 pub use settings::WorkerSettings;
 pub use sweeper::sweep_once;
 
-/// The worker's three loops over one backend.
+/// How often the queue depth gauges are refreshed (each sample is two requests on SQS).
+const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The worker's loops over one backend.
 pub struct Worker {
     backend: Backend,
     settings: WorkerSettings,
@@ -33,7 +38,7 @@ pub struct Worker {
 /// What the worker needs to know of the queue's configuration.
 #[derive(Debug, Clone, Copy)]
 struct QueuePolicy {
-    max_attempts: u32,
+    limits: Limits,
     visibility_timeout: Duration,
 }
 
@@ -45,11 +50,15 @@ impl Worker {
         settings: WorkerSettings,
         backend_settings: &BackendSettings,
     ) -> Self {
+        let max_intent_age = settings.max_intent_age();
         Self {
             backend,
             settings,
             queue: QueuePolicy {
-                max_attempts: backend_settings.max_attempts,
+                limits: Limits {
+                    max_attempts: backend_settings.max_attempts,
+                    max_intent_age,
+                },
                 visibility_timeout: backend_settings.visibility_timeout(),
             },
         }
@@ -69,12 +78,22 @@ impl Worker {
             self.settings.sweep_interval(),
             stop.clone(),
         ));
+        let depth = tokio::spawn(sweeper::sample_depth(
+            self.backend.clone(),
+            DEPTH_SAMPLE_INTERVAL,
+            stop.clone(),
+        ));
         let relay = tokio::spawn(relay::run(
             self.backend.clone(),
             self.settings.relay_interval(),
             stop.clone(),
         ));
-        for (name, task) in [("claims", claims), ("sweeper", sweeps), ("relay", relay)] {
+        for (name, task) in [
+            ("claims", claims),
+            ("sweeper", sweeps),
+            ("relay", relay),
+            ("depth", depth),
+        ] {
             if let Err(error) = task.await {
                 warn!(%error, name, "worker task ended abnormally");
             }
@@ -128,7 +147,7 @@ async fn decide_with_heartbeat(
     let receipts: Vec<Receipt> = deliveries.iter().map(|d| d.receipt.clone()).collect();
     let period = queue.visibility_timeout / 2;
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    let work = process_batch(backend, deliveries, queue.max_attempts);
+    let work = process_batch(backend, deliveries, queue.limits);
     tokio::pin!(work);
     loop {
         tokio::select! {

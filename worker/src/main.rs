@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Parser;
 use seatclaim_shared::config::{BackendSettings, TelemetrySettings};
 use seatclaim_shared::{Backend, shutdown, telemetry};
-use seatclaim_worker::{Worker, WorkerSettings};
+use seatclaim_worker::{Worker, WorkerSettings, serve_metrics};
 use tokio_util::sync::CancellationToken;
 
 /// Decides reservation intents from the queue. Configured by `SEATCLAIM_*` environment variables.
@@ -17,6 +17,13 @@ struct Cli {
     worker: WorkerSettings,
     #[command(flatten)]
     telemetry: TelemetrySettings,
+    /// Address of the worker's `/metrics` and `/healthz` endpoint.
+    #[arg(
+        long,
+        env = "SEATCLAIM_METRICS_LISTEN",
+        default_value = "127.0.0.1:9090"
+    )]
+    metrics_listen: std::net::SocketAddr,
 }
 
 #[tokio::main]
@@ -27,8 +34,11 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("cannot open the backend")?;
     let stop = CancellationToken::new();
+    let metrics = serve_metrics(cli.metrics_listen, stop.clone())
+        .await
+        .with_context(|| format!("cannot listen on {}", cli.metrics_listen))?;
     let worker = tokio::spawn(Worker::new(backend, cli.worker, &cli.backend).run(stop.clone()));
-    tracing::info!(backend = ?cli.backend.backend, "worker started");
+    tracing::info!(backend = ?cli.backend.backend, %metrics, "worker started");
     shutdown::signal().await;
     stop.cancel();
     worker.await.context("the worker task failed")?;

@@ -1,12 +1,35 @@
 //! The worker's heart: deciding one received batch. Every message is settled on its own
 //! (acknowledged, retried later, or dead-lettered), so one bad intent never holds up the rest.
 
+use std::time::Instant;
+
+use jiff::SignedDuration;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::Intent;
+use seatclaim_shared::domain::{Intent, JobStatus, REASON_EXPIRED};
 use seatclaim_shared::ports::{BackendError, ClaimOutcome, Delivery, ErrorKind, Receipt};
 use tracing::{Instrument, info, info_span, warn};
 
 use crate::backoff;
+
+/// The limits a batch is decided under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Receives an intent gets before its job is failed and the message dead-lettered.
+    pub max_attempts: u32,
+    /// An intent older than this when it is processed is rejected as "request expired".
+    pub max_intent_age: SignedDuration,
+}
+
+impl Limits {
+    /// `max_attempts` with the default maximum age (15 minutes).
+    #[must_use]
+    pub fn attempts(max_attempts: u32) -> Self {
+        Self {
+            max_attempts,
+            max_intent_age: SignedDuration::from_mins(15),
+        }
+    }
+}
 
 /// What happened to each message of a batch; the loop logs it and the tests assert on it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +38,8 @@ pub struct BatchOutcome {
     pub held: usize,
     /// Jobs rejected because the seats were not available.
     pub rejected: usize,
+    /// Jobs rejected because their intent was too old ("request expired").
+    pub expired: usize,
     /// Redeliveries of jobs decided earlier; acknowledged without change.
     pub already_decided: usize,
     /// Messages left in the queue to be retried after a backoff.
@@ -23,18 +48,20 @@ pub struct BatchOutcome {
     pub dead_lettered: usize,
 }
 
-/// Decides a batch of deliveries. `max_attempts` is how many receives an intent gets before its
-/// job is failed and the message dead-lettered.
+/// Decides a batch of deliveries under `limits`.
 ///
 /// Order matters for the invariants: a claim commits before its message is acknowledged, so a
 /// crash in between only causes a redelivery, which finds the job decided and changes nothing.
 pub async fn process_batch(
     backend: &Backend,
     deliveries: Vec<Delivery>,
-    max_attempts: u32,
+    limits: Limits,
 ) -> BatchOutcome {
+    metrics::histogram!("seatclaim_batch_size").record(deliveries.len() as f64);
     let mut outcome = BatchOutcome::default();
+    let mut acknowledged: Vec<Receipt> = Vec::with_capacity(deliveries.len());
     let mut work: Vec<(Delivery, Intent)> = Vec::with_capacity(deliveries.len());
+    let now = backend.clock.now();
     for delivery in deliveries {
         match serde_json::from_str::<Intent>(&delivery.body) {
             Err(error) => {
@@ -46,19 +73,27 @@ pub async fn process_batch(
                 )
                 .await;
             }
-            Ok(_) if delivery.receive_count > max_attempts => {
-                let reason = format!("gave up after {max_attempts} attempts");
+            Ok(_) if delivery.receive_count > limits.max_attempts => {
+                let reason = format!("gave up after {} attempts", limits.max_attempts);
                 give_up(backend, &delivery, &reason, &mut outcome).await;
+            }
+            Ok(intent) if intent.is_stale(now, limits.max_intent_age) => {
+                if expire(backend, &intent, &mut outcome).await {
+                    acknowledged.push(delivery.receipt.clone());
+                }
             }
             Ok(intent) => work.push((delivery, intent)),
         }
     }
-    if work.is_empty() {
-        return outcome;
-    }
     let intents: Vec<Intent> = work.iter().map(|(_, intent)| intent.clone()).collect();
-    let results = claim_each(backend, &intents).await;
-    let mut acknowledged: Vec<Receipt> = Vec::with_capacity(work.len());
+    let started = Instant::now();
+    let results = if intents.is_empty() {
+        Vec::new()
+    } else {
+        claim_each(backend, &intents).await
+    };
+    metrics::histogram!("seatclaim_claim_duration_seconds").record(started.elapsed().as_secs_f64());
+    let decided_at = backend.clock.now();
     for ((delivery, intent), result) in work.iter().zip(results) {
         let span =
             info_span!("intent", job_id = %intent.job_id, receive_count = delivery.receive_count);
@@ -66,15 +101,25 @@ pub async fn process_batch(
             match result {
                 Ok(claimed) => {
                     record(&claimed, &mut outcome);
+                    if !matches!(claimed, ClaimOutcome::AlreadyDecided(_)) {
+                        // Time from POST to decision, the latency the buyer experiences.
+                        let waited = decided_at.duration_since(intent.accepted_at).as_secs_f64();
+                        metrics::histogram!("seatclaim_decision_latency_seconds")
+                            .record(waited.max(0.0));
+                    }
                     acknowledged.push(delivery.receipt.clone());
                 }
                 Err(error) => {
-                    retry_or_give_up(backend, delivery, &error, max_attempts, &mut outcome).await
+                    retry_or_give_up(backend, delivery, &error, limits.max_attempts, &mut outcome)
+                        .await
                 }
             }
         }
         .instrument(span)
         .await;
+    }
+    if acknowledged.is_empty() {
+        return outcome;
     }
     if let Err(error) = backend.queue.delete(&acknowledged).await {
         // The claims are committed; the messages will come back and be acknowledged as already decided.
@@ -117,18 +162,50 @@ fn record(claimed: &ClaimOutcome, outcome: &mut BatchOutcome) {
     match claimed {
         ClaimOutcome::Held { seat_ids, until } => {
             outcome.held += 1;
+            metrics::counter!("seatclaim_claims_total", "outcome" => "held").increment(1);
             info!(seats = seat_ids.len(), %until, "held");
         }
         ClaimOutcome::Rejected { reason } => {
             outcome.rejected += 1;
+            metrics::counter!("seatclaim_claims_total", "outcome" => "rejected").increment(1);
             info!(reason, "rejected");
         }
         ClaimOutcome::AlreadyDecided(status) => {
             outcome.already_decided += 1;
+            metrics::counter!("seatclaim_claims_total", "outcome" => "already_decided")
+                .increment(1);
             info!(
                 status = status.as_str(),
                 "already decided; redelivery acknowledged"
             );
+        }
+    }
+}
+
+/// Rejects a stale intent's job ("request expired"); returns whether the message may be
+/// acknowledged. Closing is conditional on PENDING, so a stale redelivery of a decided job changes nothing.
+async fn expire(backend: &Backend, intent: &Intent, outcome: &mut BatchOutcome) -> bool {
+    match backend
+        .jobs
+        .close(
+            intent.job_id,
+            JobStatus::Rejected,
+            REASON_EXPIRED,
+            backend.clock.now(),
+        )
+        .await
+    {
+        Ok(closed) => {
+            if closed {
+                outcome.expired += 1;
+                metrics::counter!("seatclaim_claims_total", "outcome" => "expired").increment(1);
+                info!(job_id = %intent.job_id, "rejected: request expired");
+            }
+            true
+        }
+        Err(error) => {
+            warn!(%error, job_id = %intent.job_id, "could not expire a stale intent; it will be redelivered");
+            false
         }
     }
 }
@@ -151,6 +228,12 @@ async fn retry_or_give_up(
         Some(delay) => {
             warn!(%error, ?delay, "claim failed; will retry");
             outcome.retried += 1;
+            metrics::counter!("seatclaim_retries_total").increment(1);
+            if let Some(job_id) = delivery.job_id {
+                if let Err(error) = backend.jobs.note_failure(job_id, &error.message).await {
+                    warn!(%error, "could not record the failure on the job");
+                }
+            }
             if let Err(error) = backend.queue.retry_after(&delivery.receipt, delay).await {
                 warn!(%error, "could not reschedule; the visibility timeout will bring it back");
             }
@@ -175,7 +258,11 @@ async fn give_up(backend: &Backend, delivery: &Delivery, reason: &str, outcome: 
     let span = info_span!("intent", job_id = %job, receive_count = delivery.receive_count);
     async {
         if let Some(job_id) = delivery.job_id {
-            if let Err(error) = backend.jobs.fail(job_id, reason, backend.clock.now()).await {
+            if let Err(error) = backend
+                .jobs
+                .close(job_id, JobStatus::Failed, reason, backend.clock.now())
+                .await
+            {
                 warn!(%error, reason, "could not fail the job; leaving the message for redelivery");
                 return;
             }
@@ -183,6 +270,8 @@ async fn give_up(backend: &Backend, delivery: &Delivery, reason: &str, outcome: 
         match backend.queue.dead_letter(delivery, reason).await {
             Ok(()) => {
                 outcome.dead_lettered += 1;
+                metrics::counter!("seatclaim_dead_lettered_total").increment(1);
+                metrics::counter!("seatclaim_claims_total", "outcome" => "failed").increment(1);
                 warn!(reason, "dead-lettered");
             }
             Err(error) => warn!(%error, reason, "could not dead-letter; it will be redelivered"),

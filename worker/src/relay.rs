@@ -16,6 +16,15 @@ const RELAY_PAGE: usize = 100;
 /// publisher reports as failed stay unpublished and are retried on the next round, alone.
 pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     let entries = backend.outbox.unpublished(RELAY_PAGE).await?;
+    let lag = entries.first().map_or(0.0, |oldest| {
+        backend
+            .clock
+            .now()
+            .duration_since(oldest.event.occurred_at)
+            .as_secs_f64()
+            .max(0.0)
+    });
+    metrics::gauge!("seatclaim_outbox_lag_seconds").set(lag);
     if entries.is_empty() {
         return Ok(0);
     }
@@ -28,6 +37,10 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
         .map(|(_, entry)| entry.id)
         .collect();
     backend.outbox.mark_published(&published).await?;
+    metrics::counter!("seatclaim_events_published_total").increment(published.len() as u64);
+    if !failed.is_empty() {
+        metrics::counter!("seatclaim_publish_failures_total").increment(failed.len() as u64);
+    }
     Ok(published.len())
 }
 

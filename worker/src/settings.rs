@@ -19,6 +19,12 @@ pub struct WorkerSettings {
     #[arg(long, env = "SEATCLAIM_SWEEP_INTERVAL_MS", default_value_t = 1_000)]
     pub sweep_interval_ms: u64,
 
+    /// Seconds after which an intent still undecided is rejected as "request expired" rather than
+    /// claimed (after a long outage or a late replay the buyer has stopped waiting).
+    #[arg(long, env = "SEATCLAIM_MAX_INTENT_AGE_SECS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub max_intent_age_secs: u64,
+
     /// Milliseconds the event relay rests when the outbox is empty.
     #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = 200)]
     pub relay_interval_ms: u64,
@@ -29,6 +35,12 @@ impl WorkerSettings {
     #[must_use]
     pub fn receive_wait(&self) -> Duration {
         Duration::from_millis(self.receive_wait_ms)
+    }
+
+    /// The maximum age of an intent.
+    #[must_use]
+    pub fn max_intent_age(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::from_secs(i64::try_from(self.max_intent_age_secs).unwrap_or(i64::MAX))
     }
 
     /// The sweeper's period.
@@ -50,6 +62,7 @@ impl Default for WorkerSettings {
             batch_size: 10,
             receive_wait_ms: 1_000,
             sweep_interval_ms: 1_000,
+            max_intent_age_secs: 900,
             relay_interval_ms: 200,
         }
     }

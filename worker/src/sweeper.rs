@@ -27,6 +27,29 @@ pub async fn sweep_once(backend: &Backend) -> Result<usize, BackendError> {
     }
 }
 
+/// Samples the queue depth into gauges, for dashboards and the worker's autoscaling.
+pub(crate) async fn sample_depth(backend: Backend, every: Duration, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match backend.queue.depth().await {
+            Ok(depth) => {
+                metrics::gauge!("seatclaim_queue_messages", "state" => "ready")
+                    .set(depth.ready as f64);
+                metrics::gauge!("seatclaim_queue_messages", "state" => "in_flight")
+                    .set(depth.in_flight as f64);
+                metrics::gauge!("seatclaim_queue_messages", "state" => "dead")
+                    .set(depth.dead as f64);
+            }
+            Err(error) => warn!(%error, "cannot read the queue depth"),
+        }
+    }
+}
+
 pub(crate) async fn run(backend: Backend, every: Duration, stop: CancellationToken) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -37,7 +60,10 @@ pub(crate) async fn run(backend: Backend, every: Duration, stop: CancellationTok
         }
         match sweep_once(&backend).await {
             Ok(0) => {}
-            Ok(released) => info!(released, "released lapsed holds"),
+            Ok(released) => {
+                metrics::counter!("seatclaim_holds_expired_total").increment(released as u64);
+                info!(released, "released lapsed holds");
+            }
             Err(error) => warn!(%error, "sweep failed; will try again"),
         }
     }

@@ -78,7 +78,7 @@ async fn settle(
         .settle(id, action, backend.clock.now())
         .await?
     {
-        Settled::Done(job) => Ok(Json(job.into())),
+        Settled::Done(job) => Ok(Json((*job).into())),
         Settled::NotFound => Err(not_found(&raw)),
         Settled::Conflict(conflict) => Err(conflict.into()),
     }

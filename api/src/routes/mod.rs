@@ -34,6 +34,7 @@ pub fn router(backend: Backend) -> Router {
         .route("/v1/jobs/{job_id}/cancel", post(jobs::cancel))
         .route("/healthz", get(health::live))
         .route("/readyz", get(health::ready))
+        .route("/metrics", get(health::metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(backend)

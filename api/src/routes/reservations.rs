@@ -63,7 +63,14 @@ pub async fn reserve(
         request: body.request()?,
         accepted_at: backend.clock.now(),
     };
-    let job_id = match backend.admissions.admit(&key, &intent).await? {
+    let admission = backend.admissions.admit(&key, &intent).await?;
+    let result = match &admission {
+        Admission::Accepted(_) => "accepted",
+        Admission::Duplicate(_) => "duplicate",
+        _ => "refused",
+    };
+    metrics::counter!("seatclaim_intents_admitted_total", "result" => result).increment(1);
+    let job_id = match admission {
         Admission::Accepted(job_id) | Admission::Duplicate(job_id) => job_id,
         Admission::KeyReused => return Err(ApiError::KeyReused),
         Admission::UnknownEvent => return Err(unknown_event()),

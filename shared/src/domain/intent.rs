@@ -83,6 +83,9 @@ impl SeatRequest {
     }
 }
 
+/// The reason given when an intent waited too long to be decided; clients match on it.
+pub const REASON_EXPIRED: &str = "request expired";
+
 /// One accepted reservation attempt, as the worker receives it. Its `job_id` is the idempotency
 /// handle for everything downstream: however often it is delivered, it decides one job once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,9 +102,33 @@ pub struct Intent {
     pub accepted_at: Timestamp,
 }
 
+impl Intent {
+    /// Whether the intent is too old to claim seats for: after a long outage or a late replay the
+    /// buyer has stopped waiting, so it is rejected ("request expired") rather than held.
+    #[must_use]
+    pub fn is_stale(&self, now: Timestamp, max_age: jiff::SignedDuration) -> bool {
+        now.duration_since(self.accepted_at) > max_age
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_intent_is_stale_only_past_the_maximum_age() {
+        let intent = Intent {
+            job_id: JobId::new(),
+            event_id: EventId::parse("e1").unwrap(),
+            buyer_id: BuyerId::parse("b1").unwrap(),
+            request: SeatRequest::in_section("A", 1).unwrap(),
+            accepted_at: Timestamp::UNIX_EPOCH,
+        };
+        let max_age = jiff::SignedDuration::from_secs(60);
+        let at = |secs| Timestamp::from_second(secs).unwrap();
+        assert!(!intent.is_stale(at(60), max_age));
+        assert!(intent.is_stale(at(61), max_age));
+    }
 
     #[test]
     fn an_exact_request_needs_one_to_ten_distinct_seats() {

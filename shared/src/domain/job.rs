@@ -132,6 +132,12 @@ pub struct Job {
     pub reason: Option<String>,
     /// When admission accepted it.
     pub accepted_at: Timestamp,
+    /// The first transient failure met while processing it, for operators (never shown to buyers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// The latest transient failure met while processing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 impl Job {
@@ -148,6 +154,23 @@ impl Job {
             hold_expires_at: None,
             reason: None,
             accepted_at: intent.accepted_at,
+            first_error: None,
+            last_error: None,
+        }
+    }
+
+    /// Prepares a FAILED job for a replay of its intent: back to PENDING, reason cleared, so the
+    /// replayed intent is decided like a new one. `Ok(false)`: it is PENDING already (a repeated
+    /// replay); any other status was decided for good and a replay must not touch it.
+    pub fn reopen(&mut self) -> Result<bool, JobStatus> {
+        match self.status {
+            JobStatus::Failed => {
+                self.status = JobStatus::Pending;
+                self.reason = None;
+                Ok(true)
+            }
+            JobStatus::Pending => Ok(false),
+            other => Err(other),
         }
     }
 
@@ -197,6 +220,20 @@ mod tests {
             hold_expires_at: Some(at(100)),
             reason: None,
             accepted_at: at(0),
+            first_error: None,
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn only_a_failed_job_reopens_for_a_replay() {
+        let mut failed = job(JobStatus::Failed);
+        failed.reason = Some("broken".into());
+        assert_eq!(failed.reopen(), Ok(true));
+        assert_eq!((failed.status, failed.reason), (JobStatus::Pending, None));
+        assert_eq!(job(JobStatus::Pending).reopen(), Ok(false));
+        for decided in [JobStatus::Held, JobStatus::Rejected, JobStatus::Sold] {
+            assert_eq!(job(decided).reopen(), Err(decided));
         }
     }
 

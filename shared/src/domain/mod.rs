@@ -3,6 +3,7 @@
 //! Nothing here does I/O or knows about time beyond the `now` it is handed, so every rule is
 //! decided here and merely *executed* by an adapter, and every rule is tested without a database.
 
+mod audit;
 mod event;
 mod ids;
 mod intent;
@@ -10,9 +11,10 @@ mod job;
 mod reservation_event;
 mod seat;
 
+pub use audit::{AuditLimits, Violation, audit};
 pub use event::{EventSpec, NewEvent, SeatSpec, SectionSpec};
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
-pub use intent::{Intent, MAX_SEATS_PER_INTENT, SeatRequest};
+pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use reservation_event::{EVENT_SOURCE, ReservationEvent};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};

@@ -82,6 +82,8 @@ impl Model {
                 hold_expires_at: None,
                 reason: None,
                 accepted_at: self.now,
+                first_error: None,
+                last_error: None,
             }),
             Op::Deliver(i) => {
                 if let Some(index) = self.pick(*i) {

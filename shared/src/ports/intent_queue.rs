@@ -26,6 +26,34 @@ pub struct Delivery {
     pub sent_at: Timestamp,
 }
 
+/// A message in the dead-letter queue, as operators list it.
+#[derive(Debug, Clone)]
+pub struct DeadLetter {
+    /// The handle for replaying or purging it (valid for the listing's hold).
+    pub handle: String,
+    /// The encoded intent.
+    pub body: String,
+    /// Its job, if the message named one.
+    pub job_id: Option<JobId>,
+    /// How often it had been received before it was dead-lettered.
+    pub receive_count: u32,
+    /// Why it was dead-lettered.
+    pub reason: Option<String>,
+    /// When it was dead-lettered.
+    pub dead_lettered_at: Timestamp,
+}
+
+/// How many messages wait where.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    /// Visible in the main queue, waiting for a worker.
+    pub ready: u64,
+    /// Received and not yet acknowledged.
+    pub in_flight: u64,
+    /// In the dead-letter queue.
+    pub dead: u64,
+}
+
 /// The intent queue, with the SQS semantics the worker relies on: at-least-once delivery, a
 /// visibility timeout after which an unacknowledged message comes back, a receive count, and a
 /// dead-letter queue that takes messages received too often.
@@ -54,4 +82,22 @@ pub trait IntentQueue: Send + Sync {
 
     /// Moves a delivery to the dead-letter queue with the reason, for operators to inspect and replay.
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError>;
+
+    /// Up to `limit` dead-lettered messages. Listing reserves them for `hold` (on SQS, reading a
+    /// message hides it) so that a replay or purge that follows can act on exactly these.
+    async fn dead_letters(
+        &self,
+        limit: usize,
+        hold: Duration,
+    ) -> Result<Vec<DeadLetter>, BackendError>;
+
+    /// Moves listed dead letters back to the main queue. The message is sent before it is deleted
+    /// from the dead-letter queue, so a failure in between duplicates it and never loses it.
+    async fn redrive(&self, letters: &[DeadLetter]) -> Result<(), BackendError>;
+
+    /// Deletes listed dead letters for good.
+    async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError>;
+
+    /// The queue's depth, approximate where the backend only approximates it.
+    async fn depth(&self) -> Result<QueueDepth, BackendError>;
 }

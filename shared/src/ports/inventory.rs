@@ -29,7 +29,7 @@ pub enum Settled {
     /// No such job.
     NotFound,
     /// The job after the action (unchanged if the action had already happened).
-    Done(Job),
+    Done(Box<Job>),
     /// The action does not apply to the job as it stands.
     Conflict(JobConflict),
 }

@@ -2,16 +2,36 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::BackendError;
-use crate::domain::{Job, JobId};
+use crate::domain::{EventId, Job, JobId, JobStatus, ReservationEvent};
 
-/// Reading jobs, and failing the ones that cannot be processed.
+/// Reading jobs, closing the ones that cannot be claimed for, and the operators' views of them.
 #[async_trait]
 pub trait Jobs: Send + Sync {
     /// The job, or `None` if there is no such job.
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError>;
 
-    /// Moves a PENDING job to FAILED with `reason` (recording its event); returns whether it did.
-    /// A job that was already decided keeps its outcome: a late failure never overwrites a hold.
-    async fn fail(&self, job_id: JobId, reason: &str, now: Timestamp)
-    -> Result<bool, BackendError>;
+    /// Moves a PENDING job to `status` (FAILED, or REJECTED for an expired request) with `reason`,
+    /// recording its event; returns whether it did. A job that was already decided keeps its
+    /// outcome: a late failure never overwrites a hold.
+    async fn close(
+        &self,
+        job_id: JobId,
+        status: JobStatus,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<bool, BackendError>;
+
+    /// Records a transient failure met while processing the job (first and latest are kept), so
+    /// operators can see why an intent ended in the dead-letter queue.
+    async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError>;
+
+    /// Moves a FAILED job back to PENDING (recording the transition) before its intent is replayed;
+    /// returns whether it did. Any decided status but FAILED is left alone.
+    async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError>;
+
+    /// Every reservation event recorded for the job, oldest first: its history of transitions.
+    async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError>;
+
+    /// Every job of an event, for the audit.
+    async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError>;
 }

@@ -19,7 +19,7 @@ pub use catalog::{Catalog, EventCreation};
 pub use clock::{Clock, SystemClock};
 pub use error::{BackendError, ErrorKind};
 pub use event_publisher::EventPublisher;
-pub use intent_queue::{Delivery, IntentQueue, Receipt};
+pub use intent_queue::{DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 pub use inventory::{ClaimOutcome, Inventory, Settled};
 pub use jobs::Jobs;
 pub use outbox::{Outbox, OutboxEntry};

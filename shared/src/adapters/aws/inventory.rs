@@ -260,7 +260,7 @@ impl DynamoStore {
             };
             let (status, settlement) = match job.settle(action, now) {
                 Ok(Some(next)) => next,
-                Ok(None) => return Ok(Settled::Done(job)),
+                Ok(None) => return Ok(Settled::Done(Box::new(job))),
                 Err(conflict) => return Ok(Settled::Conflict(conflict)),
             };
             let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
@@ -269,7 +269,7 @@ impl DynamoStore {
             job.status = status;
             writes.extend(self.transition(&job, from, now)?);
             if let Transacted::Committed = transact(&self.db, writes).await? {
-                return Ok(Settled::Done(job));
+                return Ok(Settled::Done(Box::new(job)));
             }
             // Something changed between the read and the write: decide again on fresh state.
         }

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, put_new, s, transact, update};
+use super::names::{EVENTS_BY_JOB_INDEX, JOBS_BY_EVENT_INDEX};
 use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, ReservationEvent};
 use crate::ports::{BackendError, Jobs};
 
@@ -67,6 +68,8 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
         hold_expires_at: opt_n(item, "hold_until")?.map(instant).transpose()?,
         reason: opt_s(item, "reason").map(str::to_owned),
         accepted_at: instant(get_n(item, "accepted_at")?)?,
+        first_error: opt_s(item, "first_error").map(str::to_owned),
+        last_error: opt_s(item, "last_error").map(str::to_owned),
     })
 }
 
@@ -113,9 +116,12 @@ impl DynamoStore {
             }
             _ => remove.push("held_shard"),
         }
-        if let Some(reason) = &job.reason {
-            set.push("reason = :reason");
-            values.push((":reason", AttributeValue::S(reason.clone())));
+        match &job.reason {
+            Some(reason) => {
+                set.push("reason = :reason");
+                values.push((":reason", AttributeValue::S(reason.clone())));
+            }
+            None => remove.push("reason"),
         }
         let mut expression = format!("SET {}", set.join(", "));
         if !remove.is_empty() {
@@ -168,24 +174,99 @@ impl Jobs for DynamoStore {
         self.load_job(job_id).await
     }
 
-    async fn fail(
+    async fn close(
         &self,
         job_id: JobId,
+        status: JobStatus,
         reason: &str,
         now: Timestamp,
     ) -> Result<bool, BackendError> {
-        let Some(mut job) = self.load_job(job_id).await? else {
+        let Some(mut job) = self
+            .load_job(job_id)
+            .await?
+            .filter(|job| job.status == JobStatus::Pending)
+        else {
             return Ok(false);
         };
-        if job.status != JobStatus::Pending {
-            return Ok(false);
-        }
-        job.status = JobStatus::Failed;
+        job.status = status;
         job.reason = Some(reason.to_owned());
         let writes = self.transition(&job, JobStatus::Pending, now)?;
         Ok(matches!(
             transact(&self.db, writes).await?,
             Transacted::Committed
         ))
+    }
+
+    async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
+        self.db
+            .update_item()
+            .table_name(&self.names.jobs_table)
+            .set_key(Some(job_key(job_id)))
+            .update_expression(
+                "SET first_error = if_not_exists(first_error, :error), last_error = :error",
+            )
+            .condition_expression("attribute_exists(job_id)")
+            .expression_attribute_values(":error", s(error))
+            .send()
+            .await
+            .map_err(|e| classify("UpdateItem job failure", e))?;
+        Ok(())
+    }
+
+    async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError> {
+        let Some(mut job) = self.load_job(job_id).await? else {
+            return Ok(false);
+        };
+        if job.reopen() != Ok(true) {
+            return Ok(false);
+        }
+        let writes = self.transition(&job, JobStatus::Failed, now)?;
+        Ok(matches!(
+            transact(&self.db, writes).await?,
+            Transacted::Committed
+        ))
+    }
+
+    async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {
+        let output = self
+            .db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .index_name(EVENTS_BY_JOB_INDEX)
+            .key_condition_expression("job_id = :job")
+            .expression_attribute_values(":job", s(job_id.to_string()))
+            .send()
+            .await
+            .map_err(|e| classify("Query job history", e))?;
+        output
+            .items()
+            .iter()
+            .map(|item| from_json(get_s(item, "body")?))
+            .collect()
+    }
+
+    async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
+        let mut jobs = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.names.jobs_table)
+                .index_name(JOBS_BY_EVENT_INDEX)
+                .key_condition_expression("event_id = :event")
+                .expression_attribute_values(":event", s(event_id.as_str()))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify("Query jobs of event", e))?;
+            for item in page.items() {
+                jobs.push(job_from_item(item)?);
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(jobs);
+            }
+        }
     }
 }

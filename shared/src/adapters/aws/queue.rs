@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
-    MessageSystemAttributeName,
+    MessageSystemAttributeName, QueueAttributeName,
 };
 use jiff::Timestamp;
 
@@ -15,7 +15,7 @@ use super::error::{build_error, classify};
 use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher, send_batch};
 use crate::config::AwsSettings;
 use crate::domain::{Intent, JobId};
-use crate::ports::{BackendError, Delivery, IntentQueue, Receipt};
+use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 
 /// SQS's longest long poll.
 const MAX_WAIT_SECONDS: u64 = 20;
@@ -24,6 +24,8 @@ const MAX_WAIT_SECONDS: u64 = 20;
 pub(super) const JOB_ID_ATTRIBUTE: &str = "job_id";
 /// The attribute the DLQ copy of a message carries to say why it was dead-lettered.
 const REASON_ATTRIBUTE: &str = "dead_letter_reason";
+/// The attribute the DLQ copy carries with the original message's receive count.
+const RECEIVE_COUNT_ATTRIBUTE: &str = "receive_count";
 
 /// The main queue and its dead-letter queue.
 pub struct SqsQueue {
@@ -71,6 +73,63 @@ impl SqsQueue {
             dlq_url,
             visibility_timeout,
         })
+    }
+
+    async fn delete_from(&self, url: &str, handles: &[&str]) -> Result<(), BackendError> {
+        for chunk in handles.chunks(SQS_BATCH) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(index, handle)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .receipt_handle(*handle)
+                        .build()
+                        .map_err(build_error)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let output = self
+                .sqs
+                .delete_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("DeleteMessageBatch", e))?;
+            if let Some(failed) = output.failed().first() {
+                return Err(BackendError::transient(format!(
+                    "DeleteMessageBatch entry failed: {}",
+                    failed.code()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SqsQueue {
+    /// (visible, in flight) messages of a queue, as SQS approximates them.
+    async fn attributes(&self, url: &str) -> Result<(u64, u64), BackendError> {
+        let output = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await
+            .map_err(|e| classify("GetQueueAttributes", e))?;
+        let count = |name: QueueAttributeName| {
+            output
+                .attributes()
+                .and_then(|a| a.get(&name))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok((
+            count(QueueAttributeName::ApproximateNumberOfMessages),
+            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+        ))
     }
 }
 
@@ -158,34 +217,8 @@ impl IntentQueue for SqsQueue {
     }
 
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
-        for chunk in receipts.chunks(SQS_BATCH) {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .map(|(index, receipt)| {
-                    DeleteMessageBatchRequestEntry::builder()
-                        .id(index.to_string())
-                        .receipt_handle(&receipt.0)
-                        .build()
-                        .map_err(build_error)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let output = self
-                .sqs
-                .delete_message_batch()
-                .queue_url(&self.url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| classify("DeleteMessageBatch", e))?;
-            if let Some(failed) = output.failed().first() {
-                return Err(BackendError::transient(format!(
-                    "DeleteMessageBatch entry failed: {}",
-                    failed.code()
-                )));
-            }
-        }
-        Ok(())
+        let handles: Vec<&str> = receipts.iter().map(|r| r.0.as_str()).collect();
+        self.delete_from(&self.url, &handles).await
     }
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
@@ -232,7 +265,10 @@ impl IntentQueue for SqsQueue {
     /// Copies the message to the DLQ with the reason, then deletes it from the main queue. A crash
     /// in between leaves it in both: the DLQ copy is then a replay of a decided job, which is safe.
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
-        let mut attributes = vec![(REASON_ATTRIBUTE, reason.to_owned())];
+        let mut attributes = vec![
+            (REASON_ATTRIBUTE, reason.to_owned()),
+            (RECEIVE_COUNT_ATTRIBUTE, delivery.receive_count.to_string()),
+        ];
         attributes.extend(delivery.job_id.map(|id| (JOB_ID_ATTRIBUTE, id.to_string())));
         let copy = Outgoing {
             body: delivery.body.clone(),
@@ -250,5 +286,107 @@ impl IntentQueue for SqsQueue {
             .await
             .map_err(|e| classify("DeleteMessage", e))?;
         Ok(())
+    }
+
+    async fn dead_letters(
+        &self,
+        limit: usize,
+        hold: Duration,
+    ) -> Result<Vec<DeadLetter>, BackendError> {
+        let mut letters = Vec::new();
+        while letters.len() < limit {
+            let output = self
+                .sqs
+                .receive_message()
+                .queue_url(&self.dlq_url)
+                .max_number_of_messages(
+                    i32::try_from((limit - letters.len()).min(SQS_BATCH)).unwrap_or(10),
+                )
+                .wait_time_seconds(1)
+                .visibility_timeout(seconds(hold).max(1))
+                .message_attribute_names("All")
+                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+                .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
+                .send()
+                .await
+                .map_err(|e| classify("ReceiveMessage DLQ", e))?;
+            if output.messages().is_empty() {
+                break;
+            }
+            for message in output.messages() {
+                let attribute = |name: &str| {
+                    message
+                        .message_attributes()
+                        .and_then(|a| a.get(name))
+                        .and_then(|v| v.string_value())
+                        .map(str::to_owned)
+                };
+                let system = |name: MessageSystemAttributeName| {
+                    message
+                        .attributes()
+                        .and_then(|a| a.get(&name))
+                        .and_then(|v| v.parse::<i64>().ok())
+                };
+                letters.push(DeadLetter {
+                    handle: message.receipt_handle().unwrap_or_default().to_owned(),
+                    body: message.body().unwrap_or_default().to_owned(),
+                    job_id: attribute(JOB_ID_ATTRIBUTE)
+                        .as_deref()
+                        .and_then(JobId::parse),
+                    receive_count: attribute(RECEIVE_COUNT_ATTRIBUTE)
+                        .and_then(|n| n.parse().ok())
+                        .or_else(|| {
+                            system(MessageSystemAttributeName::ApproximateReceiveCount)
+                                .and_then(|n| u32::try_from(n).ok())
+                        })
+                        .unwrap_or(0),
+                    reason: attribute(REASON_ATTRIBUTE)
+                        .or_else(|| Some("redriven by SQS after too many receives".to_owned())),
+                    dead_lettered_at: system(MessageSystemAttributeName::SentTimestamp)
+                        .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+                        .unwrap_or_else(Timestamp::now),
+                });
+            }
+        }
+        Ok(letters)
+    }
+
+    /// Receive-send-delete: each message is sent to the main queue, and only then deleted from the
+    /// DLQ (StartMessageMoveTask would move everything, with no per-job choice).
+    async fn redrive(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
+        let messages: Vec<Outgoing> = letters
+            .iter()
+            .map(|letter| Outgoing {
+                body: letter.body.clone(),
+                attributes: letter
+                    .job_id
+                    .map(|id| (JOB_ID_ATTRIBUTE, id.to_string()))
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        for chunk in messages.chunks(SQS_BATCH) {
+            send_batch(&self.sqs, &self.url, chunk)
+                .await
+                .into_iter()
+                .collect::<Result<(), _>>()?;
+        }
+        let handles: Vec<&str> = letters.iter().map(|l| l.handle.as_str()).collect();
+        self.delete_from(&self.dlq_url, &handles).await
+    }
+
+    async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
+        let handles: Vec<&str> = letters.iter().map(|l| l.handle.as_str()).collect();
+        self.delete_from(&self.dlq_url, &handles).await
+    }
+
+    async fn depth(&self) -> Result<QueueDepth, BackendError> {
+        let main = self.attributes(&self.url).await?;
+        let dead = self.attributes(&self.dlq_url).await?;
+        Ok(QueueDepth {
+            ready: main.0,
+            in_flight: main.1,
+            dead: dead.0,
+        })
     }
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::EmbeddedStore;
 use super::db::{from_ms, to_json, to_ms};
 use crate::domain::{Intent, JobId};
-use crate::ports::{BackendError, Delivery, IntentQueue, Receipt};
+use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 
 const MAIN: &str = "intents";
 const DEAD: &str = "dead";
@@ -128,6 +128,114 @@ impl IntentQueue for EmbeddedStore {
             })
             .await
     }
+
+    async fn dead_letters(
+        &self,
+        limit: usize,
+        _hold: Duration,
+    ) -> Result<Vec<DeadLetter>, BackendError> {
+        // SQLite reads do not hide anything, so there is nothing to hold.
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.db
+            .read(move |tx| {
+                let mut query = tx.prepare(
+                    "SELECT message_id, body, job_id, receive_count, reason, visible_at FROM messages
+                     WHERE queue = ?1 ORDER BY message_id LIMIT ?2",
+                )?;
+                let rows = query
+                    .query_map(params![DEAD, limit], |row| {
+                        Ok((
+                            row.get::<_, i64>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get::<_, Option<String>>(2)?,
+                            row.get::<_, u32>(3)?,
+                            row.get::<_, Option<String>>(4)?,
+                            row.get::<_, i64>(5)?,
+                        ))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                rows.into_iter()
+                    .map(|(id, body, job_id, receive_count, reason, at)| {
+                        Ok(DeadLetter {
+                            handle: id.to_string(),
+                            body,
+                            job_id: job_id.as_deref().and_then(JobId::parse),
+                            receive_count,
+                            reason,
+                            dead_lettered_at: from_ms(at)?,
+                        })
+                    })
+                    .collect()
+            })
+            .await
+    }
+
+    async fn redrive(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
+        let ids = message_ids(letters)?;
+        let now = to_ms(self.clock.now());
+        self.db
+            .write(move |tx| {
+                // One statement moves the message: it cannot be lost or duplicated on the way.
+                let mut back = tx.prepare(
+                    "UPDATE messages SET queue = ?2, visible_at = ?3, receive_count = 0, receipt = NULL, reason = NULL
+                     WHERE message_id = ?1 AND queue = ?4",
+                )?;
+                for id in &ids {
+                    back.execute(params![id, MAIN, now, DEAD])?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.enqueued.notify_waiters();
+        Ok(())
+    }
+
+    async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
+        let ids = message_ids(letters)?;
+        self.db
+            .write(move |tx| {
+                let mut delete =
+                    tx.prepare("DELETE FROM messages WHERE message_id = ?1 AND queue = ?2")?;
+                for id in &ids {
+                    delete.execute(params![id, DEAD])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn depth(&self) -> Result<QueueDepth, BackendError> {
+        let now = to_ms(self.clock.now());
+        self.db
+            .read(move |tx| {
+                let count =
+                    |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<u64, BackendError> {
+                        Ok(tx
+                            .query_row(sql, args, |row| row.get::<_, i64>(0))
+                            .map(|n| u64::try_from(n).unwrap_or(0))?)
+                    };
+                Ok(QueueDepth {
+                    ready: count(
+                        "SELECT count(*) FROM messages WHERE queue = ?1 AND visible_at <= ?2",
+                        &[&MAIN, &now],
+                    )?,
+                    in_flight: count(
+                        "SELECT count(*) FROM messages WHERE queue = ?1 AND visible_at > ?2",
+                        &[&MAIN, &now],
+                    )?,
+                    dead: count("SELECT count(*) FROM messages WHERE queue = ?1", &[&DEAD])?,
+                })
+            })
+            .await
+    }
+}
+
+fn message_ids(letters: &[DeadLetter]) -> Result<Vec<i64>, BackendError> {
+    letters
+        .iter()
+        .map(|letter| letter.handle.parse::<i64>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| BackendError::permanent(format!("not an embedded dead-letter handle: {e}")))
 }
 
 impl EmbeddedStore {
@@ -164,8 +272,8 @@ impl EmbeddedStore {
                 for (message_id, body, job_id, sent_at, received) in rows {
                     if received >= max_receive_count {
                         tx.execute(
-                            "UPDATE messages SET queue = ?2, reason = ?3, receipt = NULL WHERE message_id = ?1",
-                            params![message_id, DEAD, format!("received {received} times without being acknowledged")],
+                            "UPDATE messages SET queue = ?2, reason = ?3, receipt = NULL, visible_at = ?4 WHERE message_id = ?1",
+                            params![message_id, DEAD, format!("received {received} times without being acknowledged"), to_ms(now)],
                         )?;
                         continue;
                     }

@@ -205,7 +205,7 @@ fn settle_one(
     };
     let (status, settlement) = match job.settle(action, now) {
         Ok(Some(next)) => next,
-        Ok(None) => return Ok(Settled::Done(job)),
+        Ok(None) => return Ok(Settled::Done(Box::new(job))),
         Err(conflict) => return Ok(Settled::Conflict(conflict)),
     };
     let job_text = job_id.to_string();
@@ -236,5 +236,5 @@ fn settle_one(
     }
     job.status = status;
     save_transition(tx, &job, now)?;
-    Ok(Settled::Done(job))
+    Ok(Settled::Done(Box::new(job)))
 }

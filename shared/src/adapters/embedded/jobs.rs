@@ -13,25 +13,82 @@ impl Jobs for EmbeddedStore {
         self.db.read(move |tx| load_job(tx, job_id)).await
     }
 
-    async fn fail(
+    async fn close(
         &self,
         job_id: JobId,
+        status: JobStatus,
         reason: &str,
         now: Timestamp,
     ) -> Result<bool, BackendError> {
         let reason = reason.to_owned();
         self.db
             .write(move |tx| {
-                let Some(mut job) = load_job(tx, job_id)? else {
+                let Some(mut job) =
+                    load_job(tx, job_id)?.filter(|job| job.status == JobStatus::Pending)
+                else {
                     return Ok(false);
                 };
-                if job.status != JobStatus::Pending {
-                    return Ok(false);
-                }
-                job.status = JobStatus::Failed;
+                job.status = status;
                 job.reason = Some(reason);
                 save_transition(tx, &job, now)?;
                 Ok(true)
+            })
+            .await
+    }
+
+    async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
+        let error = error.to_owned();
+        self.db
+            .write(move |tx| {
+                tx.execute(
+                    "UPDATE jobs SET first_error = coalesce(first_error, ?2), last_error = ?2 WHERE job_id = ?1",
+                    params![job_id.to_string(), error],
+                )?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError> {
+        self.db
+            .write(move |tx| {
+                let Some(mut job) = load_job(tx, job_id)? else {
+                    return Ok(false);
+                };
+                if job.reopen() != Ok(true) {
+                    return Ok(false);
+                }
+                save_transition(tx, &job, now)?;
+                Ok(true)
+            })
+            .await
+    }
+
+    async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {
+        self.db
+            .read(move |tx| {
+                let mut query =
+                    tx.prepare("SELECT body FROM outbox WHERE job_id = ?1 ORDER BY seq")?;
+                let bodies =
+                    query.query_map([job_id.to_string()], |row| row.get::<_, String>(0))?;
+                bodies.map(|body| from_json(&body?)).collect()
+            })
+            .await
+    }
+
+    async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
+        let event_id = event_id.clone();
+        self.db
+            .read(move |tx| {
+                let ids: Vec<String> = tx
+                    .prepare("SELECT job_id FROM jobs WHERE event_id = ?1")?
+                    .query_map([event_id.as_str()], |row| row.get(0))?
+                    .collect::<Result<_, _>>()?;
+                let mut jobs = Vec::with_capacity(ids.len());
+                for id in ids.iter().filter_map(|id| JobId::parse(id)) {
+                    jobs.extend(load_job(tx, id)?);
+                }
+                Ok(jobs)
             })
             .await
     }
@@ -41,7 +98,8 @@ impl Jobs for EmbeddedStore {
 pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job>, BackendError> {
     let row = tx
         .query_row(
-            "SELECT event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at
+            "SELECT event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at,
+                    first_error, last_error
              FROM jobs WHERE job_id = ?1",
             [job_id.to_string()],
             |row| {
@@ -54,12 +112,24 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
                     row.get::<_, Option<i64>>(5)?,
                     row.get::<_, Option<String>>(6)?,
                     row.get::<_, i64>(7)?,
+                    row.get::<_, Option<String>>(8)?,
+                    row.get::<_, Option<String>>(9)?,
                 ))
             },
         )
         .optional()?;
-    let Some((event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at)) =
-        row
+    let Some((
+        event_id,
+        buyer_id,
+        request,
+        status,
+        seat_ids,
+        hold_until,
+        reason,
+        accepted_at,
+        first_error,
+        last_error,
+    )) = row
     else {
         return Ok(None);
     };
@@ -74,6 +144,8 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
         hold_expires_at: hold_until.map(from_ms).transpose()?,
         reason,
         accepted_at: from_ms(accepted_at)?,
+        first_error,
+        last_error,
     }))
 }
 

@@ -34,8 +34,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     hold_until  INTEGER,
     reason      TEXT,
     accepted_at INTEGER NOT NULL,
-    updated_at  INTEGER NOT NULL
+    updated_at  INTEGER NOT NULL,
+    first_error TEXT,
+    last_error  TEXT
 ) STRICT;
+
+-- The audit reads an event's jobs.
+CREATE INDEX IF NOT EXISTS jobs_by_event ON jobs (event_id);
 
 -- The sweeper's work list: only HELD jobs are in it, ordered by deadline.
 CREATE INDEX IF NOT EXISTS held_jobs_by_deadline ON jobs (hold_until) WHERE status = 'HELD';
@@ -59,8 +64,11 @@ CREATE TABLE IF NOT EXISTS outbox (
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS outbox_unpublished ON outbox (seq) WHERE published_at IS NULL;
+-- A job's history.
+CREATE INDEX IF NOT EXISTS outbox_by_job ON outbox (job_id, seq);
 
 -- Both queues in one table: 'intents' (the main queue) and 'dead' (its dead-letter queue).
+-- In 'dead', visible_at is when the message was dead-lettered.
 -- receipt is set while a message is in flight; a redelivery replaces it, so a stale receipt
 -- cannot acknowledge the new delivery.
 CREATE TABLE IF NOT EXISTS messages (
