@@ -1,4 +1,11 @@
-//! `seatclaimctl`: the operator's tool. It works on the configured backend, like the services.
+//! `seatclaimctl`: the operator's tool. It works on the configured backend, like the services,
+//! and every command that a script might read has `--json`.
+
+mod audit;
+mod dlq;
+mod jobs;
+
+use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -24,14 +31,43 @@ enum Command {
     /// configured prefix, leaving existing ones in place. For emulators and first deploys; on the
     /// embedded backend it creates the data folder and database.
     Init,
+    /// Inspects, replays and purges dead-lettered intents.
+    #[command(subcommand)]
+    Dlq(dlq::DlqCommand),
+    /// Looks at jobs.
+    #[command(subcommand)]
+    Jobs(jobs::JobsCommand),
+    /// Checks an event's invariants (no seat held or sold twice, every live job owns its seats,
+    /// no seat taken without a live job, nothing PENDING too long, no stuck outbox); exits 1 and
+    /// prints what is wrong if any is broken.
+    Audit(audit::AuditArgs),
+    /// Releases lapsed holds now, as the worker's sweeper does, for a stuck deployment.
+    Sweep,
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
+    if let Command::Init = cli.command {
+        init(&cli.backend).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let backend = Backend::open(&cli.backend)
+        .await
+        .context("cannot open the backend")?;
     match cli.command {
-        Command::Init => init(&cli.backend).await,
+        Command::Init => unreachable!("handled above"),
+        Command::Dlq(command) => dlq::run(&backend, command).await,
+        Command::Jobs(command) => jobs::run(&backend, command).await,
+        Command::Audit(args) => audit::run(&backend, args).await,
+        Command::Sweep => {
+            let released = seatclaim_worker::sweep_once(&backend)
+                .await
+                .context("the sweep failed")?;
+            println!("released {released} lapsed holds");
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -68,4 +104,22 @@ async fn init(settings: &BackendSettings) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Parses durations like `30s`, `15m`, `2h` or `7d` (a day is 24 hours here).
+fn parse_duration(text: &str) -> Result<jiff::SignedDuration, String> {
+    let span: jiff::Span = text
+        .parse()
+        .map_err(|e| format!("{text:?} is not a duration like 15m or 7d: {e}"))?;
+    span.to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|e| e.to_string())
+}
+
+/// Prints `value` as JSON, or `text` for people.
+fn emit(json: bool, value: &serde_json::Value, text: impl FnOnce() -> String) {
+    if json {
+        println!("{value}");
+    } else {
+        println!("{}", text());
+    }
 }
