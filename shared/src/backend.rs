@@ -36,7 +36,7 @@ impl Backend {
     /// Opens the backend the settings describe.
     pub async fn open(settings: &BackendSettings) -> Result<Self, BackendError> {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        match settings.backend {
+        let backend = match settings.backend {
             BackendKind::Embedded => embedded::open(
                 &settings.data_dir,
                 clock,
@@ -44,8 +44,9 @@ impl Backend {
                     visibility_timeout: settings.visibility_timeout(),
                     max_receive_count: settings.max_receive_count(),
                 },
-            ),
-            BackendKind::Aws => aws::open(settings, clock).await,
-        }
+            )?,
+            BackendKind::Aws => aws::open(settings, clock).await?,
+        };
+        Ok(settings.faults.clone().inject(backend))
     }
 }

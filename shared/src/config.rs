@@ -40,6 +40,10 @@ pub struct BackendSettings {
     /// AWS resource names, used when `backend` is `aws`.
     #[command(flatten)]
     pub aws: AwsSettings,
+
+    /// Fault injection, for the fault tests only.
+    #[command(flatten)]
+    pub faults: crate::adapters::faults::FaultSettings,
 }
 
 /// Names of the AWS resources. Each derives from the prefix unless set on its own; credentials,
@@ -85,6 +89,7 @@ impl BackendSettings {
             visibility_timeout_secs: 30,
             max_attempts: 5,
             aws: AwsSettings::default(),
+            faults: crate::adapters::faults::FaultSettings::default(),
         }
     }
 

@@ -4,6 +4,7 @@ use reqwest::{Response, StatusCode};
 use seatclaim_api::Application;
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
+use seatclaim_shared::adapters::faults::FaultSettings;
 use seatclaim_shared::config::{BackendKind, BackendSettings};
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
@@ -21,6 +22,10 @@ pub struct AppOptions {
     pub visibility_timeout_secs: u64,
     /// The sweeper's period in milliseconds (large to keep lapsed holds in place for a test).
     pub sweep_interval_ms: u64,
+    /// Attempts before an intent is dead-lettered.
+    pub max_attempts: u32,
+    /// Faults to inject into the app's backend.
+    pub faults: FaultSettings,
 }
 
 impl Default for AppOptions {
@@ -29,6 +34,8 @@ impl Default for AppOptions {
             embedded_worker: true,
             visibility_timeout_secs: 30,
             sweep_interval_ms: 100,
+            max_attempts: 5,
+            faults: FaultSettings::default(),
         }
     }
 }
@@ -82,6 +89,8 @@ impl TestApp {
         let data = tempfile::tempdir().expect("a temporary data folder");
         let mut settings = BackendSettings {
             visibility_timeout_secs: options.visibility_timeout_secs,
+            max_attempts: options.max_attempts,
+            faults: options.faults.clone(),
             ..BackendSettings::in_folder(data.path().to_owned())
         };
         let events = match test_backend() {
@@ -151,6 +160,37 @@ impl TestApp {
         }
     }
 
+    /// Runs the real `seatclaimctl` on this app's backend with `args`; returns its exit code and
+    /// its standard output.
+    pub fn ctl(&self, args: &[&str]) -> (i32, String) {
+        let output = std::process::Command::new(crate::binary("seatclaimctl"))
+            .args(args)
+            .envs(self.process_env())
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("seatclaimctl runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if !output.status.success() {
+            eprintln!(
+                "seatclaimctl {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        (output.status.code().unwrap_or(-1), stdout)
+    }
+
+    /// Runs `seatclaimctl audit` on the event and asserts that it passes.
+    pub fn assert_audit_passes(&self, event_id: &str) -> Value {
+        let (code, stdout) = self.ctl(&["audit", event_id, "--json"]);
+        let report: Value = serde_json::from_str(stdout.trim()).expect("the audit prints JSON");
+        assert_eq!(
+            (code, &report["ok"]),
+            (0, &Value::Bool(true)),
+            "audit failed: {report}"
+        );
+        report
+    }
+
     /// The reservation events the relay has published so far: the embedded event log's lines, or
     /// what an EventBridge rule delivered to a consumer queue (the envelope has the same fields).
     pub async fn published_events(&self) -> Vec<Value> {
@@ -216,6 +256,17 @@ impl TestApp {
             .expect("GET");
         let status = response.status();
         (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `GET` a path, returning status and the body as text.
+    pub async fn get_text(&self, path: &str) -> (StatusCode, String) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("GET");
+        (response.status(), response.text().await.unwrap_or_default())
     }
 
     /// `POST` with no body, returning status and JSON body.

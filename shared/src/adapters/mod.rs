@@ -2,3 +2,4 @@
 
 pub mod aws;
 pub mod embedded;
+pub mod faults;

@@ -84,7 +84,8 @@ pub trait IntentQueue: Send + Sync {
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError>;
 
     /// Up to `limit` dead-lettered messages. Listing reserves them for `hold` (on SQS, reading a
-    /// message hides it) so that a replay or purge that follows can act on exactly these.
+    /// message hides it) so that a replay or purge that follows can act on exactly these; a zero
+    /// hold reserves nothing (a listing for people, which on SQS may miss some of a large queue).
     async fn dead_letters(
         &self,
         limit: usize,

@@ -16,8 +16,8 @@ use super::{emit, parse_duration};
 const MAX_LETTERS: usize = 10_000;
 /// How long the letters a command is about to act on stay reserved (SQS hides what it lists).
 const ACTING_HOLD: Duration = Duration::from_secs(120);
-/// How long a mere listing hides them.
-const LISTING_HOLD: Duration = Duration::from_secs(2);
+/// A mere listing hides nothing.
+const LISTING_HOLD: Duration = Duration::ZERO;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum DlqCommand {

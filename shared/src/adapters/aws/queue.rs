@@ -293,7 +293,8 @@ impl IntentQueue for SqsQueue {
         limit: usize,
         hold: Duration,
     ) -> Result<Vec<DeadLetter>, BackendError> {
-        let mut letters = Vec::new();
+        let mut letters: Vec<DeadLetter> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         while letters.len() < limit {
             let output = self
                 .sqs
@@ -303,17 +304,24 @@ impl IntentQueue for SqsQueue {
                     i32::try_from((limit - letters.len()).min(SQS_BATCH)).unwrap_or(10),
                 )
                 .wait_time_seconds(1)
-                .visibility_timeout(seconds(hold).max(1))
+                .visibility_timeout(seconds(hold))
                 .message_attribute_names("All")
                 .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
                 .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
                 .send()
                 .await
                 .map_err(|e| classify("ReceiveMessage DLQ", e))?;
-            if output.messages().is_empty() {
+            // With no hold, listed messages stay visible and may come back: stop at the first
+            // receive that brings nothing new.
+            let fresh: Vec<_> = output
+                .messages()
+                .iter()
+                .filter(|m| seen.insert(m.message_id().unwrap_or_default().to_owned()))
+                .collect();
+            if fresh.is_empty() {
                 break;
             }
-            for message in output.messages() {
+            for message in fresh {
                 let attribute = |name: &str| {
                     message
                         .message_attributes()

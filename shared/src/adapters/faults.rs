@@ -1,0 +1,200 @@
+//! Fault injection for the fault tests: wrappers around the real adapters that fail the way
+//! production fails (throttled or timed-out writes, duplicated and reordered delivery, an event
+//! bus that is down, an intent that always fails). Off unless a `SEATCLAIM_FAULT_*` variable is
+//! set; a process with faults on says so loudly in its log.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use clap::Args;
+use jiff::Timestamp;
+
+use crate::backend::Backend;
+use crate::domain::{BuyerId, IdempotencyKey, Intent, JobAction, JobId, ReservationEvent};
+use crate::ports::{
+    Admission, Admissions, BackendError, ClaimOutcome, EventPublisher, IntentQueue, Inventory,
+    Settled,
+};
+
+/// Which faults to inject. All are off by default.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FaultSettings {
+    /// Faults apply only while this file exists: the test "fixes the cause" by deleting it.
+    #[arg(long, env = "SEATCLAIM_FAULT_WHILE")]
+    pub fault_while: Option<PathBuf>,
+    /// Share (0 to 1) of inventory writes that fail with a transient error, half of them before
+    /// the write and half after it committed (a timeout the caller cannot tell from a failure).
+    #[arg(
+        long,
+        env = "SEATCLAIM_FAULT_STORE_FAILURE_RATE",
+        default_value_t = 0.0
+    )]
+    pub store_failure_rate: f64,
+    /// Extra copies of every admitted intent, sent after random delays of up to a second, so
+    /// messages arrive more than once and out of order.
+    #[arg(
+        long,
+        env = "SEATCLAIM_FAULT_DUPLICATE_DELIVERIES",
+        default_value_t = 0
+    )]
+    pub duplicate_deliveries: u32,
+    /// The event bus refuses every publication.
+    #[arg(long, env = "SEATCLAIM_FAULT_BUS_DOWN", default_value_t = false, action = clap::ArgAction::Set)]
+    pub bus_down: bool,
+    /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
+    #[arg(long, env = "SEATCLAIM_FAULT_FAILING_BUYER")]
+    pub failing_buyer: Option<String>,
+}
+
+impl FaultSettings {
+    /// Whether any fault is configured.
+    #[must_use]
+    pub fn any(&self) -> bool {
+        self.store_failure_rate > 0.0
+            || self.duplicate_deliveries > 0
+            || self.bus_down
+            || self.failing_buyer.is_some()
+    }
+
+    fn active(&self) -> bool {
+        self.fault_while.as_ref().is_none_or(|path| path.exists())
+    }
+
+    /// Wraps the ports of `backend` that the configured faults touch.
+    #[must_use]
+    pub fn inject(self, backend: Backend) -> Backend {
+        if !self.any() {
+            return backend;
+        }
+        tracing::warn!(faults = ?self, "FAULT INJECTION IS ON: this process fails on purpose");
+        let faults = Arc::new(self);
+        Backend {
+            admissions: Arc::new(Duplicating {
+                inner: backend.admissions,
+                queue: Arc::clone(&backend.queue),
+                faults: Arc::clone(&faults),
+            }),
+            inventory: Arc::new(Unreliable {
+                inner: backend.inventory,
+                faults: Arc::clone(&faults),
+            }),
+            publisher: Arc::new(Unreachable {
+                inner: backend.publisher,
+                faults,
+            }),
+            ..backend
+        }
+    }
+}
+
+fn injected(what: &str) -> BackendError {
+    BackendError::transient(format!("injected fault: {what}"))
+}
+
+struct Duplicating {
+    inner: Arc<dyn Admissions>,
+    queue: Arc<dyn IntentQueue>,
+    faults: Arc<FaultSettings>,
+}
+
+#[async_trait]
+impl Admissions for Duplicating {
+    async fn admit(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
+        let admission = self.inner.admit(key, intent).await?;
+        if matches!(admission, Admission::Accepted(_)) && self.faults.active() {
+            for _ in 0..self.faults.duplicate_deliveries {
+                let (queue, intent) = (Arc::clone(&self.queue), intent.clone());
+                let delay = Duration::from_millis(fastrand::u64(0..1_000));
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    if let Err(error) = queue.send(&[intent]).await {
+                        tracing::warn!(%error, "could not send an injected duplicate");
+                    }
+                });
+            }
+        }
+        Ok(admission)
+    }
+}
+
+struct Unreliable {
+    inner: Arc<dyn Inventory>,
+    faults: Arc<FaultSettings>,
+}
+
+impl Unreliable {
+    fn roll(&self) -> Option<bool> {
+        let fails = self.faults.active() && fastrand::f64() < self.faults.store_failure_rate;
+        fails.then(fastrand::bool)
+    }
+
+    fn poisoned(&self, buyer: &BuyerId) -> bool {
+        self.faults.active() && self.faults.failing_buyer.as_deref() == Some(buyer.as_str())
+    }
+}
+
+#[async_trait]
+impl Inventory for Unreliable {
+    async fn claim(
+        &self,
+        intents: &[Intent],
+        now: Timestamp,
+    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+        if intents.iter().any(|intent| self.poisoned(&intent.buyer_id)) {
+            return Err(injected("this buyer's claims always fail"));
+        }
+        match self.roll() {
+            Some(false) => Err(injected("throttled before the write")),
+            Some(true) => {
+                self.inner.claim(intents, now).await?;
+                Err(injected("timed out after the write"))
+            }
+            None => self.inner.claim(intents, now).await,
+        }
+    }
+
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError> {
+        match self.roll() {
+            Some(false) => Err(injected("throttled before the write")),
+            Some(true) => {
+                self.inner.settle(job_id, action, now).await?;
+                Err(injected("timed out after the write"))
+            }
+            None => self.inner.settle(job_id, action, now).await,
+        }
+    }
+
+    async fn release_lapsed_holds(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
+        self.inner.release_lapsed_holds(now, limit).await
+    }
+}
+
+struct Unreachable {
+    inner: Arc<dyn EventPublisher>,
+    faults: Arc<FaultSettings>,
+}
+
+#[async_trait]
+impl EventPublisher for Unreachable {
+    async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError> {
+        if self.faults.bus_down && self.faults.active() {
+            return Err(injected("the event bus is down"));
+        }
+        self.inner.publish(events).await
+    }
+}

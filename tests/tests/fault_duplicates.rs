@@ -1,0 +1,95 @@
+//! Every message delivered three times, out of order: the outcomes are those of single delivery.
+//! (A file of its own: it reads the process's metrics, which no other test may disturb.)
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::time::{Duration, Instant};
+
+use seatclaim_e2e::{AppOptions, TestApp, check_invariants};
+use seatclaim_shared::adapters::faults::FaultSettings;
+use serde_json::{Value, json};
+
+const UNCONTENDED: usize = 20;
+const CONTENDED_SEATS: usize = 10;
+
+/// Buyers 0..20 want seats of their own (row 1); buyers 20..40 race in pairs for row 2's seats.
+fn requests() -> Vec<Value> {
+    let own = (0..UNCONTENDED)
+        .map(|n| json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-1-{}", n + 1)]}));
+    let raced = (0..CONTENDED_SEATS * 2)
+        .map(|n| json!({"buyer_id": format!("r{n}"), "seat_ids": [format!("A-2-{}", n / 2 + 1)]}));
+    own.chain(raced).collect()
+}
+
+async fn run(app: &TestApp) -> Vec<Value> {
+    app.create_grid("e1", 2, 20, 300).await;
+    let mut ids = Vec::new();
+    for (n, body) in requests().iter().enumerate() {
+        ids.push(app.reserve_ok("e1", &format!("k{n}"), body).await);
+    }
+    let mut jobs = Vec::new();
+    for id in &ids {
+        jobs.push(app.decided(id, Duration::from_secs(60)).await);
+    }
+    jobs
+}
+
+fn acknowledged_duplicates(metrics: &str) -> usize {
+    metrics
+        .lines()
+        .find(|line| line.starts_with("seatclaim_claims_total") && line.contains("already_decided"))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicated_and_reordered_delivery_changes_no_outcome() {
+    let single = TestApp::spawn().await;
+    let once = run(&single).await;
+    let faults = FaultSettings {
+        duplicate_deliveries: 2,
+        ..FaultSettings::default()
+    };
+    let tripled = TestApp::spawn_with(AppOptions {
+        faults,
+        ..AppOptions::default()
+    })
+    .await;
+    let thrice = run(&tripled).await;
+
+    // Every extra copy arrives within a second and is acknowledged as already decided.
+    let expected = requests().len() * 2;
+    let started = Instant::now();
+    let mut seen = 0;
+    while seen < expected && started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (_, text) = tripled.get_text("/metrics").await;
+        seen = acknowledged_duplicates(&text);
+    }
+    assert_eq!(
+        seen, expected,
+        "each of the {expected} duplicates was delivered and changed nothing"
+    );
+
+    for (a, b) in once.iter().zip(&thrice).take(UNCONTENDED) {
+        assert_eq!(
+            (&a["status"], &a["seat_ids"]),
+            (&b["status"], &b["seat_ids"])
+        );
+    }
+    let single_tally = check_invariants(&once, &single.seat_map("e1").await);
+    let tripled_tally = check_invariants(&thrice, &tripled.seat_map("e1").await);
+    assert_eq!(single_tally, tripled_tally);
+    assert_eq!(tripled_tally.held, UNCONTENDED + CONTENDED_SEATS);
+    let events = tripled.published_events().await.len();
+    assert_eq!(events, requests().len(), "one decision event per job");
+    tripled.assert_audit_passes("e1");
+    eprintln!(
+        "duplicates: {} intents, {expected} extra deliveries, {tripled_tally:?}, audit passed",
+        requests().len()
+    );
+}

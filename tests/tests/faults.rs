@@ -1,0 +1,272 @@
+//! Fault tests: the store fails writes, the event bus goes down, an intent always fails until its
+//! cause is fixed. Real processes where operators would use them (`seatclaimctl`), and each test
+//! ends with the audit passing.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use seatclaim_e2e::{AppOptions, TestApp, check_invariants, test_backend};
+use seatclaim_shared::adapters::faults::FaultSettings;
+use seatclaim_shared::config::BackendKind;
+use seatclaim_shared::domain::JobId;
+use serde_json::{Value, json};
+
+/// Waits for `check` to hold, polling, or fails the test after `within`.
+async fn eventually<F: AsyncFnMut() -> bool>(within: Duration, what: &str, mut check: F) {
+    let started = Instant::now();
+    while !check().await {
+        assert!(
+            started.elapsed() < within,
+            "{what} did not happen within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A marker file whose existence switches the faults on; deleting it "fixes the cause".
+fn switch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faulty");
+    std::fs::write(&path, "on").unwrap();
+    (dir, path)
+}
+
+fn intents(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => json!({"buyer_id": format!("b{i}"), "seat_ids": [format!("A-1-{}", i % 10 + 1)]}),
+            1 => json!({"buyer_id": format!("b{i}"), "seat_ids": [format!("A-2-{}", i % 10 + 1), format!("A-3-{}", i % 10 + 1)]}),
+            _ => json!({"buyer_id": format!("b{i}"), "section": "A", "quantity": 1}),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_store_writes_are_retried_and_lose_or_double_nothing() {
+    let count = match test_backend() {
+        BackendKind::Embedded => 150,
+        BackendKind::Aws => 60,
+    };
+    let faults = FaultSettings {
+        store_failure_rate: 0.3,
+        ..FaultSettings::default()
+    };
+    let app = TestApp::spawn_with(AppOptions {
+        faults,
+        max_attempts: 20,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 4, 10, 300).await;
+    let mut job_ids = Vec::new();
+    for (n, body) in intents(count).iter().enumerate() {
+        job_ids.push(app.reserve_ok("e1", &format!("k{n}"), body).await);
+    }
+    let mut jobs = Vec::new();
+    for id in &job_ids {
+        jobs.push(app.decided(id, Duration::from_secs(120)).await);
+    }
+    let tally = check_invariants(&jobs, &app.seat_map("e1").await);
+    assert_eq!(tally.held + tally.rejected, count, "{tally:?}");
+    let mut injected = 0;
+    for id in &job_ids {
+        let job = app
+            .backend
+            .jobs
+            .job(JobId::parse(id).unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        injected += usize::from(
+            job.first_error
+                .as_deref()
+                .is_some_and(|e| e.contains("injected fault")),
+        );
+    }
+    assert!(injected > 0, "the faults were injected");
+    app.assert_audit_passes("e1");
+    eprintln!(
+        "store failures: {count} intents, {injected} met injected write failures, {} held, {} rejected, audit passed",
+        tally.held, tally.rejected
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_the_event_bus_is_down_claims_go_on_and_events_wait_in_the_outbox() {
+    let (_dir, path) = switch();
+    let faults = FaultSettings {
+        bus_down: true,
+        fault_while: Some(path.clone()),
+        ..FaultSettings::default()
+    };
+    let app = TestApp::spawn_with(AppOptions {
+        faults,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 2, 10, 300).await;
+    let count = 20;
+    let mut job_ids = Vec::new();
+    for n in 0..count {
+        let body = json!({"buyer_id": format!("b{n}"), "seat_ids": [format!("A-{}-{}", n / 10 + 1, n % 10 + 1)]});
+        job_ids.push(app.reserve_ok("e1", &format!("k{n}"), &body).await);
+    }
+    for id in &job_ids {
+        assert_eq!(
+            app.decided(id, Duration::from_secs(60)).await["status"],
+            "HELD"
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        app.published_events().await.is_empty(),
+        "nothing is published while the bus is down"
+    );
+    let waiting = app.backend.outbox.unpublished(100).await.unwrap().len();
+    assert_eq!(waiting, count);
+    let (lagging, _) = app.ctl(&["audit", "e1", "--max-outbox-lag", "0s"]);
+    assert_eq!(lagging, 1, "the audit notices the waiting events");
+
+    std::fs::remove_file(&path).unwrap();
+    eventually(
+        Duration::from_secs(60),
+        "publication after recovery",
+        async || app.published_events().await.len() >= count,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut per_job: HashMap<String, usize> = HashMap::new();
+    for event in app.published_events().await {
+        *per_job
+            .entry(event["detail"]["job_id"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(per_job.len(), count);
+    assert!(
+        per_job.values().all(|n| *n == 1),
+        "each event published once: {per_job:?}"
+    );
+    assert!(
+        app.backend
+            .outbox
+            .unpublished(100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    app.assert_audit_passes("e1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_once_fixed() {
+    let (_dir, path) = switch();
+    let faults = FaultSettings {
+        failing_buyer: Some("poison".into()),
+        fault_while: Some(path.clone()),
+        ..FaultSettings::default()
+    };
+    let app = TestApp::spawn_with(AppOptions {
+        faults,
+        max_attempts: 2,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 4, 300).await;
+    let healthy = app
+        .reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "fine", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    let poisoned = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "poison", "seat_ids": ["A-1-2"]}),
+        )
+        .await;
+    assert_eq!(
+        app.decided(&healthy, Duration::from_secs(30)).await["status"],
+        "HELD"
+    );
+    let failed = app.decided(&poisoned, Duration::from_secs(60)).await;
+    assert_eq!(failed["status"], "FAILED");
+    assert!(
+        failed["reason"]
+            .as_str()
+            .unwrap()
+            .contains("injected fault"),
+        "{failed}"
+    );
+
+    let mut listed = Vec::new();
+    eventually(Duration::from_secs(20), "the DLQ listing", async || {
+        let (code, stdout) = app.ctl(&["dlq", "list", "--json"]);
+        assert_eq!(code, 0);
+        listed = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        !listed.is_empty()
+    })
+    .await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["job_id"], poisoned.as_str());
+    assert_eq!(listed[0]["buyer_id"], "poison");
+    assert!(
+        listed[0]["first_failure"]
+            .as_str()
+            .unwrap()
+            .contains("injected fault"),
+        "{}",
+        listed[0]
+    );
+
+    let (dry, stdout) = app.ctl(&["dlq", "replay", "--job", &poisoned, "--dry-run", "--json"]);
+    assert_eq!(dry, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(stdout.trim()).unwrap()["replayed"],
+        1
+    );
+    assert_eq!(
+        app.job(&poisoned).await["status"],
+        "FAILED",
+        "a dry run changes nothing"
+    );
+
+    std::fs::remove_file(&path).unwrap();
+    let (code, stdout) = app.ctl(&["dlq", "replay", "--job", &poisoned, "--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        (summary["replayed"].as_u64(), summary["reopened"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let resolved = app.decided(&poisoned, Duration::from_secs(60)).await;
+    assert_eq!(resolved["status"], "HELD", "{resolved}");
+
+    let (_, history) = app.ctl(&["jobs", "show", &poisoned, "--json"]);
+    let history: Value = serde_json::from_str(history.trim()).unwrap();
+    let statuses: Vec<&str> = history["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["FAILED", "PENDING", "HELD"]);
+    let (again, stdout) = app.ctl(&["dlq", "replay", "--all", "--json"]);
+    assert_eq!(
+        (
+            again,
+            serde_json::from_str::<Value>(stdout.trim()).unwrap()["replayed"].as_u64()
+        ),
+        (0, Some(0))
+    );
+    app.assert_audit_passes("e1");
+}
