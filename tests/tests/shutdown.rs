@@ -104,8 +104,18 @@ async fn every_intent_answered_before_sigterm_is_decided_afterwards() {
         }
     }
     eprintln!(
-        "shutdown: {} intents answered before SIGTERM, all decided after restart",
+        "shutdown: {} intents answered before SIGTERM, all decided after restart, audit passed",
         accepted.len()
+    );
+    let audit = std::process::Command::new(seatclaim_e2e::binary("seatclaimctl"))
+        .args(["audit", "e1"])
+        .env("SEATCLAIM_DATA_DIR", data.path())
+        .output()
+        .unwrap();
+    assert!(
+        audit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
     );
     let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30)))
         .await
