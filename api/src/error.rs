@@ -49,6 +49,15 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+impl From<axum::extract::rejection::QueryRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
+        Self::Rejected {
+            status: rejection.status(),
+            detail: rejection.body_text(),
+        }
+    }
+}
+
 impl From<JobConflict> for ApiError {
     fn from(conflict: JobConflict) -> Self {
         Self::Conflict(conflict.to_string())

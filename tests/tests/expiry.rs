@@ -97,3 +97,25 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
     );
     assert_eq!(map["seats"][1]["state"], "AVAILABLE");
 }
+
+#[tokio::test]
+async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
+    let app = TestApp::spawn_with(AppOptions {
+        sweep_interval_ms: 3_600_000,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 2, 1).await;
+    let job = app
+        .reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(app.decided(&job, WITHIN).await["status"], "HELD");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let (code, stdout) = app.ctl(&["sweep"]);
+    assert_eq!((code, stdout.trim()), (0, "released 1 lapsed holds"));
+    assert_eq!(app.job(&job).await["status"], "EXPIRED");
+}

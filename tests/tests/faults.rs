@@ -270,3 +270,60 @@ async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_o
     );
     app.assert_audit_passes("e1");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_dead_letters_are_purged_only_with_confirmation() {
+    let faults = FaultSettings {
+        failing_buyer: Some("poison".into()),
+        ..FaultSettings::default()
+    };
+    let app = TestApp::spawn_with(AppOptions {
+        faults,
+        max_attempts: 1,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 4, 300).await;
+    let job = app
+        .reserve_ok(
+            "e1",
+            "k",
+            &json!({"buyer_id": "poison", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(
+        app.decided(&job, Duration::from_secs(60)).await["status"],
+        "FAILED"
+    );
+    eventually(Duration::from_secs(20), "the dead letter", async || {
+        app.ctl(&["dlq", "list", "--json"]).1.lines().count() == 1
+    })
+    .await;
+
+    let (unconfirmed, _) = app.ctl(&["dlq", "purge", "--older-than", "0s"]);
+    assert_eq!(unconfirmed, 2, "nothing is purged without --yes");
+    assert_eq!(app.ctl(&["dlq", "list", "--json"]).1.lines().count(), 1);
+    let (recent, stdout) = app.ctl(&["dlq", "purge", "--older-than", "1h", "--yes", "--json"]);
+    assert_eq!(
+        (
+            recent,
+            serde_json::from_str::<Value>(stdout.trim()).unwrap()["purged"].as_u64()
+        ),
+        (0, Some(0))
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (code, stdout) = app.ctl(&["dlq", "purge", "--older-than", "0s", "--yes", "--json"]);
+    assert_eq!(
+        (
+            code,
+            serde_json::from_str::<Value>(stdout.trim()).unwrap()["purged"].as_u64()
+        ),
+        (0, Some(1))
+    );
+    assert_eq!(app.ctl(&["dlq", "list", "--json"]).1.lines().count(), 0);
+    assert_eq!(
+        app.job(&job).await["status"],
+        "FAILED",
+        "purging does not touch the job"
+    );
+}

@@ -583,3 +583,38 @@ async fn every_decision_is_published_as_a_reservation_event() {
     assert_eq!(event["source"], "seatclaim.reservations");
     assert_eq!(event["detail"]["seat_ids"], json!(["A-1-1"]));
 }
+
+#[tokio::test]
+async fn a_status_request_may_wait_for_the_decision() {
+    let app = app_with_event().await;
+    let job_id = app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
+    let (status, job) = app.get(&format!("/v1/jobs/{job_id}?wait=10")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        job["status"], "HELD",
+        "one request, answered once decided: {job}"
+    );
+    let malformed = app
+        .client
+        .get(format!("{}/v1/jobs/{job_id}?wait=soon", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(malformed, StatusCode::BAD_REQUEST).await;
+}
+
+#[tokio::test]
+async fn a_waiting_status_request_answers_pending_when_nothing_decides_in_time() {
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 2, 300).await;
+    let job_id = app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
+    let (status, job) = app.get(&format!("/v1/jobs/{job_id}?wait=1")).await;
+    assert_eq!(
+        (status, job["status"].as_str()),
+        (StatusCode::OK, Some("PENDING"))
+    );
+}

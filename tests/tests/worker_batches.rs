@@ -398,3 +398,36 @@ async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
     expected.sort_unstable();
     assert_eq!(ids, expected, "each event published once");
 }
+
+#[tokio::test]
+async fn an_intent_older_than_the_maximum_age_is_rejected_as_expired() {
+    let (app, job_id) = one_pending_job().await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let limits = Limits {
+        max_attempts: MAX_ATTEMPTS,
+        max_intent_age: jiff::SignedDuration::from_millis(10),
+    };
+    let outcome = process_batch(&app.backend, next(&app.backend).await, limits).await;
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            expired: 1,
+            ..BatchOutcome::default()
+        }
+    );
+    let job = app.job(&job_id).await;
+    assert_eq!(
+        (job["status"].as_str(), job["reason"].as_str()),
+        (Some("REJECTED"), Some("request expired"))
+    );
+    assert_eq!(app.seat_map("e1").await["seats"][0]["state"], "AVAILABLE");
+    assert!(
+        app.backend
+            .queue
+            .receive(10, Duration::from_millis(300))
+            .await
+            .unwrap()
+            .is_empty(),
+        "acknowledged"
+    );
+}

@@ -1,10 +1,11 @@
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{BuyerId, EventId, Job, JobAction, JobId, JobStatus, SeatId};
 use seatclaim_shared::ports::Settled;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
@@ -47,14 +48,32 @@ fn not_found(raw: &str) -> ApiError {
     ApiError::NotFound(format!("job {raw} does not exist"))
 }
 
-/// `GET /v1/jobs/{job_id}`.
+/// The longest a status request may wait for a decision.
+const MAX_WAIT_SECONDS: u64 = 20;
+
+/// `?wait=N`: hold the request up to N seconds (at most 20) until the job leaves PENDING.
+#[derive(Deserialize)]
+pub struct Wait {
+    wait: Option<u64>,
+}
+
+/// `GET /v1/jobs/{job_id}[?wait=N]`: the job; with `wait`, answered as soon as it is decided
+/// (at once if it already is), or as it stands after N seconds.
 pub async fn show(
     State(backend): State<Backend>,
     Path(raw): Path<String>,
+    query: Result<Query<Wait>, QueryRejection>,
 ) -> Result<Json<JobView>, ApiError> {
+    let Query(Wait { wait }) = query?;
     let id = job_id(&raw)?;
-    let job = backend.jobs.job(id).await?.ok_or_else(|| not_found(&raw))?;
-    Ok(Json(job.into()))
+    let job = match wait.filter(|seconds| *seconds > 0) {
+        Some(seconds) => {
+            let max = std::time::Duration::from_secs(seconds.min(MAX_WAIT_SECONDS));
+            backend.jobs.wait_for_decision(id, max).await?
+        }
+        None => backend.jobs.job(id).await?,
+    };
+    Ok(Json(job.ok_or_else(|| not_found(&raw))?.into()))
 }
 
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.

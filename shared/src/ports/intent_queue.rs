@@ -96,6 +96,10 @@ pub trait IntentQueue: Send + Sync {
     /// from the dead-letter queue, so a failure in between duplicates it and never loses it.
     async fn redrive(&self, letters: &[DeadLetter]) -> Result<(), BackendError>;
 
+    /// Gives back listed dead letters that a command decided not to act on, so the next listing
+    /// sees them at once (on SQS, ends their hold; elsewhere nothing to do).
+    async fn release(&self, letters: &[DeadLetter]) -> Result<(), BackendError>;
+
     /// Deletes listed dead letters for good.
     async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError>;
 

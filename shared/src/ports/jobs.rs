@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use async_trait::async_trait;
 use jiff::Timestamp;
 
@@ -34,4 +36,25 @@ pub trait Jobs: Send + Sync {
 
     /// Every job of an event, for the audit.
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError>;
+
+    /// The job once it has left PENDING, or as it stands after `max`: the long poll behind
+    /// `GET /v1/jobs/{id}?wait=N`, which spares clients (and the store) a polling storm. This
+    /// default polls with backoff; a backend that hears about decisions can answer sooner.
+    async fn wait_for_decision(
+        &self,
+        job_id: JobId,
+        max: Duration,
+    ) -> Result<Option<Job>, BackendError> {
+        let deadline = tokio::time::Instant::now() + max;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let job = self.job(job_id).await?;
+            let now = tokio::time::Instant::now();
+            if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
+                return Ok(job);
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
 }

@@ -142,10 +142,14 @@ async fn replay(backend: &Backend, args: ReplayArgs) -> anyhow::Result<ExitCode>
         .dead_letters(MAX_LETTERS, hold)
         .await
         .context("cannot read the DLQ")?;
-    let chosen: Vec<DeadLetter> = letters
+    let (chosen, others): (Vec<DeadLetter>, Vec<DeadLetter>) = letters
         .into_iter()
-        .filter(|l| args.all || l.job_id.is_some_and(|id| wanted.contains(&id)))
-        .collect();
+        .partition(|l| args.all || l.job_id.is_some_and(|id| wanted.contains(&id)));
+    backend
+        .queue
+        .release(&others)
+        .await
+        .context("cannot release the other dead letters")?;
     let missing: Vec<&JobId> = wanted
         .iter()
         .filter(|id| !chosen.iter().any(|l| l.job_id == Some(**id)))
@@ -196,10 +200,14 @@ async fn purge(
         .await
         .context("cannot read the DLQ")?;
     let now = backend.clock.now();
-    let old: Vec<DeadLetter> = letters
+    let (old, recent): (Vec<DeadLetter>, Vec<DeadLetter>) = letters
         .into_iter()
-        .filter(|l| now.duration_since(l.dead_lettered_at) > older_than)
-        .collect();
+        .partition(|l| now.duration_since(l.dead_lettered_at) > older_than);
+    backend
+        .queue
+        .release(&recent)
+        .await
+        .context("cannot release the recent dead letters")?;
     if !yes {
         eprintln!(
             "{} dead letters are older than {older_than:#}; add --yes to delete them for good",

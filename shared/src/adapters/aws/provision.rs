@@ -16,8 +16,9 @@ use super::names::{
 };
 use crate::ports::BackendError;
 
-/// DLQ messages are kept for the longest time SQS allows (14 days), for operators to replay.
-const DLQ_RETENTION_SECONDS: u32 = 1_209_600;
+/// Messages are kept for the longest time SQS allows (14 days): intents through a long outage,
+/// dead letters for operators to replay. The deploy template sets the same.
+const RETENTION_SECONDS: u32 = 1_209_600;
 
 /// An attribute of a key: its name and type.
 pub type KeyAttribute<'a> = (&'a str, ScalarAttributeType);
@@ -113,7 +114,7 @@ async fn create_queues(
         .queue_name(&names.dlq)
         .attributes(
             QueueAttributeName::MessageRetentionPeriod,
-            DLQ_RETENTION_SECONDS.to_string(),
+            RETENTION_SECONDS.to_string(),
         )
         .send()
         .await
@@ -137,6 +138,10 @@ async fn create_queues(
         (
             QueueAttributeName::VisibilityTimeout,
             visibility_timeout.as_secs().to_string(),
+        ),
+        (
+            QueueAttributeName::MessageRetentionPeriod,
+            RETENTION_SECONDS.to_string(),
         ),
     ];
     let created = sqs

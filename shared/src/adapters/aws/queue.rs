@@ -131,6 +131,37 @@ impl SqsQueue {
             count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
         ))
     }
+
+    /// Sets the visibility of received messages of `url` to `by` from now.
+    async fn change_visibility(
+        &self,
+        url: &str,
+        receipts: &[Receipt],
+        by: Duration,
+    ) -> Result<(), BackendError> {
+        for chunk in receipts.chunks(SQS_BATCH) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(index, receipt)| {
+                    ChangeMessageVisibilityBatchRequestEntry::builder()
+                        .id(index.to_string())
+                        .receipt_handle(&receipt.0)
+                        .visibility_timeout(seconds(by))
+                        .build()
+                        .map_err(build_error)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            self.sqs
+                .change_message_visibility_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| classify("ChangeMessageVisibilityBatch", e))?;
+        }
+        Ok(())
+    }
 }
 
 pub(super) async fn queue_url(
@@ -238,28 +269,7 @@ impl IntentQueue for SqsQueue {
         receipts: &[Receipt],
         by: Duration,
     ) -> Result<(), BackendError> {
-        for chunk in receipts.chunks(SQS_BATCH) {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .map(|(index, receipt)| {
-                    ChangeMessageVisibilityBatchRequestEntry::builder()
-                        .id(index.to_string())
-                        .receipt_handle(&receipt.0)
-                        .visibility_timeout(seconds(by))
-                        .build()
-                        .map_err(build_error)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            self.sqs
-                .change_message_visibility_batch()
-                .queue_url(&self.url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| classify("ChangeMessageVisibilityBatch", e))?;
-        }
-        Ok(())
+        self.change_visibility(&self.url, receipts, by).await
     }
 
     /// Copies the message to the DLQ with the reason, then deletes it from the main queue. A crash
@@ -381,6 +391,12 @@ impl IntentQueue for SqsQueue {
         }
         let handles: Vec<&str> = letters.iter().map(|l| l.handle.as_str()).collect();
         self.delete_from(&self.dlq_url, &handles).await
+    }
+
+    async fn release(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
+        let handles: Vec<Receipt> = letters.iter().map(|l| Receipt(l.handle.clone())).collect();
+        self.change_visibility(&self.dlq_url, &handles, Duration::ZERO)
+            .await
     }
 
     async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {

@@ -190,6 +190,11 @@ impl IntentQueue for EmbeddedStore {
         Ok(())
     }
 
+    async fn release(&self, _letters: &[DeadLetter]) -> Result<(), BackendError> {
+        // Listing holds nothing here.
+        Ok(())
+    }
+
     async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
         let ids = message_ids(letters)?;
         self.db

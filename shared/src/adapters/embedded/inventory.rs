@@ -25,14 +25,17 @@ impl Inventory for EmbeddedStore {
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
-        self.db
+        let outcomes = self
+            .db
             .write(move |tx| {
                 intents
                     .iter()
                     .map(|intent| claim_one(tx, intent, now))
                     .collect()
             })
-            .await
+            .await?;
+        self.decided.notify_waiters();
+        Ok(outcomes)
     }
 
     async fn settle(

@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use async_trait::async_trait;
 use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
@@ -21,7 +23,8 @@ impl Jobs for EmbeddedStore {
         now: Timestamp,
     ) -> Result<bool, BackendError> {
         let reason = reason.to_owned();
-        self.db
+        let closed = self
+            .db
             .write(move |tx| {
                 let Some(mut job) =
                     load_job(tx, job_id)?.filter(|job| job.status == JobStatus::Pending)
@@ -33,7 +36,9 @@ impl Jobs for EmbeddedStore {
                 save_transition(tx, &job, now)?;
                 Ok(true)
             })
-            .await
+            .await?;
+        self.decided.notify_waiters();
+        Ok(closed)
     }
 
     async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
@@ -74,6 +79,29 @@ impl Jobs for EmbeddedStore {
                 bodies.map(|body| from_json(&body?)).collect()
             })
             .await
+    }
+
+    /// Woken by decisions made in this process (the in-process worker); decisions made by another
+    /// process on the same file are seen within the fallback poll.
+    async fn wait_for_decision(
+        &self,
+        job_id: JobId,
+        max: Duration,
+    ) -> Result<Option<Job>, BackendError> {
+        const FALLBACK_POLL: Duration = Duration::from_millis(100);
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            let decided = self.decided.notified();
+            let job = self.job(job_id).await?;
+            let now = tokio::time::Instant::now();
+            if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
+                return Ok(job);
+            }
+            tokio::select! {
+                () = decided => {}
+                () = tokio::time::sleep(FALLBACK_POLL.min(deadline - now)) => {}
+            }
+        }
     }
 
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {

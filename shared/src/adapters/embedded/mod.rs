@@ -46,6 +46,8 @@ pub struct EmbeddedStore {
     queue: QueueConfig,
     /// Wakes long-polling receivers in this process as soon as an intent is enqueued.
     enqueued: Notify,
+    /// Wakes `?wait=` long polls in this process as soon as a job is decided.
+    decided: Notify,
 }
 
 impl EmbeddedStore {
@@ -60,6 +62,7 @@ impl EmbeddedStore {
             clock,
             queue,
             enqueued: Notify::new(),
+            decided: Notify::new(),
         })
     }
 }

@@ -1,0 +1,408 @@
+//! One simulated buyer's journey, and what all buyers share: the target, the seats, the tallies.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use hdrhistogram::Histogram;
+use serde_json::{Value, json};
+
+use super::Cli;
+
+/// Shares (out of their sum) of exact single-seat, exact multi-seat and any-in-section requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Mix {
+    exact: u32,
+    multi: u32,
+    section: u32,
+}
+
+impl Mix {
+    /// Parses `exact,multi,section`, e.g. `60,20,20`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let parts: Vec<u32> = text
+            .split(',')
+            .map(|p| p.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        match parts[..] {
+            [exact, multi, section] if exact + multi + section > 0 => Ok(Self {
+                exact,
+                multi,
+                section,
+            }),
+            _ => Err("expected three shares, exact,multi,section, not all zero".into()),
+        }
+    }
+}
+
+/// A seat as the load generator knows it.
+#[derive(Debug, Clone)]
+pub struct Seat {
+    id: String,
+    section: String,
+}
+
+/// Everything the buyers share.
+pub struct Shared {
+    client: reqwest::Client,
+    url: String,
+    event_id: String,
+    seats: Vec<Seat>,
+    sections: Vec<String>,
+    mix: Mix,
+    hot_share: f64,
+    hot_seats: usize,
+    confirm: f64,
+    cancel: f64,
+    run: String,
+    started: Instant,
+    pub(crate) admitted: AtomicU64,
+    pub(crate) decided: AtomicU64,
+    pub(crate) latency_us: Mutex<Histogram<u64>>,
+    pub(crate) timeline: Mutex<Vec<(f64, f64)>>,
+    pub(crate) outcomes: Mutex<BTreeMap<String, u64>>,
+    pub(crate) http_errors: Mutex<BTreeMap<String, u64>>,
+    finals: Mutex<Vec<(String, String, Vec<String>)>>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        url: String,
+        event_id: String,
+        seats: Vec<Seat>,
+        cli: &Cli,
+    ) -> Self {
+        let mut sections: Vec<String> = seats.iter().map(|s| s.section.clone()).collect();
+        sections.sort();
+        sections.dedup();
+        Self {
+            client,
+            url,
+            event_id,
+            seats,
+            sections,
+            mix: cli.mix,
+            hot_share: cli.hot_share,
+            hot_seats: cli.hot_seats.max(1),
+            confirm: cli.confirm,
+            cancel: cli.cancel,
+            run: uuid::Uuid::new_v4().simple().to_string(),
+            started: Instant::now(),
+            admitted: AtomicU64::new(0),
+            decided: AtomicU64::new(0),
+            latency_us: Mutex::new(
+                Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"),
+            ),
+            timeline: Mutex::new(Vec::new()),
+            outcomes: Mutex::new(BTreeMap::new()),
+            http_errors: Mutex::new(BTreeMap::new()),
+            finals: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// One line for the progress bar.
+    pub(crate) fn summary(&self, elapsed: Duration) -> String {
+        let secs = elapsed.as_secs_f64().max(0.001);
+        let admitted = self.admitted.load(Ordering::Relaxed);
+        let decided = self.decided.load(Ordering::Relaxed);
+        format!(
+            "admitted {admitted} ({:.0}/s), decided {decided} ({:.0}/s)",
+            admitted as f64 / secs,
+            decided as f64 / secs
+        )
+    }
+
+    fn error(&self, what: String) {
+        *self
+            .http_errors
+            .lock()
+            .expect("lock")
+            .entry(what)
+            .or_default() += 1;
+    }
+}
+
+/// One buyer.
+pub struct Buyer {
+    shared: std::sync::Arc<Shared>,
+    n: u64,
+}
+
+impl Buyer {
+    pub(crate) fn new(shared: std::sync::Arc<Shared>, n: u64) -> Self {
+        Self { shared, n }
+    }
+
+    fn request(&self) -> Value {
+        let s = &self.shared;
+        let buyer = format!("lg-{}-{}", &s.run[..8], self.n);
+        let pick = || {
+            if fastrand::f64() < s.hot_share {
+                fastrand::usize(0..s.hot_seats.min(s.seats.len()))
+            } else {
+                fastrand::usize(0..s.seats.len())
+            }
+        };
+        let roll = fastrand::u32(0..s.mix.exact + s.mix.multi + s.mix.section);
+        if roll < s.mix.exact {
+            json!({"buyer_id": buyer, "seat_ids": [s.seats[pick()].id]})
+        } else if roll < s.mix.exact + s.mix.multi {
+            let first = pick();
+            let count = fastrand::usize(2..=3);
+            let ids: Vec<&str> = (0..count)
+                .map(|k| s.seats[(first + k) % s.seats.len()].id.as_str())
+                .collect();
+            json!({"buyer_id": buyer, "seat_ids": ids})
+        } else {
+            let section = &s.sections[fastrand::usize(0..s.sections.len())];
+            json!({"buyer_id": buyer, "section": section, "quantity": fastrand::u8(1..=3)})
+        }
+    }
+
+    /// POST, poll to a decision, maybe confirm or cancel; every step is tallied.
+    pub(crate) async fn run(self) {
+        let s = &self.shared;
+        let posted_at = Instant::now();
+        let key = format!("lg-{}-{}", s.run, self.n);
+        let sent = s
+            .client
+            .post(format!("{}/v1/events/{}/reservations", s.url, s.event_id))
+            .header("Idempotency-Key", key)
+            .json(&self.request())
+            .send()
+            .await;
+        let response = match sent {
+            Ok(response) if response.status().as_u16() == 202 => response,
+            Ok(response) => return s.error(response.status().as_u16().to_string()),
+            Err(error) => {
+                return s.error(if error.is_connect() {
+                    "connect".into()
+                } else {
+                    "transport".into()
+                });
+            }
+        };
+        s.admitted.fetch_add(1, Ordering::Relaxed);
+        let Ok(accepted) = response.json::<Value>().await else {
+            return s.error("bad 202 body".into());
+        };
+        let Some(status_url) = accepted["status_url"].as_str().map(str::to_owned) else {
+            return s.error("bad 202 body".into());
+        };
+        let Some(job) = self.decision(&status_url).await else {
+            return;
+        };
+        let waited = posted_at.elapsed();
+        s.decided.fetch_add(1, Ordering::Relaxed);
+        let _ = s
+            .latency_us
+            .lock()
+            .expect("lock")
+            .record(u64::try_from(waited.as_micros()).unwrap_or(u64::MAX).max(1));
+        s.timeline.lock().expect("lock").push((
+            s.started.elapsed().as_secs_f64(),
+            waited.as_secs_f64() * 1_000.0,
+        ));
+        let mut status = job["status"].as_str().unwrap_or("?").to_owned();
+        *s.outcomes
+            .lock()
+            .expect("lock")
+            .entry(status.clone())
+            .or_default() += 1;
+        if status == "HELD" {
+            let roll = fastrand::f64();
+            let action = if roll < s.confirm {
+                Some("confirm")
+            } else if roll < s.confirm + s.cancel {
+                Some("cancel")
+            } else {
+                None
+            };
+            if let Some(action) = action {
+                match s
+                    .client
+                    .post(format!("{}{status_url}/{action}", s.url))
+                    .send()
+                    .await
+                {
+                    Ok(r) if r.status().is_success() => {
+                        status = if action == "confirm" {
+                            "SOLD".into()
+                        } else {
+                            "CANCELLED".into()
+                        };
+                        *s.outcomes
+                            .lock()
+                            .expect("lock")
+                            .entry(status.clone())
+                            .or_default() += 1;
+                    }
+                    Ok(r) => s.error(r.status().as_u16().to_string()),
+                    Err(_) => s.error("transport".into()),
+                }
+            }
+        }
+        let seats = job["seat_ids"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        s.finals.lock().expect("lock").push((
+            job["job_id"].as_str().unwrap_or_default().to_owned(),
+            status,
+            seats,
+        ));
+    }
+
+    /// Polls until the job leaves PENDING, long-polling where the service supports it.
+    async fn decision(&self, status_url: &str) -> Option<Value> {
+        let s = &self.shared;
+        let mut pause = Duration::from_millis(5);
+        for _ in 0..2_000 {
+            match s
+                .client
+                .get(format!("{}{status_url}?wait=5", s.url))
+                .send()
+                .await
+            {
+                Ok(r) if r.status().is_success() => {
+                    let job: Value = r.json().await.ok()?;
+                    if job["status"] != "PENDING" {
+                        return Some(job);
+                    }
+                }
+                Ok(r) => s.error(r.status().as_u16().to_string()),
+                Err(_) => s.error("transport".into()),
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(250));
+        }
+        s.error("never decided".into());
+        None
+    }
+}
+
+/// Creates a fresh event of `seats` seats in sections of up to 1,000, with long holds.
+pub(crate) async fn create_event(
+    client: &reqwest::Client,
+    url: &str,
+    seats: u32,
+) -> anyhow::Result<(String, Vec<Seat>)> {
+    let event_id = format!("lg-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let sections: Vec<Value> = (0..seats.div_ceil(1_000))
+        .map(|i| json!({"section": format!("S{i}"), "rows": (seats - i * 1_000).min(1_000).div_ceil(20), "seats_per_row": 20}))
+        .collect();
+    let response = client
+        .post(format!("{url}/v1/events"))
+        .json(&json!({"event_id": event_id, "name": "load test", "hold_seconds": 3_600, "sections": sections}))
+        .send()
+        .await
+        .context("cannot reach the service")?;
+    if !response.status().is_success() {
+        bail!(
+            "creating the event failed: {} {}",
+            response.status(),
+            response.text().await.unwrap_or_default()
+        );
+    }
+    let seats = read_seats(client, url, &event_id).await?;
+    Ok((event_id, seats))
+}
+
+/// The seats of an existing event, from its seat map.
+pub(crate) async fn read_seats(
+    client: &reqwest::Client,
+    url: &str,
+    event_id: &str,
+) -> anyhow::Result<Vec<Seat>> {
+    let map: Value = client
+        .get(format!("{url}/v1/events/{event_id}/seats"))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    Ok(map["seats"]
+        .as_array()
+        .map(|seats| {
+            seats
+                .iter()
+                .map(|s| Seat {
+                    id: s["seat_id"].as_str().unwrap_or_default().into(),
+                    section: s["section"].as_str().unwrap_or_default().into(),
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// No seat is held or sold by two of this run's jobs, and every seat this run's jobs hold or
+/// bought shows so on the seat map. Returns what is wrong.
+pub(crate) async fn check_invariants(shared: &Shared) -> anyhow::Result<Vec<String>> {
+    let map = read_seat_states(shared).await?;
+    let mut owners: HashMap<String, String> = HashMap::new();
+    let mut problems = Vec::new();
+    for (job, status, seats) in shared.finals.lock().expect("lock").iter() {
+        if status != "HELD" && status != "SOLD" {
+            continue;
+        }
+        for seat in seats {
+            if let Some(other) = owners.insert(seat.clone(), job.clone()) {
+                problems.push(format!("seat {seat} is held by jobs {other} and {job}"));
+            }
+            let shown = map.get(seat).map_or("missing", String::as_str);
+            if shown != status {
+                problems.push(format!("seat {seat} of {status} job {job} shows {shown}"));
+            }
+        }
+    }
+    let taken: HashSet<&String> = map
+        .iter()
+        .filter(|(_, state)| *state != "AVAILABLE")
+        .map(|(seat, _)| seat)
+        .collect();
+    let ours: HashSet<&String> = owners.keys().collect();
+    if taken.len() > ours.len() && shared.seats.len() == map.len() {
+        problems.push(format!(
+            "the seat map shows {} seats taken, but this run's jobs own {}",
+            taken.len(),
+            ours.len()
+        ));
+    }
+    Ok(problems)
+}
+
+async fn read_seat_states(shared: &Shared) -> anyhow::Result<HashMap<String, String>> {
+    let map: Value = shared
+        .client
+        .get(format!(
+            "{}/v1/events/{}/seats",
+            shared.url, shared.event_id
+        ))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    Ok(map["seats"]
+        .as_array()
+        .map(|seats| {
+            seats
+                .iter()
+                .map(|s| {
+                    (
+                        s["seat_id"].as_str().unwrap_or_default().to_owned(),
+                        s["state"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
