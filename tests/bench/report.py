@@ -1,0 +1,97 @@
+"""Turns the raw outputs of tests/bench/run.sh into REPORT.md (a Markdown table of every figure,
+with the ratios against the baselines measured in the same run)."""
+import json
+import pathlib
+import re
+import sys
+
+out = pathlib.Path(sys.argv[1])
+read = lambda name: (out / name).read_text()
+
+
+def number(pattern, text):
+    match = re.search(pattern, text)
+    return float(match.group(1)) if match else float("nan")
+
+
+rows = []
+claim = {}
+for workload in ("uniform", "hot"):
+    ours = json.loads(read(f"claim-seatclaim-{workload}.json"))["claims_per_sec"]
+    pg = number(r"tps = ([\d.]+)", read(f"pgbench-{workload}.txt"))
+    redis = number(r"([\d.]+) requests per second", read(f"redis-{workload}.txt"))
+    claim[workload] = (ours, pg, redis)
+
+real = number(r"Requests/sec:\s+([\d.]+)", read("wrk-real.txt"))
+bare = number(r"Requests/sec:\s+([\d.]+)", read("wrk-bare.txt"))
+non2xx = number(r"Non-2xx or 3xx responses: (\d+)", read("wrk-real.txt"))
+closed = json.loads(read("e2e-closed.json"))
+half = json.loads(read("e2e-half.json"))
+rss_api = int(read("rss-api-kb").strip() or 0) / 1024
+rss_worker = int(read("rss-worker-kb").strip() or 0) / 1024
+
+# AWS: the counted requests of one warm single-seat reservation (tests/tests/aws_requests.rs).
+aws_text = read("aws-requests.txt")
+warm = aws_text.split("next reservation:")[-1]
+def ops(label):
+    line = next((l for l in warm.splitlines() if label in l), "")
+    return {op: int(n) for op, n in re.findall(r"([A-Za-z]+\.[A-Za-z]+) (\d+)", line)}
+admission, claimed, relay = ops("admission"), ops("claim ("), ops("event relay")
+every = {}
+for part in (admission, claimed, relay):
+    for op, n in part.items():
+        every[op] = every.get(op, 0) + n
+sqs = sum(n for op, n in every.items() if op.startswith("SQS"))
+dynamo = sum(n for op, n in every.items() if op.startswith("DynamoDB"))
+bridge = sum(n for op, n in every.items() if op.startswith("EventBridge"))
+burst = number(r"a burst of (\d+) concurrent reservations: (\d+)", aws_text)
+burst_calls = number(r"concurrent reservations: (\d+) SendMessageBatch", aws_text)
+
+# Prices: AWS list prices, us-east-1, as published on the pricing pages in force since
+# 2024-11-01 (DynamoDB on-demand cut): SQS standard $0.40 per million requests; DynamoDB on-demand
+# $0.625 per million write request units and $0.125 per million read request units; EventBridge
+# custom events $1.00 per million. Write units: a transactional write costs 2 units per item (per
+# KB), a plain write 1; every index an item is in costs 1 unit per write that changes it.
+WRU_HELD = 2 * 2 + 2 * 3 + 1      # admission transaction (2 items), claim transaction (3), mark published
+WRU_HELD_INDEXES = 1 + 1 + 2 + 1 + 2 + 1   # by-event (job put, job update), free seat removed, held index, unpublished (put, remove), by-job
+WRU_REJECTED = 2 * 2 + 2 * 2 + 1
+WRU_REJECTED_INDEXES = 1 + 1 + 2 + 1
+RRU = 5
+def dollars(requests_sqs, wru, rru, events):
+    return requests_sqs * 0.40 + wru * 0.625 + rru * 0.125 + events * 1.00
+held_cost = dollars(sqs, WRU_HELD + WRU_HELD_INDEXES, RRU, bridge)
+rejected_cost = dollars(sqs, WRU_REJECTED + WRU_REJECTED_INDEXES, RRU, bridge)
+oversold = (held_cost + 9 * rejected_cost) / 10
+
+lines = [
+    "# seatclaim benchmark report",
+    "",
+    "Every ratio compares figures measured in the same run on the same machine.",
+    "",
+    "| benchmark | seatclaim | baseline | ratio | target |",
+    "|---|---|---|---|---|",
+]
+for workload in ("uniform", "hot"):
+    ours, pg, redis = claim[workload]
+    lines.append(f"| claim step, {workload} seats: claims/s vs PostgreSQL | {ours:,.0f} | {pg:,.0f} | {ours / pg:.2f}x | >= 2x |")
+    lines.append(f"| claim step, {workload} seats: claims/s vs Redis (AOF always) | {ours:,.0f} | {redis:,.0f} | {ours / redis:.2f}x | >= 1x |")
+lines += [
+    f"| admission: POST req/s vs bare axum 202 | {real:,.0f} | {bare:,.0f} | {real / bare:.0%} | >= 50% |",
+    f"| end to end: sustained decisions/s (closed loop, 256 buyers) | {closed['decided_per_sec']:,.0f} | | | >= 10,000 |",
+    f"| end to end: p99 POST-to-decision at half that rate | {half['latency_ms']['p99']:.1f} ms | | | < 100 ms |",
+    f"| AWS: SQS requests per intent (one lone reservation) | {sqs} | | | <= 0.3 |",
+    f"| AWS: DynamoDB write requests per single-seat claim (beyond admission) | {claimed.get('DynamoDB.TransactWriteItems', 0)} | | | <= 1 |",
+    f"| AWS: dollars per million reservations, 1x (all held) | ${held_cost:,.2f} | | | documented |",
+    f"| AWS: dollars per million reservations, 10x oversubscribed | ${oversold:,.2f} | | | documented |",
+    f"| memory: peak RSS during run 3 | API {rss_api:.0f} MiB, worker {rss_worker:.0f} MiB | | | |",
+    "",
+    f"Details: end to end closed loop {json.dumps(closed['latency_ms'])} ms, outcomes {closed['outcomes']}, "
+    f"HTTP errors {closed['http_errors']}, invariants {'hold' if closed['invariants_ok'] and half['invariants_ok'] else 'BROKEN'}; "
+    f"half rate {json.dumps(half['latency_ms'])} ms. Admission non-2xx responses: {non2xx:.0f}. "
+    f"AWS requests of one warm reservation: {every}; a burst of {burst:.0f} concurrent reservations took {burst_calls:.0f} SendMessageBatch calls on the emulator. "
+    "Prices: us-east-1 list prices in force since 2024-11-01 (SQS $0.40/M requests, DynamoDB on-demand $0.625/M WRU and $0.125/M RRU, EventBridge $1.00/M events).",
+    "",
+    "![time from POST to decision at half rate](latency.svg)",
+]
+(out / "REPORT.md").write_text("\n".join(lines) + "\n")
+print("\n".join(lines))

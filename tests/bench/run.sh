@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# seatclaim's benchmarks (README "Benchmarks"): each figure is a ratio against a baseline measured
+# in the same run on the same machine. Writes target/bench/REPORT.md and target/bench/latency.svg.
+# Needs root for apt (PostgreSQL, Redis, wrk come from the OS packages) and takes ~10 minutes.
+#   1. claim step: seatclaim's embedded worker path vs PostgreSQL (conditional UPDATE, one durable
+#      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
+#   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
+#   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half
+#   4. AWS cost: requests per reservation on the emulator (tests/tests/aws_requests.rs), priced
+#   5. memory: peak RSS of the API and the worker during run 3
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HERE=tests/bench
+OUT=${BENCH_OUT:-target/bench}
+INTENTS=${BENCH_INTENTS:-20000}
+SEATS=${BENCH_SEATS:-2000}
+HOT=10
+DURATION=${BENCH_DURATION:-20s}
+rm -rf "$OUT" && mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+log() { echo "bench: $*" >&2; }
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v redis-server >/dev/null || need+=(redis-server)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+
+log "building release binaries"
+cargo build --release --locked --bin seatclaim-api --bin seatclaim-worker --bin seatclaim-loadgen --bin seatclaim-bench 2>&1 | tail -1 >&2
+BIN=target/release
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; [ -n "${PGDATA:-}" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" stop -m fast >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; log "$1 never answered"; return 1; }
+
+# ---- 1. claim step ----------------------------------------------------------------------------
+PGDATA="$OUT/pg"
+install -d -o postgres "$PGDATA"
+runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" -A trust >/dev/null
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p 55432 -k /tmp -c fsync=on -c synchronous_commit=on" -l "$OUT/pg.log" start >/dev/null
+PSQL=(psql -h /tmp -p 55432 -U postgres -q)
+redis-server --port 56379 --dir "$OUT" --appendonly yes --appendfsync always --save "" --daemonize no >"$OUT/redis.log" 2>&1 &
+pids+=($!)
+sleep 1
+REDIS_SCRIPT=$(cat "$HERE/claim.lua")
+
+for workload in uniform hot; do
+    pool=$SEATS; [ "$workload" = hot ] && pool=$HOT
+    log "claim step, $workload: seatclaim embedded"
+    "$BIN/seatclaim-bench" claim --intents "$INTENTS" --seats "$SEATS" --hot "$([ "$workload" = hot ] && echo $HOT || echo 0)" \
+        --data-dir "$OUT/claim-$workload" > "$OUT/claim-seatclaim-$workload.json"
+    log "claim step, $workload: PostgreSQL"
+    "${PSQL[@]}" -c "DROP TABLE IF EXISTS seats; CREATE TABLE seats (seat_id int PRIMARY KEY, state text NOT NULL, job_id bigint);
+                     INSERT INTO seats SELECT g, 'AVAILABLE', NULL FROM generate_series(1, $SEATS) g;"
+    pgbench -h /tmp -p 55432 -U postgres -n -c 8 -j 2 -t $((INTENTS / 8)) -D seats="$pool" -f "$HERE/claim.sql" postgres > "$OUT/pgbench-$workload.txt" 2>&1
+    log "claim step, $workload: Redis"
+    redis-cli -p 56379 FLUSHALL >/dev/null
+    redis-cli -p 56379 EVAL "for i = 0, tonumber(ARGV[1]) - 1 do redis.call('SET', 'seat:' .. string.format('%012d', i), 'AVAILABLE') end" 0 "$SEATS" >/dev/null
+    redis-benchmark -p 56379 -c 8 -n "$INTENTS" -r "$pool" -q EVAL "$REDIS_SCRIPT" 1 "seat:__rand_int__" job > "$OUT/redis-$workload.txt" 2>&1
+done
+
+# ---- 2. admission -----------------------------------------------------------------------------
+log "admission: the real endpoint"
+SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:58080 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+pids+=($!)
+wait_http http://127.0.0.1:58080/healthz
+curl -s -X POST localhost:58080/v1/events -H 'content-type: application/json' \
+    -d '{"event_id": "adm", "name": "admission", "sections": [{"section": "S0", "rows": 50, "seats_per_row": 20}]}' >/dev/null
+wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:58080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
+log "admission: the bare handler"
+"$BIN/seatclaim-bench" bare --listen 127.0.0.1:58090 &
+pids+=($!)
+sleep 0.5
+wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:58090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
+kill "${pids[-1]}" "${pids[-2]}"
+
+# ---- 3 and 5. end to end, and memory ------------------------------------------------------------
+log "end to end: API and worker as two processes"
+SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:58081 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+api=$!; pids+=($api)
+wait_http http://127.0.0.1:58081/healthz
+SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_METRICS_LISTEN=127.0.0.1:59090 SEATCLAIM_RECEIVE_WAIT_MS=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
+worker=$!; pids+=($worker)
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --concurrency 256 --duration "$DURATION" --quiet \
+    --json "$OUT/e2e-closed.json" > "$OUT/e2e-closed.txt"
+half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-closed.json'))['decided_per_sec'] / 2)))")
+log "end to end: open loop at $half/s"
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
+    --json "$OUT/e2e-half.json" --plot "$OUT/latency.svg" > "$OUT/e2e-half.txt"
+grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
+grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
+
+# ---- 4. AWS cost -------------------------------------------------------------------------------
+log "AWS requests per reservation on the emulator"
+eval "$(bash tests/emulator/start.sh)"
+cargo test --locked -p seatclaim-e2e --test aws_requests -- --nocapture > "$OUT/aws-requests.txt" 2>&1
+
+python3 "$HERE/report.py" "$OUT"
+log "report: $OUT/REPORT.md"

@@ -1,0 +1,156 @@
+//! `seatclaim-bench`: the two benchmark pieces that are not the load generator.
+//!
+//! - `claim`: the worker's decision without HTTP. Fills a fresh embedded backend with intents (not
+//!   timed), then times the real worker path, receive and `process_batch` (claim and acknowledge),
+//!   until every intent is decided. Prints claims per second as JSON.
+//! - `bare`: an axum server whose reservation route answers the same 202 JSON as seatclaim's
+//!   without storing anything: the ceiling the admission benchmark compares the real endpoint to.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::post;
+use clap::{Parser, Subcommand};
+use seatclaim_shared::Backend;
+use seatclaim_shared::config::BackendSettings;
+use seatclaim_shared::domain::{
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
+};
+use seatclaim_worker::{Limits, process_batch};
+use serde_json::json;
+
+/// Benchmark helpers for seatclaim (see tests/bench/run.sh).
+#[derive(Debug, Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Times the embedded backend's claim step.
+    Claim {
+        /// Intents to decide.
+        #[arg(long, default_value_t = 20_000)]
+        intents: u32,
+        /// Seats in the event.
+        #[arg(long, default_value_t = 2_000)]
+        seats: u32,
+        /// Every intent wants one of this many seats (0: any seat, uniformly).
+        #[arg(long, default_value_t = 0)]
+        hot: u32,
+        /// Data folder (a fresh one per run).
+        #[arg(long)]
+        data_dir: std::path::PathBuf,
+    },
+    /// Serves the bare 202 handler.
+    Bare {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        listen: SocketAddr,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Claim {
+            intents,
+            seats,
+            hot,
+            data_dir,
+        } => claim(intents, seats, hot, data_dir).await,
+        Command::Bare { listen } => bare(listen).await,
+    }
+}
+
+async fn claim(
+    intents: u32,
+    seats: u32,
+    hot: u32,
+    data_dir: std::path::PathBuf,
+) -> anyhow::Result<()> {
+    let backend = Backend::open(&BackendSettings::in_folder(data_dir))
+        .await
+        .context("open")?;
+    let event = NewEvent::parse(EventSpec {
+        event_id: "bench".into(),
+        name: "bench".into(),
+        hold_seconds: Some(3_600),
+        sections: Some(vec![SectionSpec {
+            section: "A".into(),
+            rows: seats.div_ceil(100),
+            seats_per_row: 100,
+        }]),
+        seats: None,
+    })?;
+    backend.catalog.create_event(&event).await?;
+    let pool = if hot > 0 { hot } else { seats };
+    let mut admitting = tokio::task::JoinSet::new();
+    let backend = Arc::new(backend);
+    for n in 0..intents {
+        let seat = fastrand::u32(0..pool);
+        let intent = Intent {
+            job_id: JobId::new(),
+            event_id: EventId::parse("bench")?,
+            buyer_id: BuyerId::parse(&format!("b{n}"))?,
+            request: SeatRequest::exact(&[format!("A-{}-{}", seat / 100 + 1, seat % 100 + 1)])?,
+            accepted_at: backend.clock.now(),
+        };
+        let key = IdempotencyKey::parse(&format!("k{n}"))?;
+        let backend = Arc::clone(&backend);
+        admitting.spawn(async move { backend.admissions.admit(&key, &intent).await });
+        if admitting.len() >= 64 {
+            admitting.join_next().await.context("admission task")???;
+        }
+    }
+    while let Some(done) = admitting.join_next().await {
+        done??;
+    }
+    let started = Instant::now();
+    let (mut held, mut rejected) = (0, 0);
+    loop {
+        let deliveries = backend.queue.receive(10, Duration::from_millis(50)).await?;
+        if deliveries.is_empty() {
+            break;
+        }
+        let outcome = process_batch(&backend, deliveries, Limits::attempts(5)).await;
+        held += outcome.held;
+        rejected += outcome.rejected;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        json!({"system": "seatclaim-embedded", "intents": intents, "seats": pool, "held": held, "rejected": rejected,
+               "seconds": seconds, "claims_per_sec": f64::from(intents) / seconds})
+    );
+    Ok(())
+}
+
+async fn bare(listen: SocketAddr) -> anyhow::Result<()> {
+    async fn accepted() -> impl IntoResponse {
+        let job_id = JobId::new();
+        let status_url = format!("/v1/jobs/{job_id}");
+        let mut response = (
+            StatusCode::ACCEPTED,
+            Json(json!({"job_id": job_id, "status": "PENDING", "status_url": status_url})),
+        )
+            .into_response();
+        if let Ok(location) = HeaderValue::from_str(&status_url) {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    }
+    let app = axum::Router::new().route("/v1/events/{event_id}/reservations", post(accepted));
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    axum::serve(listener, app).await?;
+    Ok(())
+}
