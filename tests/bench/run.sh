@@ -43,7 +43,7 @@ wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sle
 PGDATA="$OUT/pg"
 install -d -o postgres "$PGDATA"
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" -A trust >/dev/null
-runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p 55432 -k /tmp -c fsync=on -c synchronous_commit=on" -l "$OUT/pg.log" start >/dev/null
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p 55432 -k /tmp -c fsync=on -c synchronous_commit=on" -l "$PGDATA/server.log" start >/dev/null
 PSQL=(psql -h /tmp -p 55432 -U postgres -q)
 redis-server --port 56379 --dir "$OUT" --appendonly yes --appendfsync always --save "" --daemonize no >"$OUT/redis.log" 2>&1 &
 pids+=($!)
