@@ -29,6 +29,8 @@ closed = json.loads(read("e2e-closed.json"))
 half = json.loads(read("e2e-half.json"))
 rss_api = int(read("rss-api-kb").strip() or 0) / 1024
 rss_worker = int(read("rss-worker-kb").strip() or 0) / 1024
+rss_split_api = int(read("rss-split-api-kb").strip() or 0) / 1024
+split = json.loads(read("e2e-split.json"))
 
 # AWS: the counted requests of one warm single-seat reservation (tests/tests/aws_requests.rs).
 aws_text = read("aws-requests.txt")
@@ -83,11 +85,13 @@ lines += [
     f"| AWS: DynamoDB write requests per single-seat claim (beyond admission) | {claimed.get('DynamoDB.TransactWriteItems', 0)} | | | <= 1 |",
     f"| AWS: dollars per million reservations, 1x (all held) | ${held_cost:,.2f} | | | documented |",
     f"| AWS: dollars per million reservations, 10x oversubscribed | ${oversold:,.2f} | | | documented |",
-    f"| memory: peak RSS during run 3 | API {rss_api:.0f} MiB, worker {rss_worker:.0f} MiB | | | |",
+    f"| memory: peak RSS during run 3 (API with in-process worker) | {rss_api:.0f} MiB | | | |",
+    f"| memory: peak RSS at half rate, API and worker as two processes | API {rss_split_api:.0f} MiB, worker {rss_worker:.0f} MiB | | | |",
     "",
     f"Details: end to end closed loop {json.dumps(closed['latency_ms'])} ms, outcomes {closed['outcomes']}, "
     f"HTTP errors {closed['http_errors']}, invariants {'hold' if closed['invariants_ok'] and half['invariants_ok'] else 'BROKEN'}; "
-    f"half rate {json.dumps(half['latency_ms'])} ms. Admission non-2xx responses: {non2xx:.0f}. "
+    f"half rate {json.dumps(half['latency_ms'])} ms; two processes at half rate {json.dumps(split['latency_ms'])} ms "
+    f"(the API learns of decisions made in another process by polling the file every 100 ms). Admission non-2xx responses: {non2xx:.0f}. "
     f"AWS requests of one warm reservation: {every}; a burst of {burst:.0f} concurrent reservations took {burst_calls:.0f} SendMessageBatch calls on the emulator. "
     "Prices: us-east-1 list prices in force since 2024-11-01 (SQS $0.40/M requests, DynamoDB on-demand $0.625/M WRU and $0.125/M RRU, EventBridge $1.00/M events).",
     "",

@@ -81,12 +81,10 @@ wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:58090/v1/events/adm/rese
 kill "${pids[-1]}" "${pids[-2]}"
 
 # ---- 3 and 5. end to end, and memory ------------------------------------------------------------
-log "end to end: API and worker as two processes"
-SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:58081 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+log "end to end: the embedded deployment (API with its in-process worker, batches of 100)"
+SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:58081 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-api" &
 api=$!; pids+=($api)
 wait_http http://127.0.0.1:58081/healthz
-SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_METRICS_LISTEN=127.0.0.1:59090 SEATCLAIM_RECEIVE_WAIT_MS=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
-worker=$!; pids+=($worker)
 "$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --concurrency 256 --duration "$DURATION" --quiet \
     --json "$OUT/e2e-closed.json" > "$OUT/e2e-closed.txt"
 half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-closed.json'))['decided_per_sec'] / 2)))")
@@ -94,6 +92,15 @@ log "end to end: open loop at $half/s"
 "$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
     --json "$OUT/e2e-half.json" --plot "$OUT/latency.svg" > "$OUT/e2e-half.txt"
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
+log "memory: a separate worker process under the same load"
+SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:58082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+split_api=$!; pids+=($split_api)
+wait_http http://127.0.0.1:58082/healthz
+SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:59090 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
+worker=$!; pids+=($worker)
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58082 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
+    --json "$OUT/e2e-split.json" > "$OUT/e2e-split.txt"
+grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"
 grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
 
 # ---- 4. AWS cost -------------------------------------------------------------------------------

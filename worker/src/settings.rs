@@ -5,9 +5,10 @@ use clap::Args;
 /// How the worker paces itself; read from `SEATCLAIM_*` variables like the rest of the configuration.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerSettings {
-    /// Intents taken per receive (SQS allows at most 10 per call).
+    /// Intents taken per receive and decided together. SQS returns at most 10 per receive; the
+    /// embedded backend takes up to 100, all claimed in one transaction (one durable commit).
     #[arg(long, env = "SEATCLAIM_BATCH_SIZE", default_value_t = 10,
-          value_parser = clap::value_parser!(u16).range(1..=10))]
+          value_parser = clap::value_parser!(u16).range(1..=100))]
     pub batch_size: u16,
 
     /// Milliseconds a receive waits for messages when the queue is empty (long polling). Also

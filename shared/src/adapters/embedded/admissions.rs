@@ -1,13 +1,77 @@
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Transaction, params};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::EmbeddedStore;
 use super::catalog::hold_ms;
+use super::db::Db;
 use super::db::to_ms;
 use super::intent_queue::enqueue;
 use super::jobs::insert_job;
 use crate::domain::{IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
-use crate::ports::{Admission, Admissions, BackendError};
+use crate::ports::{Admission, Admissions, BackendError, Clock};
+
+/// Admissions waiting for the group commit.
+type Waiting = (
+    IdempotencyKey,
+    Intent,
+    oneshot::Sender<Result<Admission, BackendError>>,
+);
+
+/// Admissions that arrive together share one transaction (group commit): one durable commit, one
+/// fsync, for the whole group, each answered only after that commit. A lone admission goes at
+/// once; under load, admissions gather while the previous group commits.
+pub(super) struct GroupCommit {
+    requests: mpsc::Sender<Waiting>,
+}
+
+/// The most admissions in one transaction.
+const GROUP_LIMIT: usize = 256;
+
+impl GroupCommit {
+    fn start(db: Arc<Db>, clock: Arc<dyn Clock>, enqueued: Arc<Notify>) -> Self {
+        let (requests, mut incoming) = mpsc::channel::<Waiting>(GROUP_LIMIT * 4);
+        tokio::spawn(async move {
+            while let Some(first) = incoming.recv().await {
+                let mut group = vec![first];
+                while group.len() < GROUP_LIMIT {
+                    match incoming.try_recv() {
+                        Ok(next) => group.push(next),
+                        Err(_) => break,
+                    }
+                }
+                let (work, replies): (Vec<(IdempotencyKey, Intent)>, Vec<_>) = group
+                    .into_iter()
+                    .map(|(key, intent, reply)| ((key, intent), reply))
+                    .unzip();
+                let now = clock.now();
+                let results = db
+                    .write(move |tx| {
+                        work.iter()
+                            .map(|(key, intent)| admit_one(tx, key, intent, now))
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .await;
+                enqueued.notify_waiters();
+                match results {
+                    Ok(admissions) => {
+                        for (reply, admission) in replies.into_iter().zip(admissions) {
+                            let _ = reply.send(Ok(admission));
+                        }
+                    }
+                    Err(error) => {
+                        for reply in replies {
+                            let _ = reply.send(Err(error.clone()));
+                        }
+                    }
+                }
+            }
+        });
+        Self { requests }
+    }
+}
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
@@ -16,44 +80,59 @@ impl Admissions for EmbeddedStore {
         key: &IdempotencyKey,
         intent: &Intent,
     ) -> Result<Admission, BackendError> {
-        let key = key.clone();
-        let intent = intent.clone();
-        let now = self.clock.now();
-        let admission = self
-            .db
-            .write(move |tx| {
-                let fingerprint = intent.request.fingerprint(&intent.event_id);
-                if let Some((earlier, job_id)) = find_key(tx, &intent, &key)? {
-                    return Ok(if earlier == fingerprint {
-                        Admission::Duplicate(job_id)
-                    } else {
-                        Admission::KeyReused
-                    });
-                }
-                if let Some(refusal) = check_request(tx, &intent)? {
-                    return Ok(refusal);
-                }
-                tx.execute(
-                    "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        intent.buyer_id.as_str(),
-                        key.as_str(),
-                        fingerprint,
-                        intent.job_id.to_string(),
-                        to_ms(now)
-                    ],
-                )?;
-                insert_job(tx, &Job::pending(&intent), now)?;
-                enqueue(tx, &intent, now)?;
-                Ok(Admission::Accepted(intent.job_id))
-            })
-            .await?;
-        if matches!(admission, Admission::Accepted(_)) {
-            self.enqueued.notify_waiters();
-        }
-        Ok(admission)
+        let group = self.group_commit.get_or_init(|| {
+            GroupCommit::start(
+                Arc::clone(&self.db),
+                Arc::clone(&self.clock),
+                Arc::clone(&self.enqueued),
+            )
+        });
+        let (reply, answer) = oneshot::channel();
+        group
+            .requests
+            .send((key.clone(), intent.clone(), reply))
+            .await
+            .map_err(|_| BackendError::transient("the admission writer has stopped"))?;
+        answer
+            .await
+            .map_err(|_| BackendError::transient("the admission writer dropped a request"))?
     }
+}
+
+/// One admission inside the group's transaction: an earlier record of the key decides
+/// (duplicate or reused), else the request is checked and the key, the PENDING job and the
+/// queued intent are written together.
+fn admit_one(
+    tx: &Transaction<'_>,
+    key: &IdempotencyKey,
+    intent: &Intent,
+    now: jiff::Timestamp,
+) -> Result<Admission, BackendError> {
+    let fingerprint = intent.request.fingerprint(&intent.event_id);
+    if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
+        return Ok(if earlier == fingerprint {
+            Admission::Duplicate(job_id)
+        } else {
+            Admission::KeyReused
+        });
+    }
+    if let Some(refusal) = check_request(tx, intent)? {
+        return Ok(refusal);
+    }
+    tx.execute(
+        "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            intent.buyer_id.as_str(),
+            key.as_str(),
+            fingerprint,
+            intent.job_id.to_string(),
+            to_ms(now)
+        ],
+    )?;
+    insert_job(tx, &Job::pending(intent), now)?;
+    enqueue(tx, intent, now)?;
+    Ok(Admission::Accepted(intent.job_id))
 }
 
 fn find_key(

@@ -45,7 +45,9 @@ pub struct EmbeddedStore {
     clock: Arc<dyn Clock>,
     queue: QueueConfig,
     /// Wakes long-polling receivers in this process as soon as an intent is enqueued.
-    enqueued: Notify,
+    enqueued: Arc<Notify>,
+    /// The admission writer, started on first use (it needs the async runtime).
+    group_commit: std::sync::OnceLock<admissions::GroupCommit>,
     /// Wakes `?wait=` long polls in this process as soon as a job is decided.
     decided: Notify,
 }
@@ -61,7 +63,8 @@ impl EmbeddedStore {
             db: Arc::new(Db::open(path)?),
             clock,
             queue,
-            enqueued: Notify::new(),
+            enqueued: Arc::new(Notify::new()),
+            group_commit: std::sync::OnceLock::new(),
             decided: Notify::new(),
         })
     }

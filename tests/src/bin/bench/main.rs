@@ -44,6 +44,9 @@ enum Command {
         /// Every intent wants one of this many seats (0: any seat, uniformly).
         #[arg(long, default_value_t = 0)]
         hot: u32,
+        /// Intents per receive and claim transaction.
+        #[arg(long, default_value_t = 100)]
+        batch: usize,
         /// Data folder (a fresh one per run).
         #[arg(long)]
         data_dir: std::path::PathBuf,
@@ -63,8 +66,9 @@ async fn main() -> anyhow::Result<()> {
             intents,
             seats,
             hot,
+            batch,
             data_dir,
-        } => claim(intents, seats, hot, data_dir).await,
+        } => claim(intents, seats, hot, batch, data_dir).await,
         Command::Bare { listen } => bare(listen).await,
     }
 }
@@ -73,6 +77,7 @@ async fn claim(
     intents: u32,
     seats: u32,
     hot: u32,
+    batch: usize,
     data_dir: std::path::PathBuf,
 ) -> anyhow::Result<()> {
     let backend = Backend::open(&BackendSettings::in_folder(data_dir))
@@ -115,7 +120,10 @@ async fn claim(
     let started = Instant::now();
     let (mut held, mut rejected) = (0, 0);
     loop {
-        let deliveries = backend.queue.receive(10, Duration::from_millis(50)).await?;
+        let deliveries = backend
+            .queue
+            .receive(batch, Duration::from_millis(50))
+            .await?;
         if deliveries.is_empty() {
             break;
         }
