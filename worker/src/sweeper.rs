@@ -27,37 +27,43 @@ pub async fn sweep_once(backend: &Backend) -> Result<usize, BackendError> {
     }
 }
 
-/// Samples the queue depth into gauges, for dashboards and the worker's autoscaling.
-pub(crate) async fn sample_depth(backend: Backend, every: Duration, stop: CancellationToken) {
-    let mut tick = tokio::time::interval(every);
+/// Calls `work` every `period` until `stop`; a tick missed while `work` ran is skipped, not bunched.
+async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut work: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        match backend.queue.depth().await {
-            Ok(depth) => {
-                metrics::gauge!("seatclaim_queue_messages", "state" => "ready")
-                    .set(depth.ready as f64);
-                metrics::gauge!("seatclaim_queue_messages", "state" => "in_flight")
-                    .set(depth.in_flight as f64);
-                metrics::gauge!("seatclaim_queue_messages", "state" => "dead")
-                    .set(depth.dead as f64);
-            }
-            Err(error) => warn!(%error, "cannot read the queue depth"),
+            _ = tick.tick() => work().await,
         }
     }
 }
 
-pub(crate) async fn run(backend: Backend, every: Duration, stop: CancellationToken) {
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            _ = tick.tick() => {}
+/// Samples the queue depth into gauges, for dashboards and the worker's autoscaling.
+pub(crate) async fn sample_depth(backend: Backend, period: Duration, stop: CancellationToken) {
+    every(period, stop, || async {
+        match backend.queue.depth().await {
+            Ok(depth) => {
+                for (state, count) in [
+                    ("ready", depth.ready),
+                    ("in_flight", depth.in_flight),
+                    ("dead", depth.dead),
+                ] {
+                    metrics::gauge!("seatclaim_queue_messages", "state" => state).set(count as f64);
+                }
+            }
+            Err(error) => warn!(%error, "cannot read the queue depth"),
         }
+    })
+    .await;
+}
+
+pub(crate) async fn run(backend: Backend, period: Duration, stop: CancellationToken) {
+    every(period, stop, || async {
         match sweep_once(&backend).await {
             Ok(0) => {}
             Ok(released) => {
@@ -66,5 +72,6 @@ pub(crate) async fn run(backend: Backend, every: Duration, stop: CancellationTok
             }
             Err(error) => warn!(%error, "sweep failed; will try again"),
         }
-    }
+    })
+    .await;
 }

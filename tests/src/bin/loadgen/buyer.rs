@@ -43,6 +43,8 @@ impl Mix {
 pub struct Seat {
     id: String,
     section: String,
+    /// As the seat map showed it when read.
+    state: String,
 }
 
 /// Everything the buyers share.
@@ -316,7 +318,7 @@ pub(crate) async fn create_event(
     Ok((event_id, seats))
 }
 
-/// The seats of an existing event, from its seat map.
+/// The seats of an event and their states, from its seat map.
 pub(crate) async fn read_seats(
     client: &reqwest::Client,
     url: &str,
@@ -337,6 +339,7 @@ pub(crate) async fn read_seats(
                 .map(|s| Seat {
                     id: s["seat_id"].as_str().unwrap_or_default().into(),
                     section: s["section"].as_str().unwrap_or_default().into(),
+                    state: s["state"].as_str().unwrap_or_default().into(),
                 })
                 .collect()
         })
@@ -380,29 +383,9 @@ pub(crate) async fn check_invariants(shared: &Shared) -> anyhow::Result<Vec<Stri
 }
 
 async fn read_seat_states(shared: &Shared) -> anyhow::Result<HashMap<String, String>> {
-    let map: Value = shared
-        .client
-        .get(format!(
-            "{}/v1/events/{}/seats",
-            shared.url, shared.event_id
-        ))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    Ok(map["seats"]
-        .as_array()
-        .map(|seats| {
-            seats
-                .iter()
-                .map(|s| {
-                    (
-                        s["seat_id"].as_str().unwrap_or_default().to_owned(),
-                        s["state"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default())
+    let seats = read_seats(&shared.client, &shared.url, &shared.event_id).await?;
+    Ok(seats
+        .into_iter()
+        .map(|seat| (seat.id, seat.state))
+        .collect())
 }
