@@ -12,6 +12,6 @@ eval "$(bash tests/emulator/start.sh)"
 cargo test --workspace --locked "$@"
 SEATCLAIM_TEST_BACKEND=aws cargo test --workspace --locked \
     --test http_contract --test contention --test crash --test expiry --test worker_batches \
-    --test faults --test fault_duplicates --test observability "$@"
+    --test faults --test fault_duplicates --test observability --test shutdown "$@"
 
 echo "all suites passed on both backends (the emulator stays up for the next run: bash tests/emulator/stop.sh)"

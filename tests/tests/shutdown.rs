@@ -1,23 +1,27 @@
-//! The real `seatclaim-api` binary stops gracefully on SIGTERM, and every intent it answered 202
-//! for is still decided afterwards, by a worker that starts later on the same data.
+//! The real `seatclaim-api` binary stops gracefully on SIGTERM while buyers are posting, and every
+//! intent it answered 202 for is still decided afterwards by a `seatclaim-worker` started later on
+//! the same backend. The audit passes at the end.
 
-use std::time::{Duration, Instant};
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::time::Duration;
 
 use reqwest::StatusCode;
-use seatclaim_e2e::ChildProcess;
+use seatclaim_e2e::{AppOptions, ChildProcess, TestApp};
 use serde_json::{Value, json};
 
-fn start_api(data: &std::path::Path, embedded_worker: bool) -> (ChildProcess, String) {
-    let api = ChildProcess::start(
-        "seatclaim-api",
-        &[
-            ("SEATCLAIM_DATA_DIR", data.display().to_string()),
-            ("SEATCLAIM_LISTEN", "127.0.0.1:0".into()),
-            ("SEATCLAIM_EMBEDDED_WORKER", embedded_worker.to_string()),
-            ("SEATCLAIM_RECEIVE_WAIT_MS", "100".into()),
-            ("RUST_LOG", "info".into()),
-        ],
-    );
+/// Starts the API binary on the app's backend, with no in-process worker; returns it and its URL.
+fn start_api(app: &TestApp) -> (ChildProcess, String) {
+    let mut env = app.process_env();
+    env.extend([
+        ("SEATCLAIM_LISTEN", "127.0.0.1:0".to_owned()),
+        ("SEATCLAIM_EMBEDDED_WORKER", "false".to_owned()),
+        ("RUST_LOG", "info".to_owned()),
+    ]);
+    let api = ChildProcess::start("seatclaim-api", &env);
     let line = api.wait_for_log("listening", Duration::from_secs(30));
     let log: Value = serde_json::from_str(&line).expect("JSON logs");
     let address = log["address"]
@@ -29,43 +33,38 @@ fn start_api(data: &std::path::Path, embedded_worker: bool) -> (ChildProcess, St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_intent_answered_before_sigterm_is_decided_afterwards() {
-    let data = tempfile::tempdir().unwrap();
-    let (api, base) = start_api(data.path(), false);
-    let client = reqwest::Client::new();
-    let created = client
-        .post(format!("{base}/v1/events"))
-        .json(&json!({"event_id": "e1", "name": "n", "sections": [{"section": "A", "rows": 5, "seats_per_row": 10}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), StatusCode::CREATED);
+    // The in-process app only provides the storage and a view of the jobs; it decides nothing.
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 5, 10, 300).await;
+    let (api, base) = start_api(&app);
 
     // Buyers keep posting while the API is told to stop; some are answered, the rest refused.
-    let posting = tokio::spawn({
-        let base = base.clone();
-        async move {
-            let client = reqwest::Client::new();
-            let mut accepted = Vec::new();
-            for n in 0..2_000 {
-                let sent = client
-                    .post(format!("{base}/v1/events/e1/reservations"))
-                    .header("Idempotency-Key", format!("k{n}"))
-                    .json(&json!({"buyer_id": format!("b{n}"), "section": "A", "quantity": 1}))
-                    .send()
-                    .await;
-                match sent {
-                    Ok(response) if response.status() == StatusCode::ACCEPTED => {
-                        let body: Value = response.json().await.unwrap();
-                        accepted.push(body["job_id"].as_str().unwrap().to_owned());
-                    }
-                    Ok(response) => panic!("unexpected {} while stopping", response.status()),
-                    Err(_) => break,
+    let posting = tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        let mut accepted = Vec::new();
+        for n in 0..2_000 {
+            let sent = client
+                .post(format!("{base}/v1/events/e1/reservations"))
+                .header("Idempotency-Key", format!("k{n}"))
+                .json(&json!({"buyer_id": format!("b{n}"), "section": "A", "quantity": 1}))
+                .send()
+                .await;
+            match sent {
+                Ok(response) if response.status() == StatusCode::ACCEPTED => {
+                    let body: Value = response.json().await.unwrap();
+                    accepted.push(body["job_id"].as_str().unwrap().to_owned());
                 }
+                Ok(response) => panic!("unexpected {} while stopping", response.status()),
+                Err(_) => break,
             }
-            accepted
         }
+        accepted
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30)))
         .await
         .unwrap();
@@ -76,52 +75,27 @@ async fn every_intent_answered_before_sigterm_is_decided_afterwards() {
         "some intents were answered before the stop"
     );
 
-    // A later process on the same data decides every one of them.
-    let (api, base) = start_api(data.path(), true);
-    let started = Instant::now();
+    // A worker that starts later on the same backend decides every one of them.
+    let mut env = app.process_env();
+    env.extend([
+        ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".to_owned()),
+        ("SEATCLAIM_RECEIVE_WAIT_MS", "100".to_owned()),
+    ]);
+    let worker = ChildProcess::start("seatclaim-worker", &env);
     for job_id in &accepted {
-        loop {
-            let job: Value = client
-                .get(format!("{base}/v1/jobs/{job_id}"))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if job["status"] != "PENDING" {
-                assert!(
-                    job["status"] == "HELD" || job["status"] == "REJECTED",
-                    "{job}"
-                );
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "job {job_id} was lost"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let job = app.decided(job_id, Duration::from_secs(120)).await;
+        assert!(
+            job["status"] == "HELD" || job["status"] == "REJECTED",
+            "{job}"
+        );
     }
+    let exit = tokio::task::spawn_blocking(move || worker.terminate(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert!(exit.success(), "the worker exits 0 on SIGTERM: {exit:?}");
+    app.assert_audit_passes("e1");
     eprintln!(
         "shutdown: {} intents answered before SIGTERM, all decided after restart, audit passed",
         accepted.len()
-    );
-    let audit = std::process::Command::new(seatclaim_e2e::binary("seatclaimctl"))
-        .args(["audit", "e1"])
-        .env("SEATCLAIM_DATA_DIR", data.path())
-        .output()
-        .unwrap();
-    assert!(
-        audit.status.success(),
-        "{}",
-        String::from_utf8_lossy(&audit.stdout)
-    );
-    let exit = tokio::task::spawn_blocking(move || api.terminate(Duration::from_secs(30)))
-        .await
-        .unwrap();
-    assert!(
-        exit.success(),
-        "the API with its in-process worker exits 0: {exit:?}"
     );
 }

@@ -22,10 +22,11 @@ impl Inventory for EmbeddedStore {
         intents: &[Intent],
         now: Timestamp,
     ) -> Result<Vec<ClaimOutcome>, BackendError> {
+        let job_ids: Vec<JobId> = intents.iter().map(|intent| intent.job_id).collect();
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
-        let outcomes = self
+        let outcomes: Vec<ClaimOutcome> = self
             .db
             .write(move |tx| {
                 intents
@@ -34,7 +35,9 @@ impl Inventory for EmbeddedStore {
                     .collect()
             })
             .await?;
-        self.decided.notify_waiters();
+        for job_id in job_ids {
+            self.announce_decision(job_id);
+        }
         Ok(outcomes)
     }
 

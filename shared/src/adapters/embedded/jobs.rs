@@ -37,7 +37,7 @@ impl Jobs for EmbeddedStore {
                 Ok(true)
             })
             .await?;
-        self.decided.notify_waiters();
+        self.announce_decision(job_id);
         Ok(closed)
     }
 
@@ -90,15 +90,26 @@ impl Jobs for EmbeddedStore {
     ) -> Result<Option<Job>, BackendError> {
         const FALLBACK_POLL: Duration = Duration::from_millis(100);
         let deadline = tokio::time::Instant::now() + max;
+        let mut decisions = self.decided.subscribe();
         loop {
-            let decided = self.decided.notified();
             let job = self.job(job_id).await?;
             let now = tokio::time::Instant::now();
             if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
                 return Ok(job);
             }
+            // Read the job again only when its own decision is announced (or announcements were
+            // missed, or the fallback poll is due): a decided batch wakes each waiter's channel,
+            // not the database.
+            let ours = async {
+                loop {
+                    match decisions.recv().await {
+                        Ok(decided) if decided != job_id => {}
+                        _ => return,
+                    }
+                }
+            };
             tokio::select! {
-                () = decided => {}
+                () = ours => {}
                 () = tokio::time::sleep(FALLBACK_POLL.min(deadline - now)) => {}
             }
         }

@@ -25,6 +25,9 @@ use crate::backend::Backend;
 use crate::ports::{BackendError, Clock};
 use db::Db;
 
+/// Decisions remembered for slow long polls; one that falls further behind re-reads its job.
+const DECISION_ANNOUNCEMENTS: usize = 4_096;
+
 /// The file that holds the database inside the data folder.
 pub const DATABASE_FILE: &str = "seatclaim.sqlite3";
 /// The file that receives published reservation events inside the data folder.
@@ -48,8 +51,8 @@ pub struct EmbeddedStore {
     enqueued: Arc<Notify>,
     /// The admission writer, started on first use (it needs the async runtime).
     group_commit: std::sync::OnceLock<admissions::GroupCommit>,
-    /// Wakes `?wait=` long polls in this process as soon as a job is decided.
-    decided: Notify,
+    /// Announces the jobs decided in this process to `?wait=` long polls.
+    decided: tokio::sync::broadcast::Sender<crate::domain::JobId>,
 }
 
 impl EmbeddedStore {
@@ -65,8 +68,15 @@ impl EmbeddedStore {
             queue,
             enqueued: Arc::new(Notify::new()),
             group_commit: std::sync::OnceLock::new(),
-            decided: Notify::new(),
+            decided: tokio::sync::broadcast::channel(DECISION_ANNOUNCEMENTS).0,
         })
+    }
+}
+
+impl EmbeddedStore {
+    /// Tells waiting long polls that `job_id` was decided (nobody listening is fine).
+    fn announce_decision(&self, job_id: crate::domain::JobId) {
+        let _ = self.decided.send(job_id);
     }
 }
 
