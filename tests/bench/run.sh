@@ -2,7 +2,7 @@
 # seatclaim's benchmarks (README "Benchmarks"): each figure is a ratio against a baseline measured
 # in the same run on the same machine. Writes target/bench/REPORT.md and target/bench/latency.svg.
 # Needs root for apt (PostgreSQL, Redis, wrk come from the OS packages) and takes ~10 minutes.
-#   1. claim step: seatclaim's embedded worker path vs PostgreSQL (conditional UPDATE, one durable
+#   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
 #      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
 #   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
 #   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half
@@ -52,9 +52,11 @@ REDIS_SCRIPT=$(cat "$HERE/claim.lua")
 
 for workload in uniform hot; do
     pool=$SEATS; [ "$workload" = hot ] && pool=$HOT
-    log "claim step, $workload: seatclaim embedded"
-    "$BIN/seatclaim-bench" claim --intents "$INTENTS" --seats "$SEATS" --hot "$([ "$workload" = hot ] && echo $HOT || echo 0)" \
-        --data-dir "$OUT/claim-$workload" > "$OUT/claim-seatclaim-$workload.json"
+    for timed in decision worker; do
+        log "claim step, $workload: seatclaim embedded, $timed"
+        "$BIN/seatclaim-bench" claim --intents "$INTENTS" --seats "$SEATS" --hot "$([ "$workload" = hot ] && echo $HOT || echo 0)" \
+            --timed "$timed" --data-dir "$OUT/claim-$workload-$timed" > "$OUT/claim-seatclaim-$workload-$timed.json"
+    done
     log "claim step, $workload: PostgreSQL"
     "${PSQL[@]}" -c "DROP TABLE IF EXISTS seats; CREATE TABLE seats (seat_id int PRIMARY KEY, state text NOT NULL, job_id bigint);
                      INSERT INTO seats SELECT g, 'AVAILABLE', NULL FROM generate_series(1, $SEATS) g;"

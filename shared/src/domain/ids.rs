@@ -119,10 +119,12 @@ impl IdempotencyKey {
 pub struct JobId(Uuid);
 
 impl JobId {
-    /// A fresh random id; random so that ids leak nothing about volume or order.
+    /// A fresh time-ordered id (UUIDv7): the jobs a batch works on were accepted together, so
+    /// their keys sit on a few index pages instead of one page each, which is what keeps a batch's
+    /// commit small. The 74 random bits still leak nothing about volume.
     #[must_use]
     pub fn new() -> Self {
-        Self(Uuid::new_v4())
+        Self(Uuid::now_v7())
     }
 
     /// Reads an id from a URL or a message; `None` for anything that is not a UUID, which callers treat as unknown.

@@ -119,17 +119,17 @@ fn admit_one(
     if let Some(refusal) = check_request(tx, intent)? {
         return Ok(refusal);
     }
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            intent.buyer_id.as_str(),
-            key.as_str(),
-            fingerprint,
-            intent.job_id.to_string(),
-            to_ms(now)
-        ],
-    )?;
+    )?
+    .execute(params![
+        intent.buyer_id.as_str(),
+        key.as_str(),
+        fingerprint,
+        intent.job_id.to_string(),
+        to_ms(now)
+    ])?;
     insert_job(tx, &Job::pending(intent), now)?;
     enqueue(tx, intent, now)?;
     Ok(Admission::Accepted(intent.job_id))
@@ -141,11 +141,12 @@ fn find_key(
     key: &IdempotencyKey,
 ) -> Result<Option<(String, JobId)>, BackendError> {
     let row = tx
-        .query_row(
+        .prepare_cached(
             "SELECT fingerprint, job_id FROM idempotency WHERE buyer_id = ?1 AND key = ?2",
-            params![intent.buyer_id.as_str(), key.as_str()],
-            |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
-        )
+        )?
+        .query_row(params![intent.buyer_id.as_str(), key.as_str()], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })
         .optional()?;
     row.map(|(fingerprint, job_id)| {
         JobId::parse(&job_id)
@@ -166,7 +167,7 @@ fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admissi
     match &intent.request {
         SeatRequest::Seats(wanted) => {
             let mut exists =
-                tx.prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
+                tx.prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
             let mut missing: Vec<SeatId> = Vec::new();
             for seat in wanted {
                 if !exists.exists(params![intent.event_id.as_str(), seat.as_str()])? {
@@ -177,7 +178,7 @@ fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admissi
         }
         SeatRequest::Section { section, .. } => {
             let known = tx
-                .prepare("SELECT 1 FROM seats WHERE event_id = ?1 AND section = ?2 LIMIT 1")?
+                .prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND section = ?2 LIMIT 1")?
                 .exists(params![intent.event_id.as_str(), section.as_str()])?;
             Ok((!known).then(|| Admission::UnknownSection(section.clone())))
         }

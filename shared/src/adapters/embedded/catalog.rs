@@ -22,7 +22,7 @@ impl Catalog for EmbeddedStore {
                 if inserted == 0 {
                     return Ok(EventCreation::AlreadyExists);
                 }
-                let mut insert = tx.prepare(
+                let mut insert = tx.prepare_cached(
                     "INSERT INTO seats (event_id, seat_id, section, position, state)
                      VALUES (?1, ?2, ?3, ?4, 'AVAILABLE')",
                 )?;
@@ -44,16 +44,13 @@ impl Catalog for EmbeddedStore {
         self.db
             .read(move |tx| {
                 let known = tx
-                    .query_row(
-                        "SELECT 1 FROM events WHERE event_id = ?1",
-                        [event_id.as_str()],
-                        |_| Ok(()),
-                    )
+                    .prepare_cached("SELECT 1 FROM events WHERE event_id = ?1")?
+                    .query_row([event_id.as_str()], |_| Ok(()))
                     .optional()?;
                 if known.is_none() {
                     return Ok(None);
                 }
-                let mut query = tx.prepare(&format!(
+                let mut query = tx.prepare_cached(&format!(
                     "SELECT {} FROM seats WHERE event_id = ?1 ORDER BY position",
                     SeatRow::COLUMNS
                 ))?;
@@ -68,7 +65,7 @@ impl Catalog for EmbeddedStore {
 
     async fn ping(&self) -> Result<(), BackendError> {
         self.db
-            .read(|tx| Ok(tx.query_row("SELECT 1", [], |_| Ok(()))?))
+            .read(|tx| Ok(tx.prepare_cached("SELECT 1")?.query_row([], |_| Ok(()))?))
             .await
     }
 }
@@ -125,10 +122,7 @@ pub(super) fn hold_ms(
     event_id: &EventId,
 ) -> Result<Option<i64>, BackendError> {
     Ok(tx
-        .query_row(
-            "SELECT hold_ms FROM events WHERE event_id = ?1",
-            [event_id.as_str()],
-            |row| row.get(0),
-        )
+        .prepare_cached("SELECT hold_ms FROM events WHERE event_id = ?1")?
+        .query_row([event_id.as_str()], |row| row.get(0))
         .optional()?)
 }

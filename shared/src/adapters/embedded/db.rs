@@ -15,6 +15,10 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 use crate::ports::BackendError;
 
 const READERS: usize = 2;
+/// Compiled statements kept per connection: more than the service has, so none is ever re-parsed.
+const STATEMENT_CACHE: usize = 128;
+/// Page cache per connection, in KiB.
+const PAGE_CACHE_KIB: i64 = 16 * 1024;
 /// How long a writer waits for another process's write before giving up with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -81,10 +85,16 @@ fn connect(path: &Path) -> Result<Connection, BackendError> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Every statement the service runs stays compiled: parsing SQL would otherwise cost more
+    // than executing it on the hot paths (admission, claim, receive).
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // WAL lets readers run beside the writer; synchronous=FULL makes every commit durable
     // (fsync), which is what lets admission answer 202 and the worker acknowledge a message.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // Negative: KiB. The hot pages (recent jobs, queue tail, index interiors) stay in memory
+    // instead of being re-read from the OS on every statement.
+    conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
     Ok(conn)
 }
 

@@ -5,7 +5,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Transaction, params};
-use uuid::Uuid;
 
 use super::EmbeddedStore;
 use super::db::{from_ms, to_json, to_ms};
@@ -24,9 +23,10 @@ pub(super) fn enqueue(
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(), BackendError> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO messages (queue, body, job_id, sent_at, visible_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-        params![MAIN, to_json(intent)?, intent.job_id.to_string(), to_ms(now)],
+    )?
+    .execute(params![MAIN, to_json(intent)?, intent.job_id.to_string(), to_ms(now)],
     )?;
     Ok(())
 }
@@ -66,12 +66,14 @@ impl IntentQueue for EmbeddedStore {
     }
 
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
-        let receipts = receipts.to_vec();
+        let deliveries = parse_receipts(receipts)?;
         self.db
             .write(move |tx| {
-                let mut delete = tx.prepare("DELETE FROM messages WHERE receipt = ?1")?;
-                for receipt in &receipts {
-                    delete.execute([&receipt.0])?;
+                let mut delete = tx.prepare_cached(
+                    "DELETE FROM messages WHERE message_id = ?1 AND delivery = ?2 AND queue = ?3",
+                )?;
+                for (message_id, delivery) in &deliveries {
+                    delete.execute(params![message_id, delivery, MAIN])?;
                 }
                 Ok(())
             })
@@ -79,18 +81,7 @@ impl IntentQueue for EmbeddedStore {
     }
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
-        let receipt = receipt.clone();
-        let visible_at =
-            to_ms(self.clock.now()) + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
-        self.db
-            .write(move |tx| {
-                tx.execute(
-                    "UPDATE messages SET visible_at = ?2 WHERE receipt = ?1",
-                    params![receipt.0, visible_at],
-                )?;
-                Ok(())
-            })
-            .await
+        self.hide(std::slice::from_ref(receipt), delay).await
     }
 
     async fn extend_visibility(
@@ -98,32 +89,20 @@ impl IntentQueue for EmbeddedStore {
         receipts: &[Receipt],
         by: Duration,
     ) -> Result<(), BackendError> {
-        let receipts = receipts.to_vec();
-        let visible_at =
-            to_ms(self.clock.now()) + i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-        self.db
-            .write(move |tx| {
-                let mut extend =
-                    tx.prepare("UPDATE messages SET visible_at = ?2 WHERE receipt = ?1")?;
-                for receipt in &receipts {
-                    extend.execute(params![receipt.0, visible_at])?;
-                }
-                Ok(())
-            })
-            .await
+        self.hide(receipts, by).await
     }
 
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
-        let receipt = delivery.receipt.clone();
+        let (message_id, delivered) = parse_receipt(&delivery.receipt)?;
         let reason = reason.to_owned();
         let now = to_ms(self.clock.now());
         self.db
             .write(move |tx| {
-                tx.execute(
-                    "UPDATE messages SET queue = ?2, reason = ?3, visible_at = ?4, receipt = NULL
-                     WHERE receipt = ?1",
-                    params![receipt.0, DEAD, reason, now],
-                )?;
+                tx.prepare_cached(
+                    "UPDATE messages SET queue = ?3, reason = ?4, visible_at = ?5
+                     WHERE message_id = ?1 AND delivery = ?2 AND queue = ?6",
+                )?
+                .execute(params![message_id, delivered, DEAD, reason, now, MAIN])?;
                 Ok(())
             })
             .await
@@ -138,7 +117,7 @@ impl IntentQueue for EmbeddedStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db
             .read(move |tx| {
-                let mut query = tx.prepare(
+                let mut query = tx.prepare_cached(
                     "SELECT message_id, body, job_id, receive_count, reason, visible_at FROM messages
                      WHERE queue = ?1 ORDER BY message_id LIMIT ?2",
                 )?;
@@ -176,8 +155,8 @@ impl IntentQueue for EmbeddedStore {
         self.db
             .write(move |tx| {
                 // One statement moves the message: it cannot be lost or duplicated on the way.
-                let mut back = tx.prepare(
-                    "UPDATE messages SET queue = ?2, visible_at = ?3, receive_count = 0, receipt = NULL, reason = NULL
+                let mut back = tx.prepare_cached(
+                    "UPDATE messages SET queue = ?2, visible_at = ?3, receive_count = 0, reason = NULL
                      WHERE message_id = ?1 AND queue = ?4",
                 )?;
                 for id in &ids {
@@ -200,7 +179,7 @@ impl IntentQueue for EmbeddedStore {
         self.db
             .write(move |tx| {
                 let mut delete =
-                    tx.prepare("DELETE FROM messages WHERE message_id = ?1 AND queue = ?2")?;
+                    tx.prepare_cached("DELETE FROM messages WHERE message_id = ?1 AND queue = ?2")?;
                 for id in &ids {
                     delete.execute(params![id, DEAD])?;
                 }
@@ -243,23 +222,38 @@ fn message_ids(letters: &[DeadLetter]) -> Result<Vec<i64>, BackendError> {
         .map_err(|e| BackendError::permanent(format!("not an embedded dead-letter handle: {e}")))
 }
 
+/// A receipt names one delivery of one message: `{message_id}.{delivery}`.
+fn receipt_of(message_id: i64, delivery: i64) -> Receipt {
+    Receipt(format!("{message_id}.{delivery}"))
+}
+
+fn parse_receipt(receipt: &Receipt) -> Result<(i64, i64), BackendError> {
+    receipt
+        .0
+        .split_once('.')
+        .and_then(|(id, delivery)| Some((id.parse().ok()?, delivery.parse().ok()?)))
+        .ok_or_else(|| {
+            BackendError::permanent(format!("not an embedded queue receipt: {:?}", receipt.0))
+        })
+}
+
+fn parse_receipts(receipts: &[Receipt]) -> Result<Vec<(i64, i64)>, BackendError> {
+    receipts.iter().map(parse_receipt).collect()
+}
+
 impl EmbeddedStore {
-    /// Takes up to `max` visible messages: each gets a fresh receipt and is hidden for the visibility
-    /// timeout; one already received `max_receive_count` times moves to the dead-letter queue instead.
+    /// Takes up to `max` visible messages: each delivery gets its own receipt and is hidden for the
+    /// visibility timeout; one already received `max_receive_count` times moves to the dead-letter
+    /// queue instead.
     async fn receive_now(&self, max: usize) -> Result<Vec<Delivery>, BackendError> {
         let now = self.clock.now();
-        let hidden_until = now
-            .saturating_add(
-                SignedDuration::try_from(self.queue.visibility_timeout)
-                    .unwrap_or(SignedDuration::MAX),
-            )
-            .unwrap_or(Timestamp::MAX);
+        let hidden_until = self.hidden_until(self.queue.visibility_timeout);
         let max_receive_count = self.queue.max_receive_count;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
         self.db
             .write(move |tx| {
-                let mut ready = tx.prepare(
-                    "SELECT message_id, body, job_id, sent_at, receive_count FROM messages
+                let mut ready = tx.prepare_cached(
+                    "SELECT message_id, body, job_id, sent_at, receive_count, delivery FROM messages
                      WHERE queue = ?1 AND visible_at <= ?2 ORDER BY visible_at, message_id LIMIT ?3",
                 )?;
                 let rows = ready
@@ -270,26 +264,29 @@ impl EmbeddedStore {
                             row.get::<_, Option<String>>(2)?,
                             row.get::<_, i64>(3)?,
                             row.get::<_, u32>(4)?,
+                            row.get::<_, i64>(5)?,
                         ))
                     })?
                     .collect::<Result<Vec<_>, _>>()?;
+                let mut to_dead = tx.prepare_cached(
+                    "UPDATE messages SET queue = ?2, reason = ?3, visible_at = ?4 WHERE message_id = ?1",
+                )?;
+                let mut deliver = tx.prepare_cached(
+                    "UPDATE messages SET receive_count = receive_count + 1, delivery = ?3, visible_at = ?2
+                     WHERE message_id = ?1",
+                )?;
                 let mut deliveries = Vec::with_capacity(rows.len());
-                for (message_id, body, job_id, sent_at, received) in rows {
+                for (message_id, body, job_id, sent_at, received, delivered) in rows {
                     if received >= max_receive_count {
-                        tx.execute(
-                            "UPDATE messages SET queue = ?2, reason = ?3, receipt = NULL, visible_at = ?4 WHERE message_id = ?1",
-                            params![message_id, DEAD, format!("received {received} times without being acknowledged"), to_ms(now)],
-                        )?;
+                        let reason =
+                            format!("received {received} times without being acknowledged");
+                        to_dead.execute(params![message_id, DEAD, reason, to_ms(now)])?;
                         continue;
                     }
-                    let receipt = Uuid::new_v4().to_string();
-                    tx.execute(
-                        "UPDATE messages SET receive_count = receive_count + 1, visible_at = ?2, receipt = ?3
-                         WHERE message_id = ?1",
-                        params![message_id, to_ms(hidden_until), receipt],
-                    )?;
+                    let delivery = delivered + 1;
+                    deliver.execute(params![message_id, to_ms(hidden_until), delivery])?;
                     deliveries.push(Delivery {
-                        receipt: Receipt(receipt),
+                        receipt: receipt_of(message_id, delivery),
                         body,
                         job_id: job_id.as_deref().and_then(JobId::parse),
                         receive_count: received + 1,
@@ -299,5 +296,29 @@ impl EmbeddedStore {
                 Ok(deliveries)
             })
             .await
+    }
+
+    /// Hides in-flight deliveries until `for_` from now (a retry's backoff, or a visibility extension).
+    async fn hide(&self, receipts: &[Receipt], for_: Duration) -> Result<(), BackendError> {
+        let deliveries = parse_receipts(receipts)?;
+        let visible_at = to_ms(self.hidden_until(for_));
+        self.db
+            .write(move |tx| {
+                let mut hide = tx.prepare_cached(
+                    "UPDATE messages SET visible_at = ?3 WHERE message_id = ?1 AND delivery = ?2 AND queue = ?4",
+                )?;
+                for (message_id, delivery) in &deliveries {
+                    hide.execute(params![message_id, delivery, visible_at, MAIN])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    fn hidden_until(&self, for_: Duration) -> Timestamp {
+        self.clock
+            .now()
+            .saturating_add(SignedDuration::try_from(for_).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MAX)
     }
 }

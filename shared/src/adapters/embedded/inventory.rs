@@ -61,7 +61,7 @@ impl Inventory for EmbeddedStore {
         self.db
             .write(move |tx| {
                 let lapsed: Vec<String> = tx
-                    .prepare(
+                    .prepare_cached(
                         "SELECT job_id FROM jobs WHERE status = 'HELD' AND hold_until <= ?1
                          ORDER BY hold_until LIMIT ?2",
                     )?
@@ -131,7 +131,7 @@ fn candidate_seats(
     let event = intent.event_id.as_str();
     let rows: Vec<SeatRow> = match &intent.request {
         SeatRequest::Seats(wanted) => {
-            let mut query = tx.prepare(&format!(
+            let mut query = tx.prepare_cached(&format!(
                 "SELECT {} FROM seats WHERE event_id = ?1 AND seat_id = ?2",
                 SeatRow::COLUMNS
             ))?;
@@ -146,14 +146,14 @@ fn candidate_seats(
             rows
         }
         SeatRequest::Section { section, quantity } => tx
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE'
                  ORDER BY position LIMIT ?3",
                 SeatRow::COLUMNS
             ))?
             .query_map(params![event, section.as_str(), quantity], SeatRow::read)?
             .chain(
-                tx.prepare(&format!(
+                tx.prepare_cached(&format!(
                     "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'HELD'
                      AND hold_until <= ?4 ORDER BY position LIMIT ?3",
                     SeatRow::COLUMNS
@@ -177,8 +177,12 @@ fn hold_seats(
     now: Timestamp,
     until: Timestamp,
 ) -> Result<bool, BackendError> {
-    tx.execute_batch("SAVEPOINT hold")?;
-    let mut update = tx.prepare(
+    // One seat needs no savepoint: its single conditional UPDATE is all or nothing by itself.
+    let atomic = seat_ids.len() > 1;
+    if atomic {
+        tx.execute_batch("SAVEPOINT hold")?;
+    }
+    let mut update = tx.prepare_cached(
         "UPDATE seats SET state = 'HELD', job_id = ?3, hold_until = ?4
          WHERE event_id = ?1 AND seat_id = ?2
            AND (state = 'AVAILABLE' OR (state = 'HELD' AND hold_until <= ?5))",
@@ -192,11 +196,15 @@ fn hold_seats(
             to_ms(now)
         ])?;
         if changed == 0 {
-            tx.execute_batch("ROLLBACK TO hold; RELEASE hold")?;
+            if atomic {
+                tx.execute_batch("ROLLBACK TO hold; RELEASE hold")?;
+            }
             return Ok(false);
         }
     }
-    tx.execute_batch("RELEASE hold")?;
+    if atomic {
+        tx.execute_batch("RELEASE hold")?;
+    }
     Ok(true)
 }
 
@@ -214,31 +222,31 @@ fn settle_one(
         Ok(None) => return Ok(Settled::Done(Box::new(job))),
         Err(conflict) => return Ok(Settled::Conflict(conflict)),
     };
-    let job_text = job_id.to_string();
-    match settlement {
+    // Each seat is addressed by its key and conditioned on this job's hold: a seat re-claimed by
+    // another job after this hold lapsed stays theirs.
+    let statement = match settlement {
         Settlement::Sell => {
-            let sold = tx.execute(
-                "UPDATE seats SET state = 'SOLD', hold_until = NULL
-                 WHERE event_id = ?1 AND job_id = ?2 AND state = 'HELD'",
-                params![job.event_id.as_str(), job_text],
-            )?;
-            if sold != job.seat_ids.len() {
-                // Only possible if a seat was taken over after its hold lapsed, which `settle`
-                // already refuses; the check keeps a confirm from selling part of a hold regardless.
-                return Err(BackendError::permanent(format!(
-                    "job {job_id} holds {sold} of its {} seats",
-                    job.seat_ids.len()
-                )));
-            }
+            "UPDATE seats SET state = 'SOLD', hold_until = NULL
+             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'"
         }
         Settlement::Release => {
-            // Conditioned on the job: a seat re-claimed by another job after this hold lapsed stays theirs.
-            tx.execute(
-                "UPDATE seats SET state = 'AVAILABLE', job_id = NULL, hold_until = NULL
-                 WHERE event_id = ?1 AND job_id = ?2 AND state = 'HELD'",
-                params![job.event_id.as_str(), job_text],
-            )?;
+            "UPDATE seats SET state = 'AVAILABLE', job_id = NULL, hold_until = NULL
+             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'"
         }
+    };
+    let mut update = tx.prepare_cached(statement)?;
+    let job_text = job_id.to_string();
+    let mut changed = 0;
+    for seat in &job.seat_ids {
+        changed += update.execute(params![job.event_id.as_str(), seat.as_str(), job_text])?;
+    }
+    if matches!(settlement, Settlement::Sell) && changed != job.seat_ids.len() {
+        // Only possible if a seat was taken over after its hold lapsed, which `settle` already
+        // refuses; the check keeps a confirm from selling part of a hold regardless.
+        return Err(BackendError::permanent(format!(
+            "job {job_id} holds {changed} of its {} seats",
+            job.seat_ids.len()
+        )));
     }
     job.status = status;
     save_transition(tx, &job, now)?;

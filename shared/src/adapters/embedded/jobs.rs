@@ -45,10 +45,11 @@ impl Jobs for EmbeddedStore {
         let error = error.to_owned();
         self.db
             .write(move |tx| {
-                tx.execute(
-                    "UPDATE jobs SET first_error = coalesce(first_error, ?2), last_error = ?2 WHERE job_id = ?1",
-                    params![job_id.to_string(), error],
-                )?;
+                tx.prepare_cached(
+                    "UPDATE jobs SET first_error = coalesce(first_error, ?2), last_error = ?2
+                     WHERE job_id = ?1",
+                )?
+                .execute(params![job_id.to_string(), error])?;
                 Ok(())
             })
             .await
@@ -73,7 +74,7 @@ impl Jobs for EmbeddedStore {
         self.db
             .read(move |tx| {
                 let mut query =
-                    tx.prepare("SELECT body FROM outbox WHERE job_id = ?1 ORDER BY seq")?;
+                    tx.prepare_cached("SELECT body FROM outbox WHERE job_id = ?1 ORDER BY seq")?;
                 let bodies =
                     query.query_map([job_id.to_string()], |row| row.get::<_, String>(0))?;
                 bodies.map(|body| from_json(&body?)).collect()
@@ -90,26 +91,18 @@ impl Jobs for EmbeddedStore {
     ) -> Result<Option<Job>, BackendError> {
         const FALLBACK_POLL: Duration = Duration::from_millis(100);
         let deadline = tokio::time::Instant::now() + max;
-        let mut decisions = self.decided.subscribe();
+        let watch = self.decisions.watch(job_id);
         loop {
+            let decided = watch.signal().notified();
+            tokio::pin!(decided);
+            decided.as_mut().enable();
             let job = self.job(job_id).await?;
             let now = tokio::time::Instant::now();
             if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
                 return Ok(job);
             }
-            // Read the job again only when its own decision is announced (or announcements were
-            // missed, or the fallback poll is due): a decided batch wakes each waiter's channel,
-            // not the database.
-            let ours = async {
-                loop {
-                    match decisions.recv().await {
-                        Ok(decided) if decided != job_id => {}
-                        _ => return,
-                    }
-                }
-            };
             tokio::select! {
-                () = ours => {}
+                () = decided => {}
                 () = tokio::time::sleep(FALLBACK_POLL.min(deadline - now)) => {}
             }
         }
@@ -120,7 +113,7 @@ impl Jobs for EmbeddedStore {
         self.db
             .read(move |tx| {
                 let ids: Vec<String> = tx
-                    .prepare("SELECT job_id FROM jobs WHERE event_id = ?1")?
+                    .prepare_cached("SELECT job_id FROM jobs WHERE event_id = ?1")?
                     .query_map([event_id.as_str()], |row| row.get(0))?
                     .collect::<Result<_, _>>()?;
                 let mut jobs = Vec::with_capacity(ids.len());
@@ -136,26 +129,25 @@ impl Jobs for EmbeddedStore {
 /// Reads one job inside a transaction.
 pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job>, BackendError> {
     let row = tx
-        .query_row(
+        .prepare_cached(
             "SELECT event_id, buyer_id, request, status, seat_ids, hold_until, reason, accepted_at,
                     first_error, last_error
              FROM jobs WHERE job_id = ?1",
-            [job_id.to_string()],
-            |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, Option<i64>>(5)?,
-                    row.get::<_, Option<String>>(6)?,
-                    row.get::<_, i64>(7)?,
-                    row.get::<_, Option<String>>(8)?,
-                    row.get::<_, Option<String>>(9)?,
-                ))
-            },
-        )
+        )?
+        .query_row([job_id.to_string()], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, Option<i64>>(5)?,
+                row.get::<_, Option<String>>(6)?,
+                row.get::<_, i64>(7)?,
+                row.get::<_, Option<String>>(8)?,
+                row.get::<_, Option<String>>(9)?,
+            ))
+        })
         .optional()?;
     let Some((
         event_id,
@@ -194,10 +186,8 @@ pub(super) fn insert_job(
     job: &Job,
     now: Timestamp,
 ) -> Result<(), BackendError> {
-    tx.execute(
-        "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, accepted_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
+    tx.prepare_cached("INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, accepted_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![
             job.job_id.to_string(),
             job.event_id.as_str(),
             job.buyer_id.as_str(),
@@ -218,25 +208,23 @@ pub(super) fn save_transition(
     job: &Job,
     now: Timestamp,
 ) -> Result<(), BackendError> {
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6
          WHERE job_id = ?1",
-        params![
-            job.job_id.to_string(),
-            job.status.as_str(),
-            to_json(&job.seat_ids)?,
-            job.hold_expires_at.map(to_ms),
-            job.reason,
-            to_ms(now),
-        ],
-    )?;
-    tx.execute(
-        "INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)",
-        params![
+    )?
+    .execute(params![
+        job.job_id.to_string(),
+        job.status.as_str(),
+        to_json(&job.seat_ids)?,
+        job.hold_expires_at.map(to_ms),
+        job.reason,
+        to_ms(now),
+    ])?;
+    tx.prepare_cached("INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)")?
+        .execute(params![
             job.job_id.to_string(),
             to_json(&ReservationEvent::of(job, now))?,
             to_ms(now),
-        ],
-    )?;
+        ])?;
     Ok(())
 }

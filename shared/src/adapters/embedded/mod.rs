@@ -7,6 +7,7 @@
 mod admissions;
 mod catalog;
 mod db;
+mod decisions;
 mod event_log;
 mod intent_queue;
 mod inventory;
@@ -24,9 +25,6 @@ pub use event_log::EventLog;
 use crate::backend::Backend;
 use crate::ports::{BackendError, Clock};
 use db::Db;
-
-/// Decisions remembered for slow long polls; one that falls further behind re-reads its job.
-const DECISION_ANNOUNCEMENTS: usize = 4_096;
 
 /// The file that holds the database inside the data folder.
 pub const DATABASE_FILE: &str = "seatclaim.sqlite3";
@@ -51,8 +49,8 @@ pub struct EmbeddedStore {
     enqueued: Arc<Notify>,
     /// The admission writer, started on first use (it needs the async runtime).
     group_commit: std::sync::OnceLock<admissions::GroupCommit>,
-    /// Announces the jobs decided in this process to `?wait=` long polls.
-    decided: tokio::sync::broadcast::Sender<crate::domain::JobId>,
+    /// Wakes `?wait=` long polls when their job is decided in this process.
+    decisions: Arc<decisions::Decisions>,
 }
 
 impl EmbeddedStore {
@@ -68,7 +66,7 @@ impl EmbeddedStore {
             queue,
             enqueued: Arc::new(Notify::new()),
             group_commit: std::sync::OnceLock::new(),
-            decided: tokio::sync::broadcast::channel(DECISION_ANNOUNCEMENTS).0,
+            decisions: Arc::default(),
         })
     }
 }
@@ -76,7 +74,7 @@ impl EmbeddedStore {
 impl EmbeddedStore {
     /// Tells waiting long polls that `job_id` was decided (nobody listening is fine).
     fn announce_decision(&self, job_id: crate::domain::JobId) {
-        let _ = self.decided.send(job_id);
+        self.decisions.announce(job_id);
     }
 }
 

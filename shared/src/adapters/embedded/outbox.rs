@@ -11,7 +11,7 @@ impl Outbox for EmbeddedStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db
             .read(move |tx| {
-                let mut query = tx.prepare(
+                let mut query = tx.prepare_cached(
                     "SELECT seq, body FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ?1",
                 )?;
                 let rows = query.query_map([limit], |row| {
@@ -39,7 +39,7 @@ impl Outbox for EmbeddedStore {
         self.db
             .write(move |tx| {
                 let mut update =
-                    tx.prepare("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
+                    tx.prepare_cached("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
                 for seq in &seqs {
                     update.execute(params![seq, now])?;
                 }

@@ -24,6 +24,10 @@ CREATE TABLE IF NOT EXISTS seats (
 -- "Any N free seats in section S": free seats first, in the organiser's order.
 CREATE INDEX IF NOT EXISTS seats_by_section_state ON seats (event_id, section, state, position);
 
+-- A section claim's fallback, holds that have lapsed: only HELD seats are in it, by deadline, so
+-- the lookup does not walk every held seat of a sold-out section.
+CREATE INDEX IF NOT EXISTS seats_lapsing ON seats (event_id, section, hold_until) WHERE state = 'HELD';
+
 CREATE TABLE IF NOT EXISTS jobs (
     job_id      TEXT PRIMARY KEY,
     event_id    TEXT NOT NULL,
@@ -69,8 +73,9 @@ CREATE INDEX IF NOT EXISTS outbox_by_job ON outbox (job_id, seq);
 
 -- Both queues in one table: 'intents' (the main queue) and 'dead' (its dead-letter queue).
 -- In 'dead', visible_at is when the message was dead-lettered.
--- receipt is set while a message is in flight; a redelivery replaces it, so a stale receipt
--- cannot acknowledge the new delivery.
+-- delivery counts every delivery of the message and is never reset (receive_count restarts on
+-- replay, as in SQS); a receipt names the message and its delivery, so a stale receipt cannot
+-- acknowledge a later delivery of the same message.
 CREATE TABLE IF NOT EXISTS messages (
     message_id    INTEGER PRIMARY KEY AUTOINCREMENT,
     queue         TEXT NOT NULL,
@@ -79,9 +84,8 @@ CREATE TABLE IF NOT EXISTS messages (
     sent_at       INTEGER NOT NULL,
     visible_at    INTEGER NOT NULL,
     receive_count INTEGER NOT NULL DEFAULT 0,
-    receipt       TEXT,
+    delivery      INTEGER NOT NULL DEFAULT 0,
     reason        TEXT
 ) STRICT;
 
 CREATE INDEX IF NOT EXISTS messages_ready ON messages (queue, visible_at);
-CREATE UNIQUE INDEX IF NOT EXISTS messages_by_receipt ON messages (receipt) WHERE receipt IS NOT NULL;

@@ -1,8 +1,10 @@
 //! `seatclaim-bench`: the two benchmark pieces that are not the load generator.
 //!
 //! - `claim`: the worker's decision without HTTP. Fills a fresh embedded backend with intents (not
-//!   timed), then times the real worker path, receive and `process_batch` (claim and acknowledge),
-//!   until every intent is decided. Prints claims per second as JSON.
+//!   timed), then times either the decision alone (`Inventory::claim` on batches already received:
+//!   the conditional seat writes, the job transitions and their outbox events, one durable commit
+//!   per batch) or the whole worker path (receive, decide, acknowledge) until every intent is
+//!   decided. Prints claims per second as JSON.
 //! - `bare`: an axum server whose reservation route answers the same 202 JSON as seatclaim's
 //!   without storing anything: the ceiling the admission benchmark compares the real endpoint to.
 
@@ -21,6 +23,7 @@ use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
+use seatclaim_shared::ports::ClaimOutcome;
 use seatclaim_worker::{Limits, process_batch};
 use serde_json::json;
 
@@ -47,6 +50,9 @@ enum Command {
         /// Intents per receive and claim transaction.
         #[arg(long, default_value_t = 100)]
         batch: usize,
+        /// What is timed.
+        #[arg(long, value_enum, default_value_t = Timed::Worker)]
+        timed: Timed,
         /// Data folder (a fresh one per run).
         #[arg(long)]
         data_dir: std::path::PathBuf,
@@ -59,6 +65,15 @@ enum Command {
     },
 }
 
+/// The part of the claim step a run times.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Timed {
+    /// `Inventory::claim` alone, on intents received beforehand.
+    Decision,
+    /// Receive, `process_batch` (decide and acknowledge), as the worker loop does.
+    Worker,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -67,19 +82,36 @@ async fn main() -> anyhow::Result<()> {
             seats,
             hot,
             batch,
+            timed,
             data_dir,
-        } => claim(intents, seats, hot, batch, data_dir).await,
+        } => {
+            let backend = filled(intents, seats, hot, data_dir).await?;
+            let started = Instant::now();
+            let tally = match timed {
+                Timed::Decision => decide(&backend, batch).await?,
+                Timed::Worker => work(&backend, batch).await?,
+            };
+            let seconds = (started.elapsed() - tally.untimed).as_secs_f64();
+            let pool = if hot > 0 { hot } else { seats };
+            println!(
+                "{}",
+                json!({"system": "seatclaim-embedded", "timed": format!("{timed:?}").to_lowercase(),
+                       "intents": intents, "seats": pool, "batch": batch, "held": tally.held, "rejected": tally.rejected,
+                       "seconds": seconds, "claims_per_sec": f64::from(intents) / seconds})
+            );
+            Ok(())
+        }
         Command::Bare { listen } => bare(listen).await,
     }
 }
 
-async fn claim(
+/// A fresh embedded backend with one event and `intents` admitted intents for single seats.
+async fn filled(
     intents: u32,
     seats: u32,
     hot: u32,
-    batch: usize,
     data_dir: std::path::PathBuf,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Arc<Backend>> {
     let backend = Backend::open(&BackendSettings::in_folder(data_dir))
         .await
         .context("open")?;
@@ -117,27 +149,67 @@ async fn claim(
     while let Some(done) = admitting.join_next().await {
         done??;
     }
-    let started = Instant::now();
-    let (mut held, mut rejected) = (0, 0);
+    Ok(backend)
+}
+
+/// What a timed run decided, and how much of its time was preparation rather than the step itself.
+#[derive(Default)]
+struct Tally {
+    held: usize,
+    rejected: usize,
+    untimed: Duration,
+}
+
+/// Receives every intent (untimed), then times the decisions alone.
+async fn decide(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
+    let receiving = Instant::now();
+    let mut batches = Vec::new();
     loop {
-        let deliveries = backend
-            .queue
-            .receive(batch, Duration::from_millis(50))
-            .await?;
+        let deliveries = backend.queue.receive(batch, Duration::ZERO).await?;
         if deliveries.is_empty() {
             break;
         }
-        let outcome = process_batch(&backend, deliveries, Limits::attempts(5)).await;
-        held += outcome.held;
-        rejected += outcome.rejected;
+        let intents = deliveries
+            .iter()
+            .map(|d| serde_json::from_str::<Intent>(&d.body))
+            .collect::<Result<Vec<_>, _>>()?;
+        batches.push(intents);
     }
-    let seconds = started.elapsed().as_secs_f64();
-    println!(
-        "{}",
-        json!({"system": "seatclaim-embedded", "intents": intents, "seats": pool, "held": held, "rejected": rejected,
-               "seconds": seconds, "claims_per_sec": f64::from(intents) / seconds})
-    );
-    Ok(())
+    let mut tally = Tally {
+        untimed: receiving.elapsed(),
+        ..Tally::default()
+    };
+    for intents in batches {
+        for outcome in backend
+            .inventory
+            .claim(&intents, backend.clock.now())
+            .await?
+        {
+            match outcome {
+                ClaimOutcome::Held { .. } => tally.held += 1,
+                ClaimOutcome::Rejected { .. } => tally.rejected += 1,
+                ClaimOutcome::AlreadyDecided(_) => {
+                    anyhow::bail!("a fresh intent was already decided")
+                }
+            }
+        }
+    }
+    Ok(tally)
+}
+
+/// Runs the worker path until the queue is empty.
+async fn work(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    loop {
+        let deliveries = backend.queue.receive(batch, Duration::ZERO).await?;
+        if deliveries.is_empty() {
+            break;
+        }
+        let outcome = process_batch(backend, deliveries, Limits::attempts(5)).await;
+        tally.held += outcome.held;
+        tally.rejected += outcome.rejected;
+    }
+    Ok(tally)
 }
 
 async fn bare(listen: SocketAddr) -> anyhow::Result<()> {
