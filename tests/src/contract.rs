@@ -428,6 +428,59 @@ pub async fn unacknowledged_messages_come_back_after_the_visibility_timeout(f: F
     assert_eq!(decoded, kept);
 }
 
+/// The worker loop's turn: the acknowledgements passed with a receive are made (the message never
+/// comes back), and the receive still returns what is waiting.
+pub async fn acknowledging_with_the_next_receive_deletes_the_message(f: Fixture) {
+    let event = with_event(&f).await;
+    let first = intent(&f, &event, "b1", exact(&["A-1-1"]));
+    let second = intent(&f, &event, "b2", exact(&["A-1-2"]));
+    f.backend
+        .queue
+        .send(std::slice::from_ref(&first))
+        .await
+        .unwrap();
+    let got = receive_all(&f, 1).await;
+    assert_eq!(got.len(), 1);
+    f.backend
+        .queue
+        .send(std::slice::from_ref(&second))
+        .await
+        .unwrap();
+    let mut next = Vec::new();
+    let mut done = vec![got[0].receipt.clone()];
+    for _ in 0..20 {
+        next.extend(
+            f.backend
+                .queue
+                .acknowledge_and_receive(&done, 10, Duration::from_millis(500))
+                .await
+                .unwrap(),
+        );
+        done.clear();
+        if !next.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].job_id, Some(second.job_id));
+    f.backend
+        .queue
+        .delete(&[next[0].receipt.clone()])
+        .await
+        .unwrap();
+
+    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
+    assert!(
+        f.backend
+            .queue
+            .receive(10, Duration::from_millis(500))
+            .await
+            .unwrap()
+            .is_empty(),
+        "both were acknowledged, neither comes back"
+    );
+}
+
 /// `retry_after` brings a message back after the given delay instead of the visibility timeout.
 pub async fn a_retried_message_comes_back_after_its_delay(f: Fixture) {
     let event = with_event(&f).await;
@@ -674,6 +727,7 @@ macro_rules! port_contract {
             holds_end_by_confirm_or_by_expiry,
             every_transition_is_in_the_outbox_until_published,
             unacknowledged_messages_come_back_after_the_visibility_timeout,
+            acknowledging_with_the_next_receive_deletes_the_message,
             a_retried_message_comes_back_after_its_delay,
             extending_visibility_keeps_a_slow_batch_hidden,
             messages_received_too_often_are_dead_lettered,

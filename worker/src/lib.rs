@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 pub use metrics_endpoint::serve_metrics;
-pub use process::{BatchOutcome, Limits, process_batch};
+pub use process::{BatchOutcome, Limits, decide_batch, process_batch};
 pub use relay::relay_once;
 pub use settings::WorkerSettings;
 pub use sweeper::sweep_once;
@@ -102,8 +102,10 @@ impl Worker {
     }
 }
 
-/// Receive, decide, repeat. A receive is never abandoned half-way (that could hide messages for a
-/// visibility timeout), so shutdown waits at most one receive wait plus one batch.
+/// Receive, decide, repeat; a batch's acknowledgements go with the next receive (one commit on the
+/// embedded backend) and, at shutdown, on their own. A receive is never abandoned half-way (that
+/// could hide messages for a visibility timeout), so shutdown waits at most one receive wait plus
+/// one batch.
 async fn claim_loop(
     backend: Backend,
     settings: WorkerSettings,
@@ -111,17 +113,28 @@ async fn claim_loop(
     stop: CancellationToken,
 ) {
     let mut failures = 0_u32;
+    let mut decided: Vec<Receipt> = Vec::new();
     while !stop.is_cancelled() {
+        // Acknowledgements are not retried: one that is lost only brings its message back, to be
+        // acknowledged as already decided, and a stale one must not wedge the loop.
+        let done = std::mem::take(&mut decided);
         match backend
             .queue
-            .receive(usize::from(settings.batch_size), settings.receive_wait())
+            .acknowledge_and_receive(
+                &done,
+                usize::from(settings.batch_size),
+                settings.receive_wait(),
+            )
             .await
         {
-            Ok(deliveries) if deliveries.is_empty() => {}
             Ok(deliveries) => {
                 failures = 0;
+                if deliveries.is_empty() {
+                    continue;
+                }
                 let size = deliveries.len();
-                let outcome = decide_with_heartbeat(&backend, deliveries, queue).await;
+                let outcome;
+                (outcome, decided) = decide_with_heartbeat(&backend, deliveries, queue).await;
                 info!(size, ?outcome, "batch decided");
             }
             Err(error) => {
@@ -135,6 +148,12 @@ async fn claim_loop(
             }
         }
     }
+    if !decided.is_empty() {
+        if let Err(error) = backend.queue.delete(&decided).await {
+            // The claims are committed; a redelivery will find them decided.
+            warn!(%error, count = decided.len(), "could not acknowledge the last batch");
+        }
+    }
 }
 
 /// Decides a batch while keeping its messages hidden: every half visibility timeout the batch's
@@ -143,11 +162,11 @@ async fn decide_with_heartbeat(
     backend: &Backend,
     deliveries: Vec<Delivery>,
     queue: QueuePolicy,
-) -> BatchOutcome {
+) -> (BatchOutcome, Vec<Receipt>) {
     let receipts: Vec<Receipt> = deliveries.iter().map(|d| d.receipt.clone()).collect();
     let period = queue.visibility_timeout / 2;
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    let work = process_batch(backend, deliveries, queue.limits);
+    let work = decide_batch(backend, deliveries, queue.limits);
     tokio::pin!(work);
     loop {
         tokio::select! {

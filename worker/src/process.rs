@@ -48,7 +48,7 @@ pub struct BatchOutcome {
     pub dead_lettered: usize,
 }
 
-/// Decides a batch of deliveries under `limits`.
+/// Decides a batch of deliveries under `limits` and acknowledges the decided ones.
 ///
 /// Order matters for the invariants: a claim commits before its message is acknowledged, so a
 /// crash in between only causes a redelivery, which finds the job decided and changes nothing.
@@ -57,6 +57,23 @@ pub async fn process_batch(
     deliveries: Vec<Delivery>,
     limits: Limits,
 ) -> BatchOutcome {
+    let (outcome, decided) = decide_batch(backend, deliveries, limits).await;
+    if !decided.is_empty() {
+        if let Err(error) = backend.queue.delete(&decided).await {
+            // The claims are committed; the messages will come back and be acknowledged as already decided.
+            warn!(%error, count = decided.len(), "could not acknowledge decided intents");
+        }
+    }
+    outcome
+}
+
+/// Decides a batch of deliveries under `limits` and returns the receipts of the decided ones,
+/// for the caller to acknowledge: the worker loop does it together with its next receive.
+pub async fn decide_batch(
+    backend: &Backend,
+    deliveries: Vec<Delivery>,
+    limits: Limits,
+) -> (BatchOutcome, Vec<Receipt>) {
     metrics::histogram!("seatclaim_batch_size").record(deliveries.len() as f64);
     let mut outcome = BatchOutcome::default();
     let mut acknowledged: Vec<Receipt> = Vec::with_capacity(deliveries.len());
@@ -118,14 +135,7 @@ pub async fn process_batch(
         .instrument(span)
         .await;
     }
-    if acknowledged.is_empty() {
-        return outcome;
-    }
-    if let Err(error) = backend.queue.delete(&acknowledged).await {
-        // The claims are committed; the messages will come back and be acknowledged as already decided.
-        warn!(%error, count = acknowledged.len(), "could not acknowledge decided intents");
-    }
-    outcome
+    (outcome, acknowledged)
 }
 
 /// Claims the batch in one call; if that fails, claims each intent alone so that one intent's

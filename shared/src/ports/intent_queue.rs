@@ -69,6 +69,22 @@ pub trait IntentQueue: Send + Sync {
     /// Acknowledges deliveries: they will not come back.
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError>;
 
+    /// Acknowledges `done` (as [`IntentQueue::delete`]), then receives (as
+    /// [`IntentQueue::receive`]): the worker loop's turn from one batch to the next. A backend that
+    /// can do both in one round trip overrides it (the embedded queue: one transaction, one commit).
+    /// On error nothing was received, and the acknowledgements may or may not have been made.
+    async fn acknowledge_and_receive(
+        &self,
+        done: &[Receipt],
+        max: usize,
+        wait: Duration,
+    ) -> Result<Vec<Delivery>, BackendError> {
+        if !done.is_empty() {
+            self.delete(done).await?;
+        }
+        self.receive(max, wait).await
+    }
+
     /// Makes a delivery visible again after `delay`: the backoff for a transient failure.
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError>;
 

@@ -17,8 +17,6 @@ use crate::ports::BackendError;
 const READERS: usize = 2;
 /// Compiled statements kept per connection: more than the service has, so none is ever re-parsed.
 const STATEMENT_CACHE: usize = 128;
-/// Page cache per connection, in KiB.
-const PAGE_CACHE_KIB: i64 = 16 * 1024;
 /// How long a writer waits for another process's write before giving up with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -62,6 +60,23 @@ impl Db {
         .await
     }
 
+    /// Runs a point read (a row by its key) on the calling thread when a read connection is free:
+    /// it takes microseconds, less than handing it to the blocking pool and back. Anything that
+    /// scans goes through [`Db::read`], so an async worker thread is never held for long.
+    pub(super) async fn lookup<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
+    {
+        for reader in &self.readers {
+            if let Ok(mut conn) = reader.try_lock() {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+                return work(&tx);
+            }
+        }
+        self.read(work).await
+    }
+
     /// Runs `work` on a read connection, in one snapshot.
     pub(super) async fn read<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
     where
@@ -92,9 +107,6 @@ fn connect(path: &Path) -> Result<Connection, BackendError> {
     // (fsync), which is what lets admission answer 202 and the worker acknowledge a message.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
-    // Negative: KiB. The hot pages (recent jobs, queue tail, index interiors) stay in memory
-    // instead of being re-read from the OS on every statement.
-    conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
     Ok(conn)
 }
 

@@ -48,11 +48,22 @@ impl IntentQueue for EmbeddedStore {
     }
 
     async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError> {
+        self.acknowledge_and_receive(&[], max, wait).await
+    }
+
+    async fn acknowledge_and_receive(
+        &self,
+        done: &[Receipt],
+        max: usize,
+        wait: Duration,
+    ) -> Result<Vec<Delivery>, BackendError> {
+        let mut done = parse_receipts(done)?;
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             // Register interest before looking, so a send between the look and the wait still wakes us.
             let woken = self.enqueued.notified();
-            let batch = self.receive_now(max).await?;
+            // The first look carries the acknowledgements.
+            let batch = self.receive_now(std::mem::take(&mut done), max).await?;
             let now = tokio::time::Instant::now();
             if !batch.is_empty() || now >= deadline {
                 return Ok(batch);
@@ -67,17 +78,7 @@ impl IntentQueue for EmbeddedStore {
 
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
         let deliveries = parse_receipts(receipts)?;
-        self.db
-            .write(move |tx| {
-                let mut delete = tx.prepare_cached(
-                    "DELETE FROM messages WHERE message_id = ?1 AND delivery = ?2 AND queue = ?3",
-                )?;
-                for (message_id, delivery) in &deliveries {
-                    delete.execute(params![message_id, delivery, MAIN])?;
-                }
-                Ok(())
-            })
-            .await
+        self.db.write(move |tx| acknowledge(tx, &deliveries)).await
     }
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
@@ -222,6 +223,17 @@ fn message_ids(letters: &[DeadLetter]) -> Result<Vec<i64>, BackendError> {
         .map_err(|e| BackendError::permanent(format!("not an embedded dead-letter handle: {e}")))
 }
 
+/// Deletes acknowledged deliveries inside the caller's transaction.
+fn acknowledge(tx: &Transaction<'_>, deliveries: &[(i64, i64)]) -> Result<(), BackendError> {
+    let mut delete = tx.prepare_cached(
+        "DELETE FROM messages WHERE message_id = ?1 AND delivery = ?2 AND queue = ?3",
+    )?;
+    for (message_id, delivery) in deliveries {
+        delete.execute(params![message_id, delivery, MAIN])?;
+    }
+    Ok(())
+}
+
 /// A receipt names one delivery of one message: `{message_id}.{delivery}`.
 fn receipt_of(message_id: i64, delivery: i64) -> Receipt {
     Receipt(format!("{message_id}.{delivery}"))
@@ -242,16 +254,21 @@ fn parse_receipts(receipts: &[Receipt]) -> Result<Vec<(i64, i64)>, BackendError>
 }
 
 impl EmbeddedStore {
-    /// Takes up to `max` visible messages: each delivery gets its own receipt and is hidden for the
-    /// visibility timeout; one already received `max_receive_count` times moves to the dead-letter
-    /// queue instead.
-    async fn receive_now(&self, max: usize) -> Result<Vec<Delivery>, BackendError> {
+    /// Acknowledges `done`, then takes up to `max` visible messages, in one transaction: each
+    /// delivery gets its own receipt and is hidden for the visibility timeout; one already received
+    /// `max_receive_count` times moves to the dead-letter queue instead.
+    async fn receive_now(
+        &self,
+        done: Vec<(i64, i64)>,
+        max: usize,
+    ) -> Result<Vec<Delivery>, BackendError> {
         let now = self.clock.now();
         let hidden_until = self.hidden_until(self.queue.visibility_timeout);
         let max_receive_count = self.queue.max_receive_count;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
         self.db
             .write(move |tx| {
+                acknowledge(tx, &done)?;
                 let mut ready = tx.prepare_cached(
                     "SELECT message_id, body, job_id, sent_at, receive_count, delivery FROM messages
                      WHERE queue = ?1 AND visible_at <= ?2 ORDER BY visible_at, message_id LIMIT ?3",

@@ -22,11 +22,10 @@ impl Inventory for EmbeddedStore {
         intents: &[Intent],
         now: Timestamp,
     ) -> Result<Vec<ClaimOutcome>, BackendError> {
-        let job_ids: Vec<JobId> = intents.iter().map(|intent| intent.job_id).collect();
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
-        let outcomes: Vec<ClaimOutcome> = self
+        let decided: Vec<(ClaimOutcome, Option<Job>)> = self
             .db
             .write(move |tx| {
                 intents
@@ -35,10 +34,15 @@ impl Inventory for EmbeddedStore {
                     .collect()
             })
             .await?;
-        for job_id in job_ids {
-            self.announce_decision(job_id);
-        }
-        Ok(outcomes)
+        Ok(decided
+            .into_iter()
+            .map(|(outcome, job)| {
+                if let Some(job) = &job {
+                    self.decisions.announce(job);
+                }
+                outcome
+            })
+            .collect())
     }
 
     async fn settle(
@@ -79,11 +83,12 @@ impl Inventory for EmbeddedStore {
     }
 }
 
+/// Decides one intent; the job comes back too when this call decided it, for the long polls.
 fn claim_one(
     tx: &Transaction<'_>,
     intent: &Intent,
     now: Timestamp,
-) -> Result<ClaimOutcome, BackendError> {
+) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
     let Some(mut job) = load_job(tx, intent.job_id)? else {
         return Err(BackendError::permanent(format!(
             "intent for unknown job {}",
@@ -91,7 +96,7 @@ fn claim_one(
         )));
     };
     if job.status != JobStatus::Pending {
-        return Ok(ClaimOutcome::AlreadyDecided(job.status));
+        return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
     }
     let hold = hold_ms(tx, &intent.event_id)?
         .map(SignedDuration::from_millis)
@@ -110,7 +115,7 @@ fn claim_one(
         ClaimDecision::Reject { reason } => reject(&mut job, &reason),
     };
     save_transition(tx, &job, now)?;
-    Ok(outcome)
+    Ok((outcome, Some(job)))
 }
 
 fn reject(job: &mut Job, reason: &str) -> ClaimOutcome {

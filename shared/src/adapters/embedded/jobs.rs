@@ -12,7 +12,7 @@ use crate::ports::{BackendError, Jobs};
 #[async_trait]
 impl Jobs for EmbeddedStore {
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
-        self.db.read(move |tx| load_job(tx, job_id)).await
+        self.db.lookup(move |tx| load_job(tx, job_id)).await
     }
 
     async fn close(
@@ -29,16 +29,18 @@ impl Jobs for EmbeddedStore {
                 let Some(mut job) =
                     load_job(tx, job_id)?.filter(|job| job.status == JobStatus::Pending)
                 else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 job.status = status;
                 job.reason = Some(reason);
                 save_transition(tx, &job, now)?;
-                Ok(true)
+                Ok(Some(job))
             })
             .await?;
-        self.announce_decision(job_id);
-        Ok(closed)
+        if let Some(job) = &closed {
+            self.decisions.announce(job);
+        }
+        Ok(closed.is_some())
     }
 
     async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
@@ -91,18 +93,15 @@ impl Jobs for EmbeddedStore {
     ) -> Result<Option<Job>, BackendError> {
         const FALLBACK_POLL: Duration = Duration::from_millis(100);
         let deadline = tokio::time::Instant::now() + max;
-        let watch = self.decisions.watch(job_id);
+        let mut watch = self.decisions.watch(job_id);
         loop {
-            let decided = watch.signal().notified();
-            tokio::pin!(decided);
-            decided.as_mut().enable();
             let job = self.job(job_id).await?;
             let now = tokio::time::Instant::now();
             if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
                 return Ok(job);
             }
             tokio::select! {
-                () = decided => {}
+                Some(decided) = watch.decided() => return Ok(Some(decided)),
                 () = tokio::time::sleep(FALLBACK_POLL.min(deadline - now)) => {}
             }
         }

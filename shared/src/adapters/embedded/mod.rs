@@ -71,13 +71,6 @@ impl EmbeddedStore {
     }
 }
 
-impl EmbeddedStore {
-    /// Tells waiting long polls that `job_id` was decided (nobody listening is fine).
-    fn announce_decision(&self, job_id: crate::domain::JobId) {
-        self.decisions.announce(job_id);
-    }
-}
-
 /// Opens the embedded backend in `data_dir`, creating the folder, the database and the event log.
 pub fn open(
     data_dir: &Path,

@@ -24,7 +24,7 @@ use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
 use seatclaim_shared::ports::ClaimOutcome;
-use seatclaim_worker::{Limits, process_batch};
+use seatclaim_worker::{Limits, decide_batch};
 use serde_json::json;
 
 /// Benchmark helpers for seatclaim (see tests/bench/run.sh).
@@ -70,7 +70,7 @@ enum Command {
 enum Timed {
     /// `Inventory::claim` alone, on intents received beforehand.
     Decision,
-    /// Receive, `process_batch` (decide and acknowledge), as the worker loop does.
+    /// Receive, decide and acknowledge, as the worker loop does.
     Worker,
 }
 
@@ -197,15 +197,21 @@ async fn decide(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
     Ok(tally)
 }
 
-/// Runs the worker path until the queue is empty.
+/// Runs the worker loop's path until the queue is empty: each batch's acknowledgements go with
+/// the next receive, as in the worker.
 async fn work(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
+    let mut decided = Vec::new();
     loop {
-        let deliveries = backend.queue.receive(batch, Duration::ZERO).await?;
+        let deliveries = backend
+            .queue
+            .acknowledge_and_receive(&decided, batch, Duration::ZERO)
+            .await?;
         if deliveries.is_empty() {
             break;
         }
-        let outcome = process_batch(backend, deliveries, Limits::attempts(5)).await;
+        let outcome;
+        (outcome, decided) = decide_batch(backend, deliveries, Limits::attempts(5)).await;
         tally.held += outcome.held;
         tally.rejected += outcome.rejected;
     }
