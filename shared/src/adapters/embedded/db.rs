@@ -20,6 +20,9 @@ const STATEMENT_CACHE: usize = 128;
 /// How long a writer waits for another process's write before giving up with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// WAL pages (4 KiB each) between checkpoints; SQLite's default is 1,000.
+const WAL_PAGES: i64 = 4_000;
+
 /// The database: one writer and a few readers on the same file.
 pub(super) struct Db {
     writer: Mutex<Connection>,
@@ -32,6 +35,9 @@ impl Db {
     pub(super) fn open(path: &Path) -> Result<Self, BackendError> {
         let writer = connect(path)?;
         writer.execute_batch(include_str!("schema.sql"))?;
+        // The commit that takes the WAL past this many pages copies them back into the file; a
+        // larger WAL copies a page written by many commits once instead of once per checkpoint.
+        writer.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
         let readers = (0..READERS)
             .map(|_| connect(path).map(Mutex::new))
             .collect::<Result<_, _>>()?;

@@ -1,6 +1,8 @@
 //! The claim and its siblings: each decision is read, decided by the domain, and written back
 //! under a condition on the seats' current state, all inside one SQLite transaction.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Transaction, params};
@@ -10,8 +12,8 @@ use super::catalog::{SeatRow, hold_ms};
 use super::db::to_ms;
 use super::jobs::{load_job, save_transition};
 use crate::domain::{
-    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat, SeatId,
-    SeatRequest, Settlement, decide_claim,
+    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
+    SeatId, SeatRequest, Settlement, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
@@ -28,9 +30,10 @@ impl Inventory for EmbeddedStore {
         let decided: Vec<(ClaimOutcome, Option<Job>)> = self
             .db
             .write(move |tx| {
+                let mut holds = HashMap::new();
                 intents
                     .iter()
-                    .map(|intent| claim_one(tx, intent, now))
+                    .map(|intent| claim_one(tx, &mut holds, intent, now))
                     .collect()
             })
             .await?;
@@ -84,8 +87,10 @@ impl Inventory for EmbeddedStore {
 }
 
 /// Decides one intent; the job comes back too when this call decided it, for the long polls.
+/// `holds` remembers each event's hold duration for the rest of the batch.
 fn claim_one(
     tx: &Transaction<'_>,
+    holds: &mut HashMap<EventId, SignedDuration>,
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
@@ -98,11 +103,18 @@ fn claim_one(
     if job.status != JobStatus::Pending {
         return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
     }
-    let hold = hold_ms(tx, &intent.event_id)?
-        .map(SignedDuration::from_millis)
-        .ok_or_else(|| {
-            BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
-        })?;
+    let hold = match holds.get(&intent.event_id) {
+        Some(hold) => *hold,
+        None => {
+            let hold = hold_ms(tx, &intent.event_id)?
+                .map(SignedDuration::from_millis)
+                .ok_or_else(|| {
+                    BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
+                })?;
+            holds.insert(intent.event_id.clone(), hold);
+            hold
+        }
+    };
     let candidates = candidate_seats(tx, intent, now)?;
     let outcome = match decide_claim(&intent.request, &candidates, now, hold) {
         ClaimDecision::Hold { seat_ids, until } if hold_seats(tx, &job, &seat_ids, now, until)? => {
