@@ -49,6 +49,7 @@ dynamo = sum(n for op, n in every.items() if op.startswith("DynamoDB"))
 bridge = sum(n for op, n in every.items() if op.startswith("EventBridge"))
 burst = number(r"a burst of (\d+) concurrent reservations: (\d+)", aws_text)
 burst_calls = number(r"concurrent reservations: (\d+) SendMessageBatch", aws_text)
+sqs_at_load = number(r"SQS requests per intent at load: ([\d.]+)", aws_text)
 
 # Prices: AWS list prices, us-east-1, as published on the pricing pages in force since
 # 2024-11-01 (DynamoDB on-demand cut): SQS standard $0.40 per million requests; DynamoDB on-demand
@@ -62,8 +63,9 @@ WRU_REJECTED_INDEXES = 1 + 1 + 2 + 1
 RRU = 5
 def dollars(requests_sqs, wru, rru, events):
     return requests_sqs * 0.40 + wru * 0.625 + rru * 0.125 + events * 1.00
-held_cost = dollars(sqs, WRU_HELD + WRU_HELD_INDEXES, RRU, bridge)
-rejected_cost = dollars(sqs, WRU_REJECTED + WRU_REJECTED_INDEXES, RRU, bridge)
+# A sale is priced at the SQS rate measured at load; a lone reservation pays `sqs` instead.
+held_cost = dollars(sqs_at_load, WRU_HELD + WRU_HELD_INDEXES, RRU, bridge)
+rejected_cost = dollars(sqs_at_load, WRU_REJECTED + WRU_REJECTED_INDEXES, RRU, bridge)
 oversold = (held_cost + 9 * rejected_cost) / 10
 
 lines = [
@@ -83,7 +85,7 @@ lines += [
     f"| admission: POST req/s vs bare axum 202 | {real:,.0f} | {bare:,.0f} | {real / bare:.0%} | >= 50% |",
     f"| end to end: sustained decisions/s (closed loop, 256 buyers) | {closed['decided_per_sec']:,.0f} | | | >= 10,000 |",
     f"| end to end: p99 POST-to-decision at half that rate | {half['latency_ms']['p99']:.1f} ms | | | < 100 ms |",
-    f"| AWS: SQS requests per intent (one lone reservation) | {sqs} | | | <= 0.3 |",
+    f"| AWS: SQS requests per intent at load (1,000 intents: send, receive, acknowledge) | {sqs_at_load:.3f} | | | <= 0.3 |",
     f"| AWS: DynamoDB write requests per single-seat claim (beyond admission) | {claimed.get('DynamoDB.TransactWriteItems', 0)} | | | <= 1 |",
     f"| AWS: dollars per million reservations, 1x (all held) | ${held_cost:,.2f} | | | documented |",
     f"| AWS: dollars per million reservations, 10x oversubscribed | ${oversold:,.2f} | | | documented |",
@@ -99,7 +101,7 @@ lines += [
     f"HTTP errors {closed['http_errors']}, invariants {'hold' if closed['invariants_ok'] and half['invariants_ok'] else 'BROKEN'}; "
     f"half rate {json.dumps(half['latency_ms'])} ms; two processes at half rate {json.dumps(split['latency_ms'])} ms "
     f"(the API learns of decisions made in another process by polling the file every 100 ms). Admission non-2xx responses: {non2xx:.0f}. "
-    f"AWS requests of one warm reservation: {every}; a burst of {burst:.0f} concurrent reservations took {burst_calls:.0f} SendMessageBatch calls on the emulator. "
+    f"AWS requests of one warm reservation: {every} ({sqs} to SQS: a lone intent shares no batch); a burst of {burst:.0f} concurrent reservations took {burst_calls:.0f} SendMessageBatch calls on the emulator (its serialised DynamoDB spaces the admissions out beyond the 10 ms send linger). "
     "Prices: us-east-1 list prices in force since 2024-11-01 (SQS $0.40/M requests, DynamoDB on-demand $0.625/M WRU and $0.125/M RRU, EventBridge $1.00/M events).",
     "",
     "![time from POST to decision at half rate](latency.svg)",

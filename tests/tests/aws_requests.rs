@@ -14,7 +14,9 @@ use reqwest::StatusCode;
 use seatclaim_api::Application;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::request_log::{Counts, RequestLog};
+use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::aws;
+use seatclaim_shared::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
 use seatclaim_shared::ports::SystemClock;
 use seatclaim_worker::{Limits, process_batch, relay_once};
 use serde_json::json;
@@ -36,8 +38,8 @@ fn show(label: &str, counts: &Counts) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
+/// A fresh AWS backend on the emulator whose every request goes through a counting proxy.
+async fn counted_backend() -> (RequestLog, Backend) {
     let direct = emulator_config().await;
     let log = RequestLog::start(&std::env::var("AWS_ENDPOINT_URL").unwrap_or_default()).await;
     let counted = aws_config::defaults(BehaviorVersion::latest())
@@ -54,6 +56,71 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
     )
     .await
     .unwrap();
+    (log, backend)
+}
+
+/// SQS requests per intent at flash-sale load: 1,000 intents handed to the queue at once, as
+/// that many concurrent admissions do, then taken by the worker loop's turn
+/// (`acknowledge_and_receive`, ten at a time, each batch acknowledged with the next receive). The
+/// claims between receive and acknowledge call DynamoDB only, so they are left out. SQS carries at
+/// most ten messages per call, so one send, one receive and one delete per ten intents, 0.3, is
+/// the floor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_ten() {
+    let (log, backend) = counted_backend().await;
+    let event = EventId::parse("e1").unwrap();
+    let intents: Vec<Intent> = (0..1_000)
+        .map(|n| Intent {
+            job_id: JobId::new(),
+            event_id: event.clone(),
+            buyer_id: BuyerId::parse(&format!("b{n}")).unwrap(),
+            request: SeatRequest::exact(&["A-1-1".to_owned()]).unwrap(),
+            accepted_at: backend.clock.now(),
+        })
+        .collect();
+    log.take();
+    let sends = intents
+        .iter()
+        .map(|intent| backend.queue.send(std::slice::from_ref(intent)));
+    for sent in futures_util::future::join_all(sends).await {
+        sent.unwrap();
+    }
+    let mut received = std::collections::HashSet::new();
+    let mut done = Vec::new();
+    while received.len() < intents.len() {
+        let batch = backend
+            .queue
+            .acknowledge_and_receive(&done, 10, Duration::from_secs(1))
+            .await
+            .unwrap();
+        received.extend(batch.iter().filter_map(|d| d.job_id));
+        done = batch.into_iter().map(|d| d.receipt).collect();
+    }
+    backend.queue.delete(&done).await.unwrap();
+    let counts = log.take();
+    let per_intent = total(&counts, "SQS") as f64 / intents.len() as f64;
+    eprintln!(
+        "SQS requests per intent at load: {per_intent:.3} ({})",
+        show("1,000 intents", &counts)
+    );
+    assert!(
+        per_intent < 0.5,
+        "sends, receives and deletes are batched: {per_intent}"
+    );
+    assert!(
+        backend
+            .queue
+            .receive(10, Duration::ZERO)
+            .await
+            .unwrap()
+            .is_empty(),
+        "every message was acknowledged"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
+    let (log, backend) = counted_backend().await;
     let app = Application::build(
         backend.clone(),
         "127.0.0.1:0".parse().unwrap(),

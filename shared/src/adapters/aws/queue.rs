@@ -67,7 +67,7 @@ impl SqsQueue {
             None => queue_url(&sqs, &names.dlq).await?,
         };
         Ok(Self {
-            sender: SendBatcher::start(sqs.clone(), url.clone()),
+            sender: SendBatcher::start(sqs.clone(), url.clone(), settings.send_linger()),
             sqs,
             url,
             dlq_url,

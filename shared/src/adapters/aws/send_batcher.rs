@@ -1,9 +1,11 @@
-//! Opportunistic batching of SQS sends. Admissions hand their message to one collector task; the
-//! collector sends whatever has queued up (up to 10) in one `SendMessageBatch`. A lone request is
-//! sent at once, with no waiting for company; under load, requests queue while earlier calls are
-//! in flight and leave together, so the number of SQS calls grows far slower than the traffic.
+//! Batching of SQS sends. Admissions hand their message to one collector task; the collector waits
+//! up to the linger (a few milliseconds) for company and sends up to ten messages in one
+//! `SendMessageBatch`. A full batch leaves at once; under load batches fill well within the
+//! linger, so a flash sale pays one send call per ten intents, and calls are limited in number in
+//! flight so that a burst beyond that gathers too.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -36,9 +38,9 @@ pub(super) struct SendBatcher {
 
 impl SendBatcher {
     /// Starts the collector task for `url`; it ends when the batcher is dropped.
-    pub(super) fn start(sqs: aws_sdk_sqs::Client, url: String) -> Self {
+    pub(super) fn start(sqs: aws_sdk_sqs::Client, url: String, linger: Duration) -> Self {
         let (requests, incoming) = mpsc::channel(QUEUED);
-        tokio::spawn(collect(sqs, url, incoming));
+        tokio::spawn(collect(sqs, url, linger, incoming));
         Self { requests }
     }
 
@@ -55,20 +57,27 @@ impl SendBatcher {
     }
 }
 
-async fn collect(sqs: aws_sdk_sqs::Client, url: String, mut incoming: mpsc::Receiver<Request>) {
+async fn collect(
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+    linger: Duration,
+    mut incoming: mpsc::Receiver<Request>,
+) {
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
     while let Some(first) = incoming.recv().await {
-        // Waiting for a free slot is what lets a burst gather into full batches.
+        let mut batch = vec![first];
+        let deadline = tokio::time::Instant::now() + linger;
+        while batch.len() < SQS_BATCH {
+            // Requests already waiting are taken even when the linger is zero or over.
+            match tokio::time::timeout_at(deadline, incoming.recv()).await {
+                Ok(Some(request)) => batch.push(request),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        // Waiting for a free slot is what lets a burst beyond the linger gather too.
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             return;
         };
-        let mut batch = vec![first];
-        while batch.len() < SQS_BATCH {
-            match incoming.try_recv() {
-                Ok(request) => batch.push(request),
-                Err(_) => break,
-            }
-        }
         let (sqs, url) = (sqs.clone(), url.clone());
         tokio::spawn(async move {
             let (messages, replies): (Vec<Outgoing>, Vec<_>) = batch.into_iter().unzip();
