@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::EmbeddedStore;
 use super::db::{from_json, from_ms, to_json, to_ms};
+use super::{EmbeddedStore, decisions};
 use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, ReservationEvent};
 use crate::ports::{BackendError, Jobs};
 
@@ -84,15 +84,19 @@ impl Jobs for EmbeddedStore {
             .await
     }
 
-    /// Woken by decisions made in this process (the in-process worker); decisions made by another
-    /// process on the same file are seen within the fallback poll.
+    /// Woken by decisions made in this process (the in-process worker) as they commit, and by those
+    /// of another process on the same file within the outbox follower's interval (10 ms); the
+    /// fallback poll (250 ms) re-reads the job should both miss it.
     async fn wait_for_decision(
         &self,
         job_id: JobId,
         max: Duration,
     ) -> Result<Option<Job>, BackendError> {
-        const FALLBACK_POLL: Duration = Duration::from_millis(100);
+        const FALLBACK_POLL: Duration = Duration::from_millis(250);
         let deadline = tokio::time::Instant::now() + max;
+        self.following
+            .get_or_try_init(|| decisions::follow(&self.db, &self.decisions))
+            .await?;
         let mut watch = self.decisions.watch(job_id);
         loop {
             let job = self.job(job_id).await?;

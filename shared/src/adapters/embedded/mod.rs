@@ -49,8 +49,10 @@ pub struct EmbeddedStore {
     enqueued: Arc<Notify>,
     /// The admission writer, started on first use (it needs the async runtime).
     group_commit: std::sync::OnceLock<admissions::GroupCommit>,
-    /// Wakes `?wait=` long polls when their job is decided in this process.
+    /// Wakes `?wait=` long polls when their job is decided.
     decisions: Arc<decisions::Decisions>,
+    /// Set once [`decisions::follow`] runs (started by the first long poll: it needs the runtime).
+    following: tokio::sync::OnceCell<()>,
 }
 
 impl EmbeddedStore {
@@ -67,6 +69,7 @@ impl EmbeddedStore {
             enqueued: Arc::new(Notify::new()),
             group_commit: std::sync::OnceLock::new(),
             decisions: Arc::default(),
+            following: tokio::sync::OnceCell::new(),
         })
     }
 }
