@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     updated_at  INTEGER NOT NULL,
     first_error TEXT,
     last_error  TEXT
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- The audit reads an event's jobs.
 CREATE INDEX IF NOT EXISTS jobs_by_event ON jobs (event_id);
@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
     job_id      TEXT NOT NULL,
     created_at  INTEGER NOT NULL,
     PRIMARY KEY (buyer_id, key)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS outbox (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
