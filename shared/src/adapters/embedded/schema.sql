@@ -59,8 +59,10 @@ CREATE TABLE IF NOT EXISTS idempotency (
     PRIMARY KEY (buyer_id, key)
 ) STRICT, WITHOUT ROWID;
 
+-- Entries are never deleted, so seq only grows without AUTOINCREMENT's bookkeeping: the relay
+-- and the decision follower read in seq order.
 CREATE TABLE IF NOT EXISTS outbox (
-    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq          INTEGER PRIMARY KEY,
     job_id       TEXT NOT NULL,
     body         TEXT NOT NULL,
     created_at   INTEGER NOT NULL,
