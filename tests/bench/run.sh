@@ -19,6 +19,8 @@ DURATION=${BENCH_DURATION:-20s}
 rm -rf "$OUT" && mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 log() { echo "bench: $*" >&2; }
+# Every server listens below 32768, outside Linux's ephemeral range: the tens of thousands of client
+# connections the runs open would otherwise sometimes hold a port a later server needs.
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -43,9 +45,9 @@ wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sle
 PGDATA="$OUT/pg"
 install -d -o postgres "$PGDATA"
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" -A trust >/dev/null
-runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p 55432 -k /tmp -c fsync=on -c synchronous_commit=on" -l "$PGDATA/server.log" start >/dev/null
-PSQL=(psql -h /tmp -p 55432 -U postgres -q)
-redis-server --port 56379 --dir "$OUT" --appendonly yes --appendfsync always --save "" --daemonize no >"$OUT/redis.log" 2>&1 &
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p 25432 -k /tmp -c fsync=on -c synchronous_commit=on" -l "$PGDATA/server.log" start >/dev/null
+PSQL=(psql -h /tmp -p 25432 -U postgres -q)
+redis-server --port 26379 --dir "$OUT" --appendonly yes --appendfsync always --save "" --daemonize no >"$OUT/redis.log" 2>&1 &
 pids+=($!)
 sleep 1
 REDIS_SCRIPT=$(cat "$HERE/claim.lua")
@@ -60,47 +62,47 @@ for workload in uniform hot; do
     log "claim step, $workload: PostgreSQL"
     "${PSQL[@]}" -c "DROP TABLE IF EXISTS seats; CREATE TABLE seats (seat_id int PRIMARY KEY, state text NOT NULL, job_id bigint);
                      INSERT INTO seats SELECT g, 'AVAILABLE', NULL FROM generate_series(1, $SEATS) g;"
-    pgbench -h /tmp -p 55432 -U postgres -n -c 8 -j 2 -t $((INTENTS / 8)) -D seats="$pool" -f "$HERE/claim.sql" postgres > "$OUT/pgbench-$workload.txt" 2>&1
+    pgbench -h /tmp -p 25432 -U postgres -n -c 8 -j 2 -t $((INTENTS / 8)) -D seats="$pool" -f "$HERE/claim.sql" postgres > "$OUT/pgbench-$workload.txt" 2>&1
     log "claim step, $workload: Redis"
-    redis-cli -p 56379 FLUSHALL >/dev/null
-    redis-cli -p 56379 EVAL "for i = 0, tonumber(ARGV[1]) - 1 do redis.call('SET', 'seat:' .. string.format('%012d', i), 'AVAILABLE') end" 0 "$SEATS" >/dev/null
-    redis-benchmark -p 56379 -c 8 -n "$INTENTS" -r "$pool" -q EVAL "$REDIS_SCRIPT" 1 "seat:__rand_int__" job > "$OUT/redis-$workload.txt" 2>&1
+    redis-cli -p 26379 FLUSHALL >/dev/null
+    redis-cli -p 26379 EVAL "for i = 0, tonumber(ARGV[1]) - 1 do redis.call('SET', 'seat:' .. string.format('%012d', i), 'AVAILABLE') end" 0 "$SEATS" >/dev/null
+    redis-benchmark -p 26379 -c 8 -n "$INTENTS" -r "$pool" -q EVAL "$REDIS_SCRIPT" 1 "seat:__rand_int__" job > "$OUT/redis-$workload.txt" 2>&1
 done
 
 # ---- 2. admission -----------------------------------------------------------------------------
 log "admission: the real endpoint"
-SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:58080 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:28080 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
 pids+=($!)
-wait_http http://127.0.0.1:58080/healthz
-curl -s -X POST localhost:58080/v1/events -H 'content-type: application/json' \
+wait_http http://127.0.0.1:28080/healthz
+curl -s -X POST localhost:28080/v1/events -H 'content-type: application/json' \
     -d '{"event_id": "adm", "name": "admission", "sections": [{"section": "S0", "rows": 50, "seats_per_row": 20}]}' >/dev/null
-wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:58080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
+wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
 log "admission: the bare handler"
-"$BIN/seatclaim-bench" bare --listen 127.0.0.1:58090 &
+"$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 &
 pids+=($!)
 sleep 0.5
-wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:58090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
+wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
 kill "${pids[-1]}" "${pids[-2]}"
 
 # ---- 3 and 5. end to end, and memory ------------------------------------------------------------
 log "end to end: the embedded deployment (API with its in-process worker, batches of 100)"
-SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:58081 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-api" &
+SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:28081 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-api" &
 api=$!; pids+=($api)
-wait_http http://127.0.0.1:58081/healthz
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --concurrency 256 --duration "$DURATION" --quiet \
+wait_http http://127.0.0.1:28081/healthz
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28081 --seats 10000 --concurrency 256 --duration "$DURATION" --quiet \
     --json "$OUT/e2e-closed.json" > "$OUT/e2e-closed.txt"
 half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-closed.json'))['decided_per_sec'] / 2)))")
 log "end to end: open loop at $half/s"
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58081 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28081 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
     --json "$OUT/e2e-half.json" --plot "$OUT/latency.svg" > "$OUT/e2e-half.txt"
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
 log "memory: a separate worker process under the same load"
-SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:58082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:28082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
 split_api=$!; pids+=($split_api)
-wait_http http://127.0.0.1:58082/healthz
-SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:59090 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
+wait_http http://127.0.0.1:28082/healthz
+SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:29090 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
 worker=$!; pids+=($worker)
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:58082 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28082 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
     --json "$OUT/e2e-split.json" > "$OUT/e2e-split.txt"
 grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"
 grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
