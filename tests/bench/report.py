@@ -100,7 +100,7 @@ lines += [
     f"Details: end to end closed loop {json.dumps(closed['latency_ms'])} ms, outcomes {closed['outcomes']}, "
     f"HTTP errors {closed['http_errors']}, invariants {'hold' if closed['invariants_ok'] and half['invariants_ok'] else 'BROKEN'}; "
     f"half rate {json.dumps(half['latency_ms'])} ms; two processes at half rate {json.dumps(split['latency_ms'])} ms "
-    f"(the API learns of decisions made in another process by polling the file every 100 ms). Admission non-2xx responses: {non2xx:.0f}. "
+    f"(the two processes take turns at SQLite's write lock, and a writer that finds it held by the other process sleeps in SQLite's busy handler; the API hears of the worker's decisions by following the outbox every 10 ms). Admission non-2xx responses: {non2xx:.0f}. "
     f"AWS requests of one warm reservation: {every} ({sqs} to SQS: a lone intent shares no batch); a burst of {burst:.0f} concurrent reservations took {burst_calls:.0f} SendMessageBatch calls on the emulator (its serialised DynamoDB spaces the admissions out beyond the 10 ms send linger). "
     "Prices: us-east-1 list prices in force since 2024-11-01 (SQS $0.40/M requests, DynamoDB on-demand $0.625/M WRU and $0.125/M RRU, EventBridge $1.00/M events).",
     "",

@@ -86,10 +86,31 @@ impl Report {
     }
 }
 
-/// Draws time to decision (ms) against time into the run (s), one point per decision.
+/// Windows the run is cut into for the plot.
+const PLOT_WINDOWS: usize = 200;
+
+/// Draws time to decision (ms) against time into the run (s): the median, p99 and maximum of
+/// each of [`PLOT_WINDOWS`] windows, so the file stays small however many decisions there were.
 pub fn plot(shared: &Shared, path: &Path) -> anyhow::Result<()> {
     let points = shared.timeline.lock().expect("lock").clone();
     let max_x = points.iter().map(|p| p.0).fold(1.0, f64::max);
+    let width = max_x / PLOT_WINDOWS as f64;
+    let mut windows: Vec<Vec<f64>> = vec![Vec::new(); PLOT_WINDOWS + 1];
+    for (x, y) in &points {
+        windows[((x / width) as usize).min(PLOT_WINDOWS)].push(*y);
+    }
+    let mut lines: [Vec<(f64, f64)>; 3] = Default::default();
+    for (index, window) in windows.iter_mut().enumerate() {
+        if window.is_empty() {
+            continue;
+        }
+        window.sort_by(f64::total_cmp);
+        let at = |q: f64| window[((window.len() - 1) as f64 * q).round() as usize];
+        let x = (index as f64 + 0.5) * width;
+        for (line, q) in lines.iter_mut().zip([0.5, 0.99, 1.0]) {
+            line.push((x, at(q)));
+        }
+    }
     let max_y = points.iter().map(|p| p.1).fold(1.0, f64::max);
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE).context("cannot draw")?;
@@ -106,13 +127,23 @@ pub fn plot(shared: &Shared, path: &Path) -> anyhow::Result<()> {
         .y_desc("milliseconds")
         .draw()
         .context("cannot draw the axes")?;
+    for (line, (label, colour)) in
+        lines
+            .into_iter()
+            .zip([("p50", BLUE), ("p99", RED), ("max", BLACK)])
+    {
+        chart
+            .draw_series(LineSeries::new(line, colour))
+            .context("cannot draw a line")?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour));
+    }
     chart
-        .draw_series(
-            points
-                .iter()
-                .map(|(x, y)| Circle::new((*x, *y), 1, BLUE.filled())),
-        )
-        .context("cannot draw the points")?;
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()
+        .context("cannot draw the legend")?;
     root.present()
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
