@@ -57,7 +57,7 @@ pub async fn reserve(
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let event_id = EventId::parse(&event_id).map_err(|_| unknown_event())?;
     let intent = Intent {
-        job_id: JobId::new(),
+        job_id: backend.admissions.new_job_id(),
         event_id,
         buyer_id: BuyerId::parse(&body.buyer_id)?,
         request: body.request()?,

@@ -119,11 +119,18 @@ impl IdempotencyKey {
 pub struct JobId(Uuid);
 
 impl JobId {
-    /// A fresh time-ordered id (UUIDv7): the jobs a batch works on were accepted together, so
-    /// their keys sit on a few index pages instead of one page each, which is what keeps a batch's
-    /// commit small. The 74 random bits still leak nothing about volume.
+    /// A fresh random id (UUIDv4): it leaks nothing about volume or order, and as a sort key it
+    /// spreads writes over a key range (DynamoDB splits a busy item collection by it).
     #[must_use]
     pub fn new() -> Self {
+        Self(Uuid::new_v4())
+    }
+
+    /// A fresh time-ordered id (UUIDv7), for stores that keep jobs in key order (SQLite's
+    /// B-trees): the jobs a batch works on were accepted together, so their keys share a few
+    /// pages instead of taking one page each. Its 74 random bits leak nothing about volume.
+    #[must_use]
+    pub fn time_ordered() -> Self {
         Self(Uuid::now_v7())
     }
 
@@ -149,6 +156,18 @@ impl fmt::Display for JobId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The embedded store's locality rests on this: ids made later sort later.
+    #[test]
+    fn time_ordered_job_ids_sort_in_the_order_they_were_made() {
+        let ids: Vec<JobId> = (0..1_000).map(|_| JobId::time_ordered()).collect();
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(
+            ids.windows(2)
+                .all(|pair| pair[0].to_string() < pair[1].to_string()),
+            "the stored text sorts the same way"
+        );
+    }
 
     #[test]
     fn a_seat_id_with_a_slash_is_rejected_with_its_field_named() {

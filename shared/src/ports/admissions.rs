@@ -28,4 +28,10 @@ pub trait Admissions: Send + Sync {
     /// the next instant; that is what lets the API answer 202 without waiting for the worker.
     async fn admit(&self, key: &IdempotencyKey, intent: &Intent)
     -> Result<Admission, BackendError>;
+
+    /// The id of a new job: the store that keeps jobs chooses the kind that suits its keys
+    /// (random by default, see [`JobId::new`]).
+    fn new_job_id(&self) -> JobId {
+        JobId::new()
+    }
 }

@@ -97,6 +97,10 @@ impl Admissions for EmbeddedStore {
             .await
             .map_err(|_| BackendError::transient("the admission writer dropped a request"))?
     }
+
+    fn new_job_id(&self) -> JobId {
+        JobId::time_ordered()
+    }
 }
 
 /// One admission inside the group's transaction: an earlier record of the key decides

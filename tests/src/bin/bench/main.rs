@@ -133,7 +133,7 @@ async fn filled(
     for n in 0..intents {
         let seat = fastrand::u32(0..pool);
         let intent = Intent {
-            job_id: JobId::new(),
+            job_id: backend.admissions.new_job_id(),
             event_id: EventId::parse("bench")?,
             buyer_id: BuyerId::parse(&format!("b{n}"))?,
             request: SeatRequest::exact(&[format!("A-{}-{}", seat / 100 + 1, seat % 100 + 1)])?,
