@@ -121,6 +121,10 @@ impl Admissions for Duplicating {
         }
         Ok(admission)
     }
+
+    fn new_job_id(&self) -> JobId {
+        self.inner.new_job_id()
+    }
 }
 
 struct Unreliable {
