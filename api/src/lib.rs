@@ -8,5 +8,6 @@ mod settings;
 mod startup;
 
 pub use error::ApiError;
+pub use routes::router;
 pub use settings::ApiSettings;
 pub use startup::Application;

@@ -33,9 +33,17 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// Opens the backend the settings describe.
+    /// Opens the backend the settings describe, on the wall clock.
     pub async fn open(settings: &BackendSettings) -> Result<Self, BackendError> {
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        Self::open_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// Opens the backend with `clock` as "now" for every decision: tests pass a clock they move,
+    /// so that hold deadlines and request ages pass without sleeping.
+    pub async fn open_with_clock(
+        settings: &BackendSettings,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, BackendError> {
         let backend = match settings.backend {
             BackendKind::Embedded => embedded::open(
                 &settings.data_dir,

@@ -64,9 +64,7 @@ impl Catalog for EmbeddedStore {
     }
 
     async fn ping(&self) -> Result<(), BackendError> {
-        self.db
-            .read(|tx| Ok(tx.prepare_cached("SELECT 1")?.query_row([], |_| Ok(()))?))
-            .await
+        self.db.check_schema().await
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
+use super::migrations;
 use crate::ports::BackendError;
 
 const READERS: usize = 2;
@@ -31,10 +32,10 @@ pub(super) struct Db {
 }
 
 impl Db {
-    /// Opens (creating if needed) the file and applies the schema.
+    /// Opens (creating if needed) the file and migrates it to this build's schema version.
     pub(super) fn open(path: &Path) -> Result<Self, BackendError> {
-        let writer = connect(path)?;
-        writer.execute_batch(include_str!("schema.sql"))?;
+        let mut writer = connect(path)?;
+        migrations::migrate(&mut writer)?;
         // The commit that takes the WAL past this many pages copies them back into the file; a
         // larger WAL copies a page written by many commits once instead of once per checkpoint.
         writer.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
@@ -81,6 +82,20 @@ impl Db {
             }
         }
         self.read(work).await
+    }
+
+    /// Fails unless the file is at this build's schema version: backs `/readyz`, so an instance
+    /// whose file was changed under it (a restore, a newer build's migration) takes no traffic.
+    pub(super) async fn check_schema(self: &Arc<Self>) -> Result<(), BackendError> {
+        let version = self.lookup(|tx| migrations::schema_version(tx)).await?;
+        if version == migrations::SCHEMA_VERSION {
+            Ok(())
+        } else {
+            Err(BackendError::permanent(format!(
+                "the database has schema version {version}, this build needs {}",
+                migrations::SCHEMA_VERSION
+            )))
+        }
     }
 
     /// Runs `work` on a read connection, in one snapshot.

@@ -12,6 +12,7 @@ mod event_log;
 mod intent_queue;
 mod inventory;
 mod jobs;
+mod migrations;
 mod outbox;
 
 use std::path::Path;

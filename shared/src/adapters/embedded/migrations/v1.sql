@@ -1,6 +1,9 @@
--- The embedded backend's schema: one SQLite file holds the catalog, the inventory, the jobs, the
--- outbox and the queue, so that admission and every claim are single local transactions.
--- Instants are Unix milliseconds. Statements are idempotent: every process runs them at start-up.
+-- Schema version 1: the embedded backend's tables as the 407513e build (the last one without
+-- migrations) wrote them. One SQLite file holds the catalog, the inventory, the jobs, the outbox
+-- and the queue, so that admission and every claim are single local transactions. Instants are
+-- Unix milliseconds. The statements say IF NOT EXISTS because files written before migrations
+-- existed already hold these tables at user_version 0; this step only stamps them version 1.
+-- Never edit a released migration: add the next one.
 
 CREATE TABLE IF NOT EXISTS events (
     event_id   TEXT PRIMARY KEY,

@@ -1,0 +1,171 @@
+//! An upgrade never loses data: a data folder written by the 407513e binaries (schema version 1,
+//! the last build without migrations; `tests/fixtures/v1/make.sh` says how it was made) opens
+//! with this build, every record in it reads back, and the intents it left queued are decided.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use seatclaim_shared::Backend;
+use seatclaim_shared::config::BackendSettings;
+use seatclaim_shared::domain::{
+    BuyerId, EventId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest, SeatView,
+};
+use seatclaim_shared::ports::{Admission, Clock};
+use seatclaim_worker::{Limits, process_batch};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v1");
+
+/// "Now" stands still just after the fixture was written, so its holds are live and its queued
+/// intents are young, as they were when the old build stopped.
+struct StandingClock(Timestamp);
+
+impl Clock for StandingClock {
+    fn now(&self) -> Timestamp {
+        self.0
+    }
+}
+
+/// A copy of the fixture in a fresh folder (the committed file stays version 1).
+fn copy_of_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(FIXTURE).join("seatclaim.sqlite3"),
+        dir.path().join("seatclaim.sqlite3"),
+    )
+    .unwrap();
+    dir
+}
+
+fn decided_jobs() -> HashMap<String, JobId> {
+    let text = std::fs::read_to_string(Path::new(FIXTURE).join("jobs.json")).unwrap();
+    let ids: HashMap<String, String> = serde_json::from_str(&text).unwrap();
+    ids.into_iter()
+        .map(|(status, id)| (status, JobId::parse(&id).unwrap()))
+        .collect()
+}
+
+async fn open(dir: &Path, now: Timestamp) -> Backend {
+    let settings = BackendSettings::in_folder(dir.to_owned());
+    Backend::open_with_clock(&settings, Arc::new(StandingClock(now)))
+        .await
+        .expect("a version-1 folder opens with this build")
+}
+
+#[tokio::test]
+async fn a_version_one_folder_opens_and_every_record_reads_back() {
+    let dir = copy_of_fixture();
+    let backend = open(dir.path(), Timestamp::now()).await;
+    backend
+        .catalog
+        .ping()
+        .await
+        .expect("ready: the file is at this build's version");
+    let ids = decided_jobs();
+    let expected = [
+        ("held", JobStatus::Held, vec!["A-1-1", "A-1-2"]),
+        ("sold", JobStatus::Sold, vec!["A-1-3"]),
+        ("cancelled", JobStatus::Cancelled, vec!["A-1-5"]),
+        ("rejected", JobStatus::Rejected, vec![]),
+        ("failed", JobStatus::Failed, vec![]),
+        ("expired", JobStatus::Expired, vec!["S-1-1"]),
+    ];
+    for (name, status, seats) in expected {
+        let job = backend.jobs.job(ids[name]).await.unwrap().expect(name);
+        assert_eq!(job.status, status, "{name}");
+        let seat_ids: Vec<&str> = job.seat_ids.iter().map(|s| s.as_str()).collect();
+        assert_eq!(seat_ids, seats, "{name}");
+        assert!(
+            !backend.jobs.history(ids[name]).await.unwrap().is_empty(),
+            "{name} history"
+        );
+    }
+    let failed = backend.jobs.job(ids["failed"]).await.unwrap().unwrap();
+    assert!(failed.reason.unwrap().contains("injected fault"));
+    let rejected = backend.jobs.job(ids["rejected"]).await.unwrap().unwrap();
+    assert_eq!(rejected.reason.as_deref(), Some("seat no longer available"));
+
+    let dead = backend
+        .queue
+        .dead_letters(10, Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.job_id).collect::<Vec<_>>(),
+        [Some(ids["failed"])]
+    );
+
+    let seats = backend
+        .catalog
+        .seat_map(&EventId::parse("e1").unwrap())
+        .await
+        .unwrap()
+        .expect("event e1");
+    assert_eq!(seats.len(), 10);
+    let view = |id: &str| {
+        let seat = seats.iter().find(|s| s.seat_id.as_str() == id).unwrap();
+        seat.state.view(Timestamp::MIN)
+    };
+    assert_eq!(view("A-1-3"), SeatView::Sold);
+    assert_eq!(view("A-1-5"), SeatView::Available);
+}
+
+#[tokio::test]
+async fn the_idempotency_records_of_a_version_one_folder_still_decide_retries() {
+    let dir = copy_of_fixture();
+    let backend = open(dir.path(), Timestamp::now()).await;
+    let held = decided_jobs()["held"];
+    let retry = Intent {
+        job_id: backend.admissions.new_job_id(),
+        event_id: EventId::parse("e1").unwrap(),
+        buyer_id: BuyerId::parse("b-held").unwrap(),
+        request: SeatRequest::exact(&["A-1-1".into(), "A-1-2".into()]).unwrap(),
+        accepted_at: backend.clock.now(),
+    };
+    let key = IdempotencyKey::parse("k-held").unwrap();
+    assert_eq!(
+        backend.admissions.admit(&key, &retry).await.unwrap(),
+        Admission::Duplicate(held)
+    );
+    let other = Intent {
+        request: SeatRequest::exact(&["A-1-4".into()]).unwrap(),
+        ..retry
+    };
+    assert_eq!(
+        backend.admissions.admit(&key, &other).await.unwrap(),
+        Admission::KeyReused
+    );
+}
+
+#[tokio::test]
+async fn the_intents_a_version_one_folder_left_queued_are_decided() {
+    let dir = copy_of_fixture();
+    let e1 = EventId::parse("e1").unwrap();
+    let pending: Vec<Job> = {
+        let backend = open(dir.path(), Timestamp::now()).await;
+        let jobs = backend.jobs.of_event(&e1).await.unwrap();
+        jobs.into_iter()
+            .filter(|j| j.status == JobStatus::Pending)
+            .collect()
+    };
+    assert_eq!(pending.len(), 2, "the fixture left two intents queued");
+    let newest = pending.iter().map(|j| j.accepted_at).max().unwrap();
+    let backend = open(dir.path(), newest + SignedDuration::from_secs(1)).await;
+    let deliveries = backend
+        .queue
+        .receive(10, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(deliveries.len(), 2);
+    let outcome = process_batch(&backend, deliveries, Limits::attempts(5)).await;
+    assert_eq!(outcome.held, 2, "{outcome:?}");
+    for job in pending {
+        let decided = backend.jobs.job(job.job_id).await.unwrap().unwrap();
+        assert_eq!(decided.status, JobStatus::Held, "{}", job.buyer_id);
+    }
+    assert_eq!(backend.queue.depth().await.unwrap().ready, 0);
+}
