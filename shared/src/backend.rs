@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use crate::adapters::aws;
-use crate::adapters::embedded::{self, QueueConfig};
 use crate::config::{BackendKind, BackendSettings};
 use crate::ports::{
     Admissions, BackendError, Catalog, Clock, EventPublisher, IntentQueue, Inventory, Jobs, Outbox,
@@ -45,16 +43,56 @@ impl Backend {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, BackendError> {
         let backend = match settings.backend {
-            BackendKind::Embedded => embedded::open(
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => crate::adapters::embedded::open(
                 &settings.data_dir,
                 clock,
-                QueueConfig {
+                crate::adapters::embedded::QueueConfig {
                     visibility_timeout: settings.visibility_timeout(),
                     max_receive_count: settings.max_receive_count(),
                 },
             )?,
-            BackendKind::Aws => aws::open(settings, clock).await?,
+            #[cfg(feature = "aws")]
+            BackendKind::Aws => crate::adapters::aws::open(settings, clock).await?,
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a backend is compiled out"
+            )]
+            missing => return Err(not_built(missing)),
         };
-        Ok(settings.faults.clone().inject(backend))
+        #[cfg(feature = "faults")]
+        let backend = settings.faults.clone().inject(backend);
+        Ok(backend)
     }
+
+    /// Creates what the backend needs before first use (the queues, tables, indexes and bus on
+    /// AWS; the folder and the migrated database on the embedded backend), leaving what exists
+    /// in place. Returns a line for the operator saying what is ready.
+    pub async fn provision(settings: &BackendSettings) -> Result<String, BackendError> {
+        match settings.backend {
+            #[cfg(feature = "aws")]
+            BackendKind::Aws => crate::adapters::aws::provision_for(settings).await,
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => {
+                Self::open(settings).await?;
+                Ok(format!(
+                    "ready: embedded backend in {}",
+                    settings.data_dir.display()
+                ))
+            }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a backend is compiled out"
+            )]
+            missing => Err(not_built(missing)),
+        }
+    }
+}
+
+fn not_built(kind: BackendKind) -> BackendError {
+    BackendError::permanent(format!(
+        "this build has no {} backend: build it with the Cargo feature `{}`",
+        kind.as_str(),
+        kind.as_str()
+    ))
 }

@@ -1,5 +1,13 @@
 //! seatclaim's shared library: the domain, the ports a backend must provide, the adapters that
 //! provide them, and the configuration, telemetry and shutdown plumbing both binaries use.
+//!
+//! Features: `embedded` and `aws` (both default) compile each backend's adapters; `faults`
+//! (off by default, turned on by the test crate only) compiles fault injection.
+
+#[cfg(not(any(feature = "embedded", feature = "aws")))]
+compile_error!(
+    "seatclaim needs a backend: enable the `embedded` feature, the `aws` feature, or both"
+);
 
 pub mod adapters;
 pub mod backend;

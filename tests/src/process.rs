@@ -5,7 +5,9 @@ use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// The path of a workspace binary, built once per test process so tests always run the current code.
+/// The path of a workspace binary, built once per test process so tests always run the current
+/// code, with fault injection compiled in (the `faults` feature, which production builds lack),
+/// as `cargo test --workspace` builds it, so this build reuses that one's artifacts.
 pub fn binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     // target/debug/deps/<test> -> target/debug
@@ -26,6 +28,8 @@ pub fn binary(name: &str) -> PathBuf {
                 "-p",
                 "seatclaim-worker",
                 "--bins",
+                "--features",
+                "seatclaim-worker/faults",
             ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()

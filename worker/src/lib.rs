@@ -5,6 +5,7 @@
 //! `seatclaim-worker` runs the same [`Worker`] as its own process (its shape on Fargate).
 
 mod backoff;
+pub mod cli;
 mod metrics_endpoint;
 mod process;
 mod relay;

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use clap::Parser;
-use seatclaim_shared::config::{BackendSettings, TelemetrySettings};
 use seatclaim_shared::{Backend, shutdown, telemetry};
+use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
 use seatclaim_worker::{Worker, WorkerSettings, serve_metrics};
 use tokio_util::sync::CancellationToken;
 
@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 #[command(version)]
 struct Cli {
     #[command(flatten)]
-    backend: BackendSettings,
+    backend: BackendArgs,
     #[command(flatten)]
     worker: WorkerSettings,
     #[command(flatten)]
-    telemetry: TelemetrySettings,
+    telemetry: TelemetryArgs,
     /// Address of the worker's `/metrics` and `/healthz` endpoint.
     #[arg(
         long,
@@ -30,15 +30,16 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
-    let backend = Backend::open(&cli.backend)
+    let settings = cli.backend.settings();
+    let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     let stop = CancellationToken::new();
     let metrics = serve_metrics(cli.metrics_listen, stop.clone())
         .await
         .with_context(|| format!("cannot listen on {}", cli.metrics_listen))?;
-    let worker = tokio::spawn(Worker::new(backend, cli.worker, &cli.backend).run(stop.clone()));
-    tracing::info!(backend = ?cli.backend.backend, %metrics, "worker started");
+    let worker = tokio::spawn(Worker::new(backend, cli.worker, &settings).run(stop.clone()));
+    tracing::info!(backend = settings.backend.as_str(), %metrics, "worker started");
     shutdown::signal().await;
     stop.cancel();
     worker.await.context("the worker task failed")?;

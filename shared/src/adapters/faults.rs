@@ -1,14 +1,14 @@
 //! Fault injection for the fault tests: wrappers around the real adapters that fail the way
 //! production fails (throttled or timed-out writes, duplicated and reordered delivery, an event
 //! bus that is down, an intent that always fails). Off unless a `SEATCLAIM_FAULT_*` variable is
-//! set; a process with faults on says so loudly in its log.
+//! set, and compiled only with the `faults` feature (the test suite's), so production binaries
+//! cannot carry it; a process with faults on says so loudly in its log.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use clap::Args;
 use jiff::Timestamp;
 
 use crate::backend::Backend;
@@ -19,32 +19,19 @@ use crate::ports::{
 };
 
 /// Which faults to inject. All are off by default.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default)]
 pub struct FaultSettings {
     /// Faults apply only while this file exists: the test "fixes the cause" by deleting it.
-    #[arg(long, env = "SEATCLAIM_FAULT_WHILE")]
     pub fault_while: Option<PathBuf>,
     /// Share (0 to 1) of inventory writes that fail with a transient error, half of them before
     /// the write and half after it committed (a timeout the caller cannot tell from a failure).
-    #[arg(
-        long,
-        env = "SEATCLAIM_FAULT_STORE_FAILURE_RATE",
-        default_value_t = 0.0
-    )]
     pub store_failure_rate: f64,
     /// Extra copies of every admitted intent, sent after random delays of up to a second, so
     /// messages arrive more than once and out of order.
-    #[arg(
-        long,
-        env = "SEATCLAIM_FAULT_DUPLICATE_DELIVERIES",
-        default_value_t = 0
-    )]
     pub duplicate_deliveries: u32,
     /// The event bus refuses every publication.
-    #[arg(long, env = "SEATCLAIM_FAULT_BUS_DOWN", default_value_t = false, action = clap::ArgAction::Set)]
     pub bus_down: bool,
     /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
-    #[arg(long, env = "SEATCLAIM_FAULT_FAILING_BUYER")]
     pub failing_buyer: Option<String>,
 }
 

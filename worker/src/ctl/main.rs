@@ -9,18 +9,17 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use seatclaim_shared::adapters::aws::{self, AwsNames};
-use seatclaim_shared::config::{BackendKind, BackendSettings, TelemetrySettings};
 use seatclaim_shared::{Backend, telemetry};
+use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
 
 /// Operates a seatclaim deployment. Configured by the same `SEATCLAIM_*` variables as the services.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Cli {
     #[command(flatten)]
-    backend: BackendSettings,
+    backend: BackendArgs,
     #[command(flatten)]
-    telemetry: TelemetrySettings,
+    telemetry: TelemetryArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -49,11 +48,15 @@ enum Command {
 async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
+    let settings = cli.backend.settings();
     if let Command::Init = cli.command {
-        init(&cli.backend).await?;
+        let ready = Backend::provision(&settings)
+            .await
+            .context("cannot create the backend's resources")?;
+        println!("{ready}");
         return Ok(ExitCode::SUCCESS);
     }
-    let backend = Backend::open(&cli.backend)
+    let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     match cli.command {
@@ -69,41 +72,6 @@ async fn main() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-async fn init(settings: &BackendSettings) -> anyhow::Result<()> {
-    match settings.backend {
-        BackendKind::Aws => {
-            let names = AwsNames::from_settings(&settings.aws);
-            let config = aws::sdk_config().await;
-            aws::provision(
-                &config,
-                &names,
-                settings.visibility_timeout(),
-                settings.max_receive_count(),
-            )
-            .await
-            .context("cannot create the AWS resources")?;
-            println!(
-                "ready: queues {} and {}, tables {}, {}, {}, {}, {}, bus {}",
-                names.queue,
-                names.dlq,
-                names.events_table,
-                names.seats_table,
-                names.jobs_table,
-                names.idempotency_table,
-                names.outbox_table,
-                names.event_bus
-            );
-        }
-        BackendKind::Embedded => {
-            Backend::open(settings)
-                .await
-                .context("cannot open the embedded backend")?;
-            println!("ready: embedded backend in {}", settings.data_dir.display());
-        }
-    }
-    Ok(())
 }
 
 /// Parses durations like `30s`, `15m`, `2h` or `7d` (a day is 24 hours here).

@@ -18,6 +18,7 @@ mod outbox;
 mod provision;
 mod queue;
 mod send_batcher;
+mod settings;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -30,9 +31,10 @@ pub use names::{
     UNPUBLISHED_INDEX,
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
+pub use settings::AwsSettings;
 
 use crate::backend::Backend;
-use crate::config::{AwsSettings, BackendSettings};
+use crate::config::BackendSettings;
 use crate::domain::EventId;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -68,6 +70,29 @@ pub async fn open(
 ) -> Result<Backend, BackendError> {
     let config = sdk_config().await;
     open_with(&config, &settings.aws, settings.visibility_timeout(), clock).await
+}
+
+/// `seatclaimctl init` on AWS: creates the resources the settings name, from the standard chain.
+pub async fn provision_for(settings: &BackendSettings) -> Result<String, BackendError> {
+    let names = AwsNames::from_settings(&settings.aws);
+    provision(
+        &sdk_config().await,
+        &names,
+        settings.visibility_timeout(),
+        settings.max_receive_count(),
+    )
+    .await?;
+    Ok(format!(
+        "ready: queues {} and {}, tables {}, {}, {}, {}, {}, bus {}",
+        names.queue,
+        names.dlq,
+        names.events_table,
+        names.seats_table,
+        names.jobs_table,
+        names.idempotency_table,
+        names.outbox_table,
+        names.event_bus
+    ))
 }
 
 /// Opens the AWS backend with an already loaded SDK configuration.

@@ -1,4 +1,4 @@
-use crate::config::AwsSettings;
+use super::AwsSettings;
 
 /// The names of every AWS resource the backend uses, resolved from the prefix and the overrides.
 #[derive(Debug, Clone, PartialEq, Eq)]

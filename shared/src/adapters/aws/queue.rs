@@ -11,9 +11,9 @@ use aws_sdk_sqs::types::{
 use jiff::Timestamp;
 
 use super::AwsNames;
+use super::AwsSettings;
 use super::error::{build_error, classify};
 use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher, send_batch};
-use crate::config::AwsSettings;
 use crate::domain::{Intent, JobId};
 use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 

@@ -1,0 +1,59 @@
+//! The AWS backend's own settings: resource names and the send linger.
+
+use std::time::Duration;
+
+/// Names of the AWS resources. Each derives from the prefix unless set on its own; credentials,
+/// region and endpoint come from the standard AWS chain (`AWS_REGION`, `AWS_ENDPOINT_URL`, ...).
+#[derive(Debug, Clone)]
+pub struct AwsSettings {
+    /// Prefix of every resource name (`<prefix>-intents`, `<prefix>-jobs`, ...).
+    pub aws_prefix: String,
+    /// The intent queue's URL (default: looked up by the name `<prefix>-intents`).
+    pub queue_url: Option<String>,
+    /// The dead-letter queue's URL (default: looked up by the name `<prefix>-intents-dlq`).
+    pub dlq_url: Option<String>,
+    /// Events table (default `<prefix>-events`).
+    pub events_table: Option<String>,
+    /// Seats (inventory) table (default `<prefix>-seats`).
+    pub seats_table: Option<String>,
+    /// Jobs table (default `<prefix>-jobs`).
+    pub jobs_table: Option<String>,
+    /// Idempotency-key table (default `<prefix>-idempotency`).
+    pub idempotency_table: Option<String>,
+    /// Outbox table (default `<prefix>-outbox`).
+    pub outbox_table: Option<String>,
+    /// EventBridge bus for reservation events (default `<prefix>-reservations`).
+    pub event_bus: Option<String>,
+    /// How long an admission's SQS message waits for others to fill a `SendMessageBatch`, in
+    /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
+    pub sqs_send_linger_ms: Option<u64>,
+}
+
+/// The prefix every resource name starts with unless configured.
+pub const DEFAULT_PREFIX: &str = "seatclaim";
+
+impl Default for AwsSettings {
+    fn default() -> Self {
+        Self {
+            aws_prefix: DEFAULT_PREFIX.to_owned(),
+            queue_url: None,
+            dlq_url: None,
+            events_table: None,
+            seats_table: None,
+            jobs_table: None,
+            idempotency_table: None,
+            outbox_table: None,
+            event_bus: None,
+            sqs_send_linger_ms: None,
+        }
+    }
+}
+
+impl AwsSettings {
+    /// See [`AwsSettings::sqs_send_linger_ms`].
+    #[must_use]
+    pub fn send_linger(&self) -> Duration {
+        const DEFAULT_MS: u64 = 10;
+        Duration::from_millis(self.sqs_send_linger_ms.unwrap_or(DEFAULT_MS))
+    }
+}
