@@ -7,8 +7,8 @@ use std::time::Duration;
 use jiff::SignedDuration;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobStatus, NewEvent, SeatId,
-    SeatRequest, SectionSpec,
+    BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobStatus, NewEvent,
+    SeatId, SeatRequest, SectionSpec,
 };
 use seatclaim_shared::ports::{Admission, ClaimOutcome, EventCreation, Settled};
 
@@ -339,8 +339,9 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
             .jobs
             .close(
                 failed.job_id,
-                JobStatus::Failed,
-                "broken",
+                &Closure::Failed {
+                    reason: "broken".into()
+                },
                 f.backend.clock.now()
             )
             .await
@@ -351,8 +352,9 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
             .jobs
             .close(
                 held.job_id,
-                JobStatus::Failed,
-                "too late",
+                &Closure::Failed {
+                    reason: "too late".into()
+                },
                 f.backend.clock.now()
             )
             .await
@@ -603,7 +605,13 @@ pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
         assert!(
             f.backend
                 .jobs
-                .close(job_id, JobStatus::Failed, reason, f.backend.clock.now())
+                .close(
+                    job_id,
+                    &Closure::Failed {
+                        reason: reason.into()
+                    },
+                    f.backend.clock.now()
+                )
                 .await
                 .unwrap()
         );

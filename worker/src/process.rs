@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use jiff::SignedDuration;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{Intent, JobStatus, REASON_EXPIRED};
+use seatclaim_shared::domain::{Closure, Intent};
 use seatclaim_shared::ports::{BackendError, ClaimOutcome, Delivery, ErrorKind, Receipt};
 use tracing::{Instrument, info, info_span, warn};
 
@@ -197,12 +197,7 @@ fn record(claimed: &ClaimOutcome, outcome: &mut BatchOutcome) {
 async fn expire(backend: &Backend, intent: &Intent, outcome: &mut BatchOutcome) -> bool {
     match backend
         .jobs
-        .close(
-            intent.job_id,
-            JobStatus::Rejected,
-            REASON_EXPIRED,
-            backend.clock.now(),
-        )
+        .close(intent.job_id, &Closure::RequestExpired, backend.clock.now())
         .await
     {
         Ok(closed) => {
@@ -270,7 +265,13 @@ async fn give_up(backend: &Backend, delivery: &Delivery, reason: &str, outcome: 
         if let Some(job_id) = delivery.job_id {
             if let Err(error) = backend
                 .jobs
-                .close(job_id, JobStatus::Failed, reason, backend.clock.now())
+                .close(
+                    job_id,
+                    &Closure::Failed {
+                        reason: reason.to_owned(),
+                    },
+                    backend.clock.now(),
+                )
                 .await
             {
                 warn!(%error, reason, "could not fail the job; leaving the message for redelivery");

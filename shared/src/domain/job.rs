@@ -56,12 +56,6 @@ impl JobStatus {
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
-
-    /// A final status never changes again; the buyer can stop polling.
-    #[must_use]
-    pub fn is_final(self) -> bool {
-        !matches!(self, Self::Pending | Self::Held)
-    }
 }
 
 /// What a buyer (or the sweeper) asks of a held job.
@@ -158,84 +152,11 @@ impl Job {
             last_error: None,
         }
     }
-
-    /// Prepares a FAILED job for a replay of its intent: back to PENDING, reason cleared, so the
-    /// replayed intent is decided like a new one. `Ok(false)`: it is PENDING already (a repeated
-    /// replay); any other status was decided for good and a replay must not touch it.
-    pub fn reopen(&mut self) -> Result<bool, JobStatus> {
-        match self.status {
-            JobStatus::Failed => {
-                self.status = JobStatus::Pending;
-                self.reason = None;
-                Ok(true)
-            }
-            JobStatus::Pending => Ok(false),
-            other => Err(other),
-        }
-    }
-
-    /// Decides what `action` at `now` does to this job: `Ok(Some(..))` is the status to move to and
-    /// what to do to its seats, `Ok(None)` means the action already happened (a repeat is a no-op
-    /// so clients may retry), and `Err` is a conflict the client must be told about.
-    pub fn settle(
-        &self,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Option<(JobStatus, Settlement)>, JobConflict> {
-        let lapsed = self.hold_expires_at.is_none_or(|until| until <= now);
-        match (action, self.status) {
-            (JobAction::Confirm, JobStatus::Held) if lapsed => Err(JobConflict::HoldLapsed),
-            (JobAction::Confirm, JobStatus::Held) => Ok(Some((JobStatus::Sold, Settlement::Sell))),
-            (JobAction::Cancel, JobStatus::Held) => {
-                Ok(Some((JobStatus::Cancelled, Settlement::Release)))
-            }
-            (JobAction::Expire, JobStatus::Held) if lapsed => {
-                Ok(Some((JobStatus::Expired, Settlement::Release)))
-            }
-            (JobAction::Expire, JobStatus::Held) => Err(JobConflict::HoldLive),
-            (JobAction::Confirm, JobStatus::Sold)
-            | (JobAction::Cancel, JobStatus::Cancelled)
-            | (JobAction::Expire, JobStatus::Expired) => Ok(None),
-            (action, status) => Err(JobConflict::WrongStatus { status, action }),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(secs: i64) -> Timestamp {
-        Timestamp::from_second(secs).unwrap()
-    }
-
-    fn job(status: JobStatus) -> Job {
-        Job {
-            job_id: JobId::new(),
-            event_id: EventId::parse("e1").unwrap(),
-            buyer_id: BuyerId::parse("b1").unwrap(),
-            request: SeatRequest::in_section("A", 1).unwrap(),
-            status,
-            seat_ids: vec![],
-            hold_expires_at: Some(at(100)),
-            reason: None,
-            accepted_at: at(0),
-            first_error: None,
-            last_error: None,
-        }
-    }
-
-    #[test]
-    fn only_a_failed_job_reopens_for_a_replay() {
-        let mut failed = job(JobStatus::Failed);
-        failed.reason = Some("broken".into());
-        assert_eq!(failed.reopen(), Ok(true));
-        assert_eq!((failed.status, failed.reason), (JobStatus::Pending, None));
-        assert_eq!(job(JobStatus::Pending).reopen(), Ok(false));
-        for decided in [JobStatus::Held, JobStatus::Rejected, JobStatus::Sold] {
-            assert_eq!(job(decided).reopen(), Err(decided));
-        }
-    }
 
     #[test]
     fn statuses_round_trip_through_their_storage_spelling() {
@@ -245,64 +166,5 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", status.as_str()));
         }
         assert_eq!(JobStatus::parse("held"), None);
-    }
-
-    #[test]
-    fn only_pending_and_held_are_not_final() {
-        let open: Vec<_> = JobStatus::ALL
-            .into_iter()
-            .filter(|s| !s.is_final())
-            .collect();
-        assert_eq!(open, [JobStatus::Pending, JobStatus::Held]);
-    }
-
-    #[test]
-    fn a_live_hold_can_be_confirmed_and_a_repeat_confirm_is_a_no_op() {
-        let held = job(JobStatus::Held);
-        assert_eq!(
-            held.settle(JobAction::Confirm, at(99)),
-            Ok(Some((JobStatus::Sold, Settlement::Sell)))
-        );
-        assert_eq!(
-            job(JobStatus::Sold).settle(JobAction::Confirm, at(500)),
-            Ok(None)
-        );
-    }
-
-    #[test]
-    fn a_lapsed_hold_cannot_be_confirmed_but_can_be_expired() {
-        let held = job(JobStatus::Held);
-        assert_eq!(
-            held.settle(JobAction::Confirm, at(100)),
-            Err(JobConflict::HoldLapsed)
-        );
-        assert_eq!(
-            held.settle(JobAction::Expire, at(100)),
-            Ok(Some((JobStatus::Expired, Settlement::Release)))
-        );
-        assert_eq!(
-            held.settle(JobAction::Expire, at(99)),
-            Err(JobConflict::HoldLive)
-        );
-    }
-
-    #[test]
-    fn a_sold_job_cannot_be_cancelled_and_a_pending_one_cannot_be_confirmed() {
-        let err = job(JobStatus::Sold)
-            .settle(JobAction::Cancel, at(0))
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the job is SOLD, so it cannot be cancelled"
-        );
-        assert!(
-            job(JobStatus::Pending)
-                .settle(JobAction::Confirm, at(0))
-                .is_err()
-        );
-        assert_eq!(
-            job(JobStatus::Cancelled).settle(JobAction::Cancel, at(0)),
-            Ok(None)
-        );
     }
 }

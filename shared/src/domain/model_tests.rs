@@ -110,7 +110,7 @@ impl Model {
         if job.status != JobStatus::Pending {
             return;
         }
-        match decide_claim(&job.request, &self.seats, self.now, HOLD) {
+        let decided = match decide_claim(&job.request, &self.seats, self.now, HOLD) {
             ClaimDecision::Hold { seat_ids, until } => {
                 assert!(
                     seat_ids.iter().all(|id| {
@@ -130,21 +130,21 @@ impl Model {
                         until,
                     };
                 }
-                job.status = JobStatus::Held;
-                job.seat_ids = seat_ids;
-                job.hold_expires_at = Some(until);
+                job.hold(seat_ids, until, self.now)
             }
-            ClaimDecision::Reject { reason } => {
-                job.status = JobStatus::Rejected;
-                job.reason = Some(reason);
-            }
-        }
+            ClaimDecision::Reject { reason } => job.reject(&reason, self.now),
+        };
+        *job = decided.expect("a pending job is decided").job;
     }
 
     fn settle(&mut self, i: usize, action: JobAction) {
         let Some(index) = self.pick(i) else { return };
         let job = &mut self.jobs[index];
-        let Ok(Some((status, settlement))) = job.settle(action, self.now) else {
+        let Ok(Some(Settling {
+            transition,
+            seats: settlement,
+        })) = job.settle(action, self.now)
+        else {
             return;
         };
         for seat in &mut self.seats {
@@ -155,7 +155,7 @@ impl Model {
                 };
             }
         }
-        job.status = status;
+        *job = transition.job;
     }
 
     fn check_invariants(&self) {

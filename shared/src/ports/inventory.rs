@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::BackendError;
-use crate::domain::{Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId};
+use crate::domain::{Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId, Transition};
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,23 @@ pub enum ClaimOutcome {
     },
     /// The job had been decided before (a redelivery); nothing changed.
     AlreadyDecided(JobStatus),
+}
+
+impl ClaimOutcome {
+    /// The outcome a claim's transition stands for: HELD with its seats, or the rejection.
+    #[must_use]
+    pub fn of(transition: &Transition) -> Self {
+        let job = &transition.job;
+        match (job.status, job.hold_expires_at) {
+            (JobStatus::Held, Some(until)) => Self::Held {
+                seat_ids: job.seat_ids.clone(),
+                until,
+            },
+            _ => Self::Rejected {
+                reason: job.reason.clone().unwrap_or_default(),
+            },
+        }
+    }
 }
 
 /// What a confirm, cancel or expiry did.
@@ -49,7 +66,8 @@ pub trait Inventory: Send + Sync {
         now: Timestamp,
     ) -> Result<Vec<ClaimOutcome>, BackendError>;
 
-    /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides.
+    /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides: the seat
+    /// writes conditioned on this job's hold, and the job's transition, in one atomic step.
     async fn settle(
         &self,
         job_id: JobId,

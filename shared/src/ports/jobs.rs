@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::BackendError;
-use crate::domain::{EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent};
 
 /// Reading jobs, closing the ones that cannot be claimed for, and the operators' views of them.
 #[async_trait]
@@ -12,14 +12,13 @@ pub trait Jobs: Send + Sync {
     /// The job, or `None` if there is no such job.
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError>;
 
-    /// Moves a PENDING job to `status` (FAILED, or REJECTED for an expired request) with `reason`,
-    /// recording its event; returns whether it did. A job that was already decided keeps its
-    /// outcome: a late failure never overwrites a hold.
+    /// Closes a PENDING job as the domain's `Job::close` decides (FAILED, or REJECTED for an
+    /// expired request), recording its event; returns whether it did. A job that was already
+    /// decided keeps its outcome: a late failure never overwrites a hold.
     async fn close(
         &self,
         job_id: JobId,
-        status: JobStatus,
-        reason: &str,
+        closure: &Closure,
         now: Timestamp,
     ) -> Result<bool, BackendError>;
 
@@ -27,8 +26,8 @@ pub trait Jobs: Send + Sync {
     /// operators can see why an intent ended in the dead-letter queue.
     async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError>;
 
-    /// Moves a FAILED job back to PENDING (recording the transition) before its intent is replayed;
-    /// returns whether it did. Any decided status but FAILED is left alone.
+    /// Moves a FAILED job back to PENDING (the domain's `Job::reopen`, recorded as a transition)
+    /// before its intent is replayed; returns whether it did. Any other status is left alone.
     async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError>;
 
     /// Every reservation event recorded for the job, oldest first: its history of transitions.

@@ -13,7 +13,7 @@ use super::jobs::HELD_SHARDS;
 use super::names::{FREE_SEATS_INDEX, HELD_JOBS_INDEX};
 use crate::domain::{
     ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat, SeatId,
-    SeatRequest, SeatState, Settlement, decide_claim,
+    SeatRequest, SeatState, Settlement, Settling, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
@@ -136,7 +136,7 @@ impl DynamoStore {
         intent: &Intent,
         now: Timestamp,
     ) -> Result<ClaimOutcome, BackendError> {
-        let Some(mut job) = self.load_job(intent.job_id).await? else {
+        let Some(job) = self.load_job(intent.job_id).await? else {
             return Err(BackendError::permanent(format!(
                 "intent for unknown job {}",
                 intent.job_id
@@ -162,15 +162,14 @@ impl DynamoStore {
                         break;
                     }
                 };
-            let mut held = job.clone();
-            held.status = JobStatus::Held;
-            held.seat_ids.clone_from(&seat_ids);
-            held.hold_expires_at = Some(until);
+            let Ok(held) = job.hold(seat_ids.clone(), until, now) else {
+                return Ok(ClaimOutcome::AlreadyDecided(job.status));
+            };
             let mut writes = seat_ids
                 .iter()
                 .map(|seat| self.hold_write(&job, seat, until, now))
                 .collect::<Result<Vec<_>, _>>()?;
-            writes.extend(self.transition(&held, JobStatus::Pending, now)?);
+            writes.extend(self.transition(&held)?);
             match transact(&self.db, writes).await? {
                 Transacted::Committed => return Ok(ClaimOutcome::Held { seat_ids, until }),
                 // The job's own condition (after the seats) failed: another delivery decided it.
@@ -186,9 +185,10 @@ impl DynamoStore {
                 Transacted::ConditionFailed(_) => break,
             }
         }
-        job.status = JobStatus::Rejected;
-        job.reason = Some(reason.clone());
-        match transact(&self.db, self.transition(&job, JobStatus::Pending, now)?).await? {
+        let Ok(rejected) = job.reject(&reason, now) else {
+            return Ok(ClaimOutcome::AlreadyDecided(job.status));
+        };
+        match transact(&self.db, self.transition(&rejected)?).await? {
             Transacted::Committed => Ok(ClaimOutcome::Rejected { reason }),
             Transacted::ConditionFailed(_) => self.already_decided(intent.job_id).await,
         }
@@ -255,21 +255,22 @@ impl DynamoStore {
         now: Timestamp,
     ) -> Result<Settled, BackendError> {
         for _ in 0..CLAIM_ROUNDS {
-            let Some(mut job) = self.load_job(job_id).await? else {
+            let Some(job) = self.load_job(job_id).await? else {
                 return Ok(Settled::NotFound);
             };
-            let (status, settlement) = match job.settle(action, now) {
-                Ok(Some(next)) => next,
+            let Settling {
+                transition,
+                seats: settlement,
+            } = match job.settle(action, now) {
+                Ok(Some(settling)) => settling,
                 Ok(None) => return Ok(Settled::Done(Box::new(job))),
                 Err(conflict) => return Ok(Settled::Conflict(conflict)),
             };
             let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
             let mut writes = self.settlement_writes(&job, &seats, settlement)?;
-            let from = job.status;
-            job.status = status;
-            writes.extend(self.transition(&job, from, now)?);
+            writes.extend(self.transition(&transition)?);
             if let Transacted::Committed = transact(&self.db, writes).await? {
-                return Ok(Settled::Done(Box::new(job)));
+                return Ok(Settled::Done(Box::new(transition.job)));
             }
             // Something changed between the read and the write: decide again on fresh state.
         }

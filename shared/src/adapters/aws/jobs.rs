@@ -7,7 +7,9 @@ use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, put_new, s, transact, update};
 use super::names::{EVENTS_BY_JOB_INDEX, JOBS_BY_EVENT_INDEX};
-use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::domain::{
+    BuyerId, Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition,
+};
 use crate::ports::{BackendError, Jobs};
 
 /// Held jobs are spread over this many index partitions, so the sweeper's index has no hot key.
@@ -88,14 +90,17 @@ impl DynamoStore {
         output.item().map(job_from_item).transpose()
     }
 
-    /// The writes that move `job` (already updated in memory) from `from` to its new status and
-    /// record its reservation event: the job update is conditioned on the job still being `from`.
+    /// The writes that persist a decided transition and record its reservation event: the job
+    /// update is conditioned, as the domain names, on the job still having the status it moved from.
     pub(super) fn transition(
         &self,
-        job: &Job,
-        from: JobStatus,
-        now: Timestamp,
+        transition: &Transition,
     ) -> Result<Vec<TransactWriteItem>, BackendError> {
+        let (job, from, now) = (
+            &transition.job,
+            transition.from,
+            transition.event.occurred_at,
+        );
         let mut set = vec![
             "#status = :status",
             "seat_ids = :seats",
@@ -135,10 +140,7 @@ impl DynamoStore {
             &[("#status", "status")],
             values,
         )?;
-        Ok(vec![
-            job_update,
-            self.outbox_put(&ReservationEvent::of(job, now), now)?,
-        ])
+        Ok(vec![job_update, self.outbox_put(&transition.event, now)?])
     }
 
     /// The write that records one reservation event in the outbox, marked unpublished.
@@ -177,20 +179,14 @@ impl Jobs for DynamoStore {
     async fn close(
         &self,
         job_id: JobId,
-        status: JobStatus,
-        reason: &str,
+        closure: &Closure,
         now: Timestamp,
     ) -> Result<bool, BackendError> {
-        let Some(mut job) = self
-            .load_job(job_id)
-            .await?
-            .filter(|job| job.status == JobStatus::Pending)
+        let Some(Ok(transition)) = self.load_job(job_id).await?.map(|j| j.close(closure, now))
         else {
             return Ok(false);
         };
-        job.status = status;
-        job.reason = Some(reason.to_owned());
-        let writes = self.transition(&job, JobStatus::Pending, now)?;
+        let writes = self.transition(&transition)?;
         Ok(matches!(
             transact(&self.db, writes).await?,
             Transacted::Committed
@@ -214,13 +210,10 @@ impl Jobs for DynamoStore {
     }
 
     async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError> {
-        let Some(mut job) = self.load_job(job_id).await? else {
+        let Some(Ok(Some(transition))) = self.load_job(job_id).await?.map(|j| j.reopen(now)) else {
             return Ok(false);
         };
-        if job.reopen() != Ok(true) {
-            return Ok(false);
-        }
-        let writes = self.transition(&job, JobStatus::Failed, now)?;
+        let writes = self.transition(&transition)?;
         Ok(matches!(
             transact(&self.db, writes).await?,
             Transacted::Committed

@@ -13,7 +13,7 @@ use super::db::to_ms;
 use super::jobs::{load_job, save_transition};
 use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
-    SeatId, SeatRequest, Settlement, decide_claim,
+    SeatId, SeatRequest, Settlement, Settling, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
@@ -94,7 +94,7 @@ fn claim_one(
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
-    let Some(mut job) = load_job(tx, intent.job_id)? else {
+    let Some(job) = load_job(tx, intent.job_id)? else {
         return Err(BackendError::permanent(format!(
             "intent for unknown job {}",
             intent.job_id
@@ -116,26 +116,19 @@ fn claim_one(
         }
     };
     let candidates = candidate_seats(tx, intent, now)?;
-    let outcome = match decide_claim(&intent.request, &candidates, now, hold) {
+    let decided = match decide_claim(&intent.request, &candidates, now, hold) {
         ClaimDecision::Hold { seat_ids, until } if hold_seats(tx, &job, &seat_ids, now, until)? => {
-            job.status = JobStatus::Held;
-            job.seat_ids.clone_from(&seat_ids);
-            job.hold_expires_at = Some(until);
-            ClaimOutcome::Held { seat_ids, until }
+            job.hold(seat_ids, until, now)
         }
-        ClaimDecision::Hold { .. } => reject(&mut job, REASON_UNAVAILABLE),
-        ClaimDecision::Reject { reason } => reject(&mut job, &reason),
+        // A seat changed since it was read: the condition refused it, so the claim is lost.
+        ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+        ClaimDecision::Reject { reason } => job.reject(&reason, now),
     };
-    save_transition(tx, &job, now)?;
-    Ok((outcome, Some(job)))
-}
-
-fn reject(job: &mut Job, reason: &str) -> ClaimOutcome {
-    job.status = JobStatus::Rejected;
-    job.reason = Some(reason.to_owned());
-    ClaimOutcome::Rejected {
-        reason: reason.to_owned(),
-    }
+    let Ok(transition) = decided else {
+        return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+    };
+    save_transition(tx, &transition)?;
+    Ok((ClaimOutcome::of(&transition), Some(transition.job)))
 }
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,
@@ -231,11 +224,14 @@ fn settle_one(
     action: JobAction,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
-    let Some(mut job) = load_job(tx, job_id)? else {
+    let Some(job) = load_job(tx, job_id)? else {
         return Ok(Settled::NotFound);
     };
-    let (status, settlement) = match job.settle(action, now) {
-        Ok(Some(next)) => next,
+    let Settling {
+        transition,
+        seats: settlement,
+    } = match job.settle(action, now) {
+        Ok(Some(settling)) => settling,
         Ok(None) => return Ok(Settled::Done(Box::new(job))),
         Err(conflict) => return Ok(Settled::Conflict(conflict)),
     };
@@ -265,7 +261,6 @@ fn settle_one(
             job.seat_ids.len()
         )));
     }
-    job.status = status;
-    save_transition(tx, &job, now)?;
-    Ok(Settled::Done(Box::new(job)))
+    save_transition(tx, &transition)?;
+    Ok(Settled::Done(Box::new(transition.job)))
 }

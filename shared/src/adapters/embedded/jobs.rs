@@ -6,7 +6,9 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::db::{from_json, from_ms, to_json, to_ms};
 use super::{EmbeddedStore, decisions};
-use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::domain::{
+    BuyerId, Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition,
+};
 use crate::ports::{BackendError, Jobs};
 
 #[async_trait]
@@ -18,23 +20,19 @@ impl Jobs for EmbeddedStore {
     async fn close(
         &self,
         job_id: JobId,
-        status: JobStatus,
-        reason: &str,
+        closure: &Closure,
         now: Timestamp,
     ) -> Result<bool, BackendError> {
-        let reason = reason.to_owned();
+        let closure = closure.clone();
         let closed = self
             .db
             .write(move |tx| {
-                let Some(mut job) =
-                    load_job(tx, job_id)?.filter(|job| job.status == JobStatus::Pending)
+                let Some(Ok(transition)) = load_job(tx, job_id)?.map(|j| j.close(&closure, now))
                 else {
                     return Ok(None);
                 };
-                job.status = status;
-                job.reason = Some(reason);
-                save_transition(tx, &job, now)?;
-                Ok(Some(job))
+                save_transition(tx, &transition)?;
+                Ok(Some(transition.job))
             })
             .await?;
         if let Some(job) = &closed {
@@ -60,13 +58,11 @@ impl Jobs for EmbeddedStore {
     async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError> {
         self.db
             .write(move |tx| {
-                let Some(mut job) = load_job(tx, job_id)? else {
+                let Some(Ok(Some(transition))) = load_job(tx, job_id)?.map(|j| j.reopen(now))
+                else {
                     return Ok(false);
                 };
-                if job.reopen() != Ok(true) {
-                    return Ok(false);
-                }
-                save_transition(tx, &job, now)?;
+                save_transition(tx, &transition)?;
                 Ok(true)
             })
             .await
@@ -204,30 +200,41 @@ pub(super) fn insert_job(
     Ok(())
 }
 
-/// Stores a job's new status and records its reservation event in the outbox, in the caller's
-/// transaction: the transition and its event commit together or not at all.
+/// Persists a decided transition and records its reservation event in the outbox, in the
+/// caller's transaction, on the domain's condition that the job still has the status it moved
+/// from: the transition and its event commit together or not at all.
 pub(super) fn save_transition(
     tx: &Transaction<'_>,
-    job: &Job,
-    now: Timestamp,
+    transition: &Transition,
 ) -> Result<(), BackendError> {
-    tx.prepare_cached(
-        "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6
-         WHERE job_id = ?1",
-    )?
-    .execute(params![
-        job.job_id.to_string(),
-        job.status.as_str(),
-        to_json(&job.seat_ids)?,
-        job.hold_expires_at.map(to_ms),
-        job.reason,
-        to_ms(now),
-    ])?;
+    let (job, at) = (&transition.job, to_ms(transition.event.occurred_at));
+    let changed = tx
+        .prepare_cached(
+            "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6
+             WHERE job_id = ?1 AND status = ?7",
+        )?
+        .execute(params![
+            job.job_id.to_string(),
+            job.status.as_str(),
+            to_json(&job.seat_ids)?,
+            job.hold_expires_at.map(to_ms),
+            job.reason,
+            at,
+            transition.from.as_str(),
+        ])?;
+    if changed != 1 {
+        // The caller read the job in this same write transaction, so only a bug gets here.
+        return Err(BackendError::permanent(format!(
+            "job {} was no longer {} when its transition was written",
+            job.job_id,
+            transition.from.as_str()
+        )));
+    }
     tx.prepare_cached("INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)")?
         .execute(params![
             job.job_id.to_string(),
-            to_json(&ReservationEvent::of(job, now))?,
-            to_ms(now),
+            to_json(&transition.event)?,
+            at
         ])?;
     Ok(())
 }

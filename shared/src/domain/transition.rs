@@ -1,0 +1,166 @@
+//! Every change of a job's status, decided in one place. Each function takes the job as stored
+//! and returns a [`Transition`]: the job as it must be stored next, the reservation event that
+//! records the change, and the status the stored job must still have for the change to apply.
+//! Adapters persist a transition under that condition, with its event, in one atomic step; they
+//! never set a status themselves.
+
+use jiff::Timestamp;
+
+use super::{
+    Job, JobAction, JobConflict, JobStatus, REASON_EXPIRED, ReservationEvent, SeatId, Settlement,
+};
+
+/// A decided change of one job, ready to persist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The status the stored job must still have; if it has moved on, the change is void.
+    pub from: JobStatus,
+    /// The job after the change.
+    pub job: Job,
+    /// The event that records the change, written with it (the outbox).
+    pub event: ReservationEvent,
+}
+
+/// A settlement of a held job: the job's transition and what it does to the job's seats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settling {
+    /// The job's move from HELD.
+    pub transition: Transition,
+    /// Sell the seats, or give them back.
+    pub seats: Settlement,
+}
+
+/// Why a PENDING job is closed without a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Closure {
+    /// Processing failed for good (an undecodable intent, attempts exhausted): FAILED.
+    Failed {
+        /// Why, for the buyer and operators.
+        reason: String,
+    },
+    /// The intent waited longer than the maximum age: REJECTED, "request expired".
+    RequestExpired,
+}
+
+impl Job {
+    /// The job after `change`, and the event recording it at `now`.
+    fn moved(&self, now: Timestamp, change: impl FnOnce(&mut Job)) -> Transition {
+        let mut job = self.clone();
+        change(&mut job);
+        let event = ReservationEvent::of(&job, now);
+        Transition {
+            from: self.status,
+            job,
+            event,
+        }
+    }
+
+    /// A PENDING job's only moves are decisions; any other status was decided already (a
+    /// redelivery), and is returned as the error so the caller can report it unchanged.
+    fn decide(
+        &self,
+        now: Timestamp,
+        change: impl FnOnce(&mut Job),
+    ) -> Result<Transition, JobStatus> {
+        match self.status {
+            JobStatus::Pending => Ok(self.moved(now, change)),
+            decided => Err(decided),
+        }
+    }
+
+    /// PENDING -> HELD: the claim's conditional seat writes succeeded.
+    pub fn hold(
+        &self,
+        seat_ids: Vec<SeatId>,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<Transition, JobStatus> {
+        self.decide(now, |job| {
+            job.status = JobStatus::Held;
+            job.seat_ids = seat_ids;
+            job.hold_expires_at = Some(until);
+        })
+    }
+
+    /// PENDING -> REJECTED: the seats were not available, for `reason`.
+    pub fn reject(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
+        self.decide(now, |job| {
+            job.status = JobStatus::Rejected;
+            job.reason = Some(reason.to_owned());
+        })
+    }
+
+    /// PENDING -> FAILED: processing failed for good, for `reason`.
+    pub fn fail(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
+        self.decide(now, |job| {
+            job.status = JobStatus::Failed;
+            job.reason = Some(reason.to_owned());
+        })
+    }
+
+    /// Closes a PENDING job without a claim, as `closure` says.
+    pub fn close(&self, closure: &Closure, now: Timestamp) -> Result<Transition, JobStatus> {
+        match closure {
+            Closure::Failed { reason } => self.fail(reason, now),
+            Closure::RequestExpired => self.reject(REASON_EXPIRED, now),
+        }
+    }
+
+    /// FAILED -> PENDING, before the job's intent is replayed, so the replay is decided like a
+    /// new intent. `Ok(None)`: it is PENDING already (a repeated replay); any other status was
+    /// decided for good and a replay must not touch it.
+    pub fn reopen(&self, now: Timestamp) -> Result<Option<Transition>, JobStatus> {
+        match self.status {
+            JobStatus::Failed => Ok(Some(self.moved(now, |job| {
+                job.status = JobStatus::Pending;
+                job.reason = None;
+            }))),
+            JobStatus::Pending => Ok(None),
+            other => Err(other),
+        }
+    }
+
+    /// HELD -> SOLD, while the hold is live.
+    pub fn confirm(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
+        self.settle(JobAction::Confirm, now)
+    }
+
+    /// HELD -> CANCELLED: the buyer gives the seats back.
+    pub fn cancel(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
+        self.settle(JobAction::Cancel, now)
+    }
+
+    /// HELD -> EXPIRED, once the deadline has passed.
+    pub fn expire(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
+        self.settle(JobAction::Expire, now)
+    }
+
+    /// What `action` at `now` does to this job: `Ok(Some(..))` is the transition and what to do
+    /// to its seats, `Ok(None)` means the action already happened (a repeat is a no-op so
+    /// clients may retry), and `Err` is a conflict the client must be told about.
+    pub fn settle(
+        &self,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Option<Settling>, JobConflict> {
+        let lapsed = self.hold_expires_at.is_none_or(|until| until <= now);
+        let (status, seats) = match (action, self.status) {
+            (JobAction::Confirm, JobStatus::Held) if lapsed => return Err(JobConflict::HoldLapsed),
+            (JobAction::Confirm, JobStatus::Held) => (JobStatus::Sold, Settlement::Sell),
+            (JobAction::Cancel, JobStatus::Held) => (JobStatus::Cancelled, Settlement::Release),
+            (JobAction::Expire, JobStatus::Held) if lapsed => {
+                (JobStatus::Expired, Settlement::Release)
+            }
+            (JobAction::Expire, JobStatus::Held) => return Err(JobConflict::HoldLive),
+            (JobAction::Confirm, JobStatus::Sold)
+            | (JobAction::Cancel, JobStatus::Cancelled)
+            | (JobAction::Expire, JobStatus::Expired) => return Ok(None),
+            (action, status) => return Err(JobConflict::WrongStatus { status, action }),
+        };
+        let transition = self.moved(now, |job| job.status = status);
+        Ok(Some(Settling { transition, seats }))
+    }
+}
+
+#[cfg(test)]
+mod tests;
