@@ -1,34 +1,9 @@
-//! The bundle of ports a process works with, and the one place that picks the adapters for them.
+//! The one place that picks the adapters for a process's ports, from its settings.
 
 use std::sync::Arc;
 
 use crate::config::{BackendKind, BackendSettings};
-use crate::ports::{
-    Admissions, BackendError, Catalog, Clock, EventPublisher, IntentQueue, Inventory, Jobs, Outbox,
-    SystemClock,
-};
-
-/// Every port, behind trait objects so the API and the worker never name a concrete backend.
-/// Cloning is cheap: the ports are shared.
-#[derive(Clone)]
-pub struct Backend {
-    /// Events and the seat map.
-    pub catalog: Arc<dyn Catalog>,
-    /// The API's one write per reservation.
-    pub admissions: Arc<dyn Admissions>,
-    /// Job reads and failures.
-    pub jobs: Arc<dyn Jobs>,
-    /// The seat authority.
-    pub inventory: Arc<dyn Inventory>,
-    /// Recorded events awaiting the relay.
-    pub outbox: Arc<dyn Outbox>,
-    /// The intent queue.
-    pub queue: Arc<dyn IntentQueue>,
-    /// Where the relay publishes events.
-    pub publisher: Arc<dyn EventPublisher>,
-    /// "Now", for every decision.
-    pub clock: Arc<dyn Clock>,
-}
+use crate::ports::{Backend, BackendError, Clock, SystemClock};
 
 impl Backend {
     /// Opens the backend the settings describe, on the wall clock.
@@ -53,7 +28,10 @@ impl Backend {
                 },
             )?,
             #[cfg(feature = "aws")]
-            BackendKind::Aws => crate::adapters::aws::open(settings, clock).await?,
+            BackendKind::Aws => {
+                crate::adapters::aws::open(&settings.aws, settings.visibility_timeout(), clock)
+                    .await?
+            }
             #[allow(
                 unreachable_patterns,
                 reason = "reached only when a backend is compiled out"
@@ -71,7 +49,14 @@ impl Backend {
     pub async fn provision(settings: &BackendSettings) -> Result<String, BackendError> {
         match settings.backend {
             #[cfg(feature = "aws")]
-            BackendKind::Aws => crate::adapters::aws::provision_for(settings).await,
+            BackendKind::Aws => {
+                crate::adapters::aws::provision_for(
+                    &settings.aws,
+                    settings.visibility_timeout(),
+                    settings.max_receive_count(),
+                )
+                .await
+            }
             #[cfg(feature = "embedded")]
             BackendKind::Embedded => {
                 Self::open(settings).await?;

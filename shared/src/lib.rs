@@ -17,4 +17,4 @@ pub mod ports;
 pub mod shutdown;
 pub mod telemetry;
 
-pub use backend::Backend;
+pub use ports::Backend;

@@ -223,10 +223,8 @@ async fn retry_or_give_up(
     outcome: &mut BatchOutcome,
 ) {
     let retry_after = match error.kind {
-        ErrorKind::Transient { .. } if delivery.receive_count >= max_attempts => None,
-        ErrorKind::Transient { retry_after } => {
-            Some(retry_after.unwrap_or_else(|| backoff::delay_after(delivery.receive_count)))
-        }
+        ErrorKind::Transient if delivery.receive_count >= max_attempts => None,
+        ErrorKind::Transient => Some(backoff::delay_after(delivery.receive_count)),
         ErrorKind::Permanent => None,
     };
     match retry_after {

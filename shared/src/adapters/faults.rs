@@ -11,8 +11,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::backend::Backend;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, JobAction, JobId, ReservationEvent};
+use crate::ports::Backend;
 use crate::ports::{
     Admission, Admissions, BackendError, ClaimOutcome, EventPublisher, IntentQueue, Inventory,
     Settled,

@@ -1,14 +1,10 @@
 use std::fmt;
-use std::time::Duration;
 
 /// What the caller should do about a failed backend call; the worker's retry policy is built on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// Busy, throttled, unreachable: the same call may succeed later.
-    Transient {
-        /// How long the backend asked us to wait, if it said.
-        retry_after: Option<Duration>,
-    },
+    Transient,
     /// Retrying cannot help (data this build cannot read, a broken invariant): give up on the item.
     Permanent,
 }
@@ -27,7 +23,7 @@ impl BackendError {
     /// A failure worth retrying.
     pub fn transient(message: impl fmt::Display) -> Self {
         Self {
-            kind: ErrorKind::Transient { retry_after: None },
+            kind: ErrorKind::Transient,
             message: message.to_string(),
         }
     }
@@ -43,14 +39,14 @@ impl BackendError {
     /// Whether a retry might succeed.
     #[must_use]
     pub fn is_transient(&self) -> bool {
-        matches!(self.kind, ErrorKind::Transient { .. })
+        matches!(self.kind, ErrorKind::Transient)
     }
 }
 
 impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
-            ErrorKind::Transient { .. } => "transient",
+            ErrorKind::Transient => "transient",
             ErrorKind::Permanent => "permanent",
         };
         write!(f, "{kind} backend error: {}", self.message)

@@ -1,10 +1,12 @@
 //! The ports: one small trait per capability seatclaim needs from a backend.
 //!
-//! Each backend (`adapters::embedded` now, AWS next) implements all of them, and the generic
-//! contract suite in `tests/` holds every implementation to the same semantics. Nothing outside
-//! `adapters` sees a SQLite or AWS type; everything speaks the domain's types and [`BackendError`].
+//! Each backend (`adapters::embedded`, `adapters::aws`) implements all of them and returns them
+//! bundled as a [`Backend`]; the generic contract suite in `tests/` holds every implementation to
+//! the same semantics. Nothing outside `adapters` sees a SQLite or AWS type; everything speaks the
+//! domain's types and [`BackendError`].
 
 mod admissions;
+mod backend;
 mod catalog;
 mod clock;
 mod error;
@@ -15,6 +17,7 @@ mod jobs;
 mod outbox;
 
 pub use admissions::{Admission, Admissions};
+pub use backend::Backend;
 pub use catalog::{Catalog, EventCreation};
 pub use clock::{Clock, SystemClock};
 pub use error::{BackendError, ErrorKind};

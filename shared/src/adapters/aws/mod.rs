@@ -33,9 +33,8 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::backend::Backend;
-use crate::config::BackendSettings;
 use crate::domain::EventId;
+use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
 use queue::SqsQueue;
@@ -65,21 +64,26 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
 
 /// Opens the AWS backend: resolves the queue URLs and builds a client per service.
 pub async fn open(
-    settings: &BackendSettings,
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
     clock: Arc<dyn Clock>,
 ) -> Result<Backend, BackendError> {
-    let config = sdk_config().await;
-    open_with(&config, &settings.aws, settings.visibility_timeout(), clock).await
+    open_with(&sdk_config().await, settings, visibility_timeout, clock).await
 }
 
-/// `seatclaimctl init` on AWS: creates the resources the settings name, from the standard chain.
-pub async fn provision_for(settings: &BackendSettings) -> Result<String, BackendError> {
-    let names = AwsNames::from_settings(&settings.aws);
+/// `seatclaimctl init` on AWS: creates the resources the settings name, with credentials from
+/// the standard chain, and says what is ready.
+pub async fn provision_for(
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    max_receive_count: u32,
+) -> Result<String, BackendError> {
+    let names = AwsNames::from_settings(settings);
     provision(
         &sdk_config().await,
         &names,
-        settings.visibility_timeout(),
-        settings.max_receive_count(),
+        visibility_timeout,
+        max_receive_count,
     )
     .await?;
     Ok(format!(

@@ -9,7 +9,7 @@ use super::catalog::hold_ms;
 use super::db::Db;
 use super::db::to_ms;
 use super::intent_queue::enqueue;
-use super::jobs::insert_job;
+use super::job_rows::insert_job;
 use crate::domain::{IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, Clock};
 

@@ -12,7 +12,7 @@ use rusqlite::OptionalExtension;
 use tokio::sync::watch;
 
 use super::db::Db;
-use super::jobs::load_job;
+use super::job_rows::load_job;
 use crate::domain::{Job, JobId, JobStatus};
 use crate::ports::BackendError;
 

@@ -10,7 +10,7 @@ use rusqlite::{Transaction, params};
 use super::EmbeddedStore;
 use super::catalog::{SeatRow, hold_ms};
 use super::db::to_ms;
-use super::jobs::{load_job, save_transition};
+use super::job_rows::{load_job, save_transition};
 use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
     SeatId, SeatRequest, Settlement, Settling, decide_claim,

@@ -11,6 +11,7 @@ mod decisions;
 mod event_log;
 mod intent_queue;
 mod inventory;
+mod job_rows;
 mod jobs;
 mod migrations;
 mod outbox;
@@ -23,7 +24,7 @@ use tokio::sync::Notify;
 
 pub use event_log::EventLog;
 
-use crate::backend::Backend;
+use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use db::Db;
 
