@@ -10,6 +10,7 @@ compile_error!(
 );
 
 pub mod adapters;
+pub mod app;
 pub mod backend;
 pub mod config;
 pub mod domain;

@@ -4,10 +4,8 @@
 //! It is a library so that the API binary can run it in-process for a one-command local setup;
 //! `seatclaim-worker` runs the same [`Worker`] as its own process (its shape on Fargate).
 
-mod backoff;
 pub mod cli;
 mod metrics_endpoint;
-mod process;
 mod relay;
 mod settings;
 mod sweeper;
@@ -21,10 +19,12 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 pub use metrics_endpoint::serve_metrics;
-pub use process::{BatchOutcome, Limits, decide_batch, process_batch};
-pub use relay::relay_once;
+// The use cases the loops call, re-exported for the callers that drive a step directly.
+use seatclaim_shared::app::backoff;
+pub use seatclaim_shared::app::{
+    BatchOutcome, Limits, decide_batch, process_batch, relay_once, sweep_once,
+};
 pub use settings::WorkerSettings;
-pub use sweeper::sweep_once;
 
 /// How often the queue depth gauges are refreshed (each sample is two requests on SQS).
 const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);

@@ -1,31 +1,13 @@
-//! Releases lapsed holds, so a seat whose buyer walked away returns to sale and the job ends EXPIRED.
-//! Claims may already take a lapsed seat on their own; the sweeper makes the release deterministic
-//! for the buyer's job and the seat map even when nobody asks for the seat.
+//! The worker's periodic loops: the sweeper (`app::sweep_once` every interval, so a lapsed hold's
+//! job ends EXPIRED and its seats return to the map even when nobody asks for them) and the queue
+//! depth sampler.
 
 use std::time::Duration;
 
 use seatclaim_shared::Backend;
-use seatclaim_shared::ports::BackendError;
+use seatclaim_shared::app::sweep_once;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
-
-/// Jobs expired per backend call; a large backlog is worked through in several calls.
-const SWEEP_PAGE: usize = 500;
-
-/// Expires every hold that has lapsed by now; returns how many.
-pub async fn sweep_once(backend: &Backend) -> Result<usize, BackendError> {
-    let mut total = 0;
-    loop {
-        let released = backend
-            .inventory
-            .release_lapsed_holds(backend.clock.now(), SWEEP_PAGE)
-            .await?;
-        total += released;
-        if released < SWEEP_PAGE {
-            return Ok(total);
-        }
-    }
-}
 
 /// Calls `work` every `period` until `stop`; a tick missed while `work` ran is skipped, not bunched.
 async fn every<F, Fut>(period: Duration, stop: CancellationToken, mut work: F)

@@ -2,9 +2,9 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use jiff::Timestamp;
-use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{BuyerId, EventId, Job, JobAction, JobId, JobStatus, SeatId};
 use seatclaim_shared::ports::Settled;
+use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -92,11 +92,7 @@ async fn settle(
     action: JobAction,
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
-    match backend
-        .inventory
-        .settle(id, action, backend.clock.now())
-        .await?
-    {
+    match app::settle(&backend, id, action).await? {
         Settled::Done(job) => Ok(Json((*job).into())),
         Settled::NotFound => Err(not_found(&raw)),
         Settled::Conflict(conflict) => Err(conflict.into()),

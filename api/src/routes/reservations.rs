@@ -2,11 +2,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{
-    BuyerId, EventId, Intent, JobId, JobStatus, SeatRequest, ValidationError,
-};
+use seatclaim_shared::domain::{BuyerId, EventId, JobId, JobStatus, SeatRequest, ValidationError};
 use seatclaim_shared::ports::Admission;
+use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -56,20 +54,8 @@ pub async fn reserve(
     let key = idempotency_key(&headers)?;
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let event_id = EventId::parse(&event_id).map_err(|_| unknown_event())?;
-    let intent = Intent {
-        job_id: backend.admissions.new_job_id(),
-        event_id,
-        buyer_id: BuyerId::parse(&body.buyer_id)?,
-        request: body.request()?,
-        accepted_at: backend.clock.now(),
-    };
-    let admission = backend.admissions.admit(&key, &intent).await?;
-    let result = match &admission {
-        Admission::Accepted(_) => "accepted",
-        Admission::Duplicate(_) => "duplicate",
-        _ => "refused",
-    };
-    metrics::counter!("seatclaim_intents_admitted_total", "result" => result).increment(1);
+    let buyer_id = BuyerId::parse(&body.buyer_id)?;
+    let admission = app::admit(&backend, &key, event_id, buyer_id, body.request()?).await?;
     let job_id = match admission {
         Admission::Accepted(job_id) | Admission::Duplicate(job_id) => job_id,
         Admission::KeyReused => return Err(ApiError::KeyReused),

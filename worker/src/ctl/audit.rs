@@ -1,12 +1,12 @@
-//! `seatclaimctl audit EVENT`: the invariants, checked over what the backend stores.
+//! `seatclaimctl audit EVENT`: prints `app::audit_event`'s report and exits 1 on a violation.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{AuditLimits, EventId, audit};
+use seatclaim_shared::app::audit_event;
+use seatclaim_shared::domain::{AuditLimits, EventId};
 use serde_json::json;
 
 use super::{emit, parse_duration};
@@ -28,36 +28,26 @@ pub(super) struct AuditArgs {
 
 pub(super) async fn run(backend: &Backend, args: AuditArgs) -> anyhow::Result<ExitCode> {
     let event_id = EventId::parse(&args.event_id).context("not an event id")?;
-    let Some(seats) = backend.catalog.seat_map(&event_id).await? else {
-        bail!("no event {event_id}");
-    };
-    let jobs = backend.jobs.of_event(&event_id).await?;
-    let oldest_unpublished = backend
-        .outbox
-        .unpublished(1)
-        .await?
-        .first()
-        .map(|entry| entry.event.occurred_at);
-    let now = backend.clock.now();
     let limits = AuditLimits {
         max_pending: args.max_pending,
         max_outbox_lag: args.max_outbox_lag,
     };
-    let violations = audit(&seats, &jobs, oldest_unpublished, now, limits);
-    let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
-    for job in &jobs {
-        *statuses.entry(job.status.as_str()).or_default() += 1;
-    }
-    let problems: Vec<String> = violations.iter().map(ToString::to_string).collect();
-    let report = json!({
+    let Some(report) = audit_event(backend, &event_id, limits).await? else {
+        bail!("no event {event_id}");
+    };
+    let problems: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
+    let json = json!({
         "event_id": event_id,
         "ok": problems.is_empty(),
-        "seats": seats.len(),
-        "jobs": statuses,
+        "seats": report.seats,
+        "jobs": report.jobs,
         "violations": problems,
     });
-    emit(args.json, &report, || {
-        let mut text = format!("event {event_id}: {} seats, jobs {statuses:?}", seats.len());
+    emit(args.json, &json, || {
+        let mut text = format!(
+            "event {event_id}: {} seats, jobs {:?}",
+            report.seats, report.jobs
+        );
         if problems.is_empty() {
             text.push_str("\naudit passed");
         }

@@ -1,23 +1,15 @@
-//! `seatclaimctl dlq`: what the dead-letter queue holds, replaying it, purging it.
+//! `seatclaimctl dlq`: prints what `app::dead_letters` lists, replays and purges.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{Intent, JobId};
-use seatclaim_shared::ports::DeadLetter;
+use seatclaim_shared::app::dead_letters::{self, DeadLetterView, Selection};
+use seatclaim_shared::domain::JobId;
 use serde_json::{Value, json};
 
 use super::{emit, parse_duration};
-
-/// The most dead letters one command reads.
-const MAX_LETTERS: usize = 10_000;
-/// How long the letters a command is about to act on stay reserved (SQS hides what it lists).
-const ACTING_HOLD: Duration = Duration::from_secs(120);
-/// A mere listing hides nothing.
-const LISTING_HOLD: Duration = Duration::ZERO;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum DlqCommand {
@@ -72,26 +64,22 @@ pub(super) async fn run(backend: &Backend, command: DlqCommand) -> anyhow::Resul
     }
 }
 
-/// A dead letter with what the job record adds (buyer, event, seats, failures).
-async fn describe(backend: &Backend, letter: &DeadLetter) -> anyhow::Result<Value> {
-    let intent: Option<Intent> = serde_json::from_str(&letter.body).ok();
-    let job = match letter.job_id {
-        Some(id) => backend.jobs.job(id).await?,
-        None => None,
-    };
-    let age = backend.clock.now().duration_since(letter.dead_lettered_at);
-    Ok(json!({
+/// A dead letter as a row: what the job record adds (buyer, event, seats, failures).
+fn row(view: &DeadLetterView, now: jiff::Timestamp) -> Value {
+    let (letter, intent, job) = (&view.letter, view.intent.as_ref(), view.job.as_ref());
+    let age = now.duration_since(letter.dead_lettered_at);
+    json!({
         "job_id": letter.job_id,
-        "status": job.as_ref().map(|j| j.status),
-        "buyer_id": intent.as_ref().map(|i| i.buyer_id.as_str()),
-        "event_id": intent.as_ref().map(|i| i.event_id.as_str()),
-        "request": intent.as_ref().map(|i| &i.request),
+        "status": job.map(|j| j.status),
+        "buyer_id": intent.map(|i| i.buyer_id.as_str()),
+        "event_id": intent.map(|i| i.event_id.as_str()),
+        "request": intent.map(|i| &i.request),
         "receive_count": letter.receive_count,
-        "first_failure": job.as_ref().and_then(|j| j.first_error.clone()).or_else(|| letter.reason.clone()),
+        "first_failure": job.and_then(|j| j.first_error.clone()).or_else(|| letter.reason.clone()),
         "last_failure": letter.reason,
         "dead_lettered_at": letter.dead_lettered_at,
         "age_seconds": age.as_secs(),
-    }))
+    })
 }
 
 fn line(row: &Value) -> String {
@@ -111,78 +99,43 @@ fn line(row: &Value) -> String {
 }
 
 async fn list(backend: &Backend, json: bool) -> anyhow::Result<ExitCode> {
-    let letters = backend
-        .queue
-        .dead_letters(MAX_LETTERS, LISTING_HOLD)
+    let views = dead_letters::list(backend)
         .await
         .context("cannot read the DLQ")?;
-    if letters.is_empty() && !json {
+    if views.is_empty() && !json {
         println!("the dead-letter queue is empty");
     }
-    for letter in &letters {
-        let row = describe(backend, letter).await?;
+    let now = backend.clock.now();
+    for view in &views {
+        let row = row(view, now);
         emit(json, &row, || line(&row));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn replay(backend: &Backend, args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let wanted: Vec<JobId> = args
-        .jobs
-        .iter()
-        .map(|id| JobId::parse(id).with_context(|| format!("{id:?} is not a job id")))
-        .collect::<anyhow::Result<_>>()?;
-    let hold = if args.dry_run {
-        LISTING_HOLD
+    let selection = if args.all {
+        Selection::All
     } else {
-        ACTING_HOLD
+        Selection::Jobs(
+            args.jobs
+                .iter()
+                .map(|id| JobId::parse(id).with_context(|| format!("{id:?} is not a job id")))
+                .collect::<anyhow::Result<_>>()?,
+        )
     };
-    let letters = backend
-        .queue
-        .dead_letters(MAX_LETTERS, hold)
+    let replayed = dead_letters::replay(backend, &selection, args.dry_run)
         .await
-        .context("cannot read the DLQ")?;
-    let (chosen, others): (Vec<DeadLetter>, Vec<DeadLetter>) = letters
-        .into_iter()
-        .partition(|l| args.all || l.job_id.is_some_and(|id| wanted.contains(&id)));
-    backend
-        .queue
-        .release(&others)
-        .await
-        .context("cannot release the other dead letters")?;
-    let missing: Vec<&JobId> = wanted
-        .iter()
-        .filter(|id| !chosen.iter().any(|l| l.job_id == Some(**id)))
-        .collect();
-    if !missing.is_empty() && !args.all {
-        bail!("not in the dead-letter queue: {missing:?}");
-    }
-    let mut reopened = 0;
-    if !args.dry_run {
-        // Reopen first, then move: a worker that got the intent before its job was PENDING again
-        // would take it for a decided job and drop it.
-        let now = backend.clock.now();
-        for job_id in chosen.iter().filter_map(|l| l.job_id) {
-            reopened += usize::from(backend.jobs.reopen(job_id, now).await?);
-        }
-        backend
-            .queue
-            .redrive(&chosen)
-            .await
-            .context("cannot move the intents back")?;
-    }
-    let jobs: Vec<Option<JobId>> = chosen.iter().map(|l| l.job_id).collect();
-    let summary = json!({"dry_run": args.dry_run, "replayed": chosen.len(), "reopened": reopened, "jobs": jobs});
+        .context("cannot replay the dead letters")?;
+    let (count, reopened) = (replayed.jobs.len(), replayed.reopened);
+    let summary = json!({"dry_run": args.dry_run, "replayed": count, "reopened": reopened, "jobs": replayed.jobs});
     emit(args.json, &summary, || {
         let verb = if args.dry_run {
             "would replay"
         } else {
             "replayed"
         };
-        format!(
-            "{verb} {} intents ({reopened} FAILED jobs reopened as PENDING)",
-            chosen.len()
-        )
+        format!("{verb} {count} intents ({reopened} FAILED jobs reopened as PENDING)")
     });
     Ok(ExitCode::SUCCESS)
 }
@@ -193,31 +146,18 @@ async fn purge(
     yes: bool,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let hold = if yes { ACTING_HOLD } else { LISTING_HOLD };
-    let letters = backend
-        .queue
-        .dead_letters(MAX_LETTERS, hold)
+    let purged = dead_letters::purge(backend, older_than, yes)
         .await
-        .context("cannot read the DLQ")?;
-    let now = backend.clock.now();
-    let (old, recent): (Vec<DeadLetter>, Vec<DeadLetter>) = letters
-        .into_iter()
-        .partition(|l| now.duration_since(l.dead_lettered_at) > older_than);
-    backend
-        .queue
-        .release(&recent)
-        .await
-        .context("cannot release the recent dead letters")?;
-    if !yes {
+        .context("cannot purge the DLQ")?;
+    if !purged.deleted {
         eprintln!(
             "{} dead letters are older than {older_than:#}; add --yes to delete them for good",
-            old.len()
+            purged.old
         );
         return Ok(ExitCode::from(2));
     }
-    backend.queue.purge(&old).await.context("cannot purge")?;
-    emit(json, &json!({"purged": old.len()}), || {
-        format!("purged {} dead letters", old.len())
+    emit(json, &json!({"purged": purged.old}), || {
+        format!("purged {} dead letters", purged.old)
     });
     Ok(ExitCode::SUCCESS)
 }

@@ -65,7 +65,7 @@ async fn main() -> anyhow::Result<ExitCode> {
         Command::Jobs(command) => jobs::run(&backend, command).await,
         Command::Audit(args) => audit::run(&backend, args).await,
         Command::Sweep => {
-            let released = seatclaim_worker::sweep_once(&backend)
+            let released = seatclaim_shared::app::sweep_once(&backend)
                 .await
                 .context("the sweep failed")?;
             println!("released {released} lapsed holds");

@@ -1,15 +1,14 @@
-//! The worker's heart: deciding one received batch. Every message is settled on its own
+//! The worker's heart, the use case "decide a batch": deciding one received batch. Every message is settled on its own
 //! (acknowledged, retried later, or dead-lettered), so one bad intent never holds up the rest.
 
 use std::time::Instant;
 
 use jiff::SignedDuration;
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{Closure, Intent};
-use seatclaim_shared::ports::{BackendError, ClaimOutcome, Delivery, ErrorKind, Receipt};
 use tracing::{Instrument, info, info_span, warn};
 
-use crate::backoff;
+use super::give_up::{expire, give_up, retry_or_give_up};
+use crate::domain::Intent;
+use crate::ports::{Backend, BackendError, ClaimOutcome, Delivery, Receipt};
 
 /// The limits a batch is decided under.
 #[derive(Debug, Clone, Copy)]
@@ -77,31 +76,7 @@ pub async fn decide_batch(
     metrics::histogram!("seatclaim_batch_size").record(deliveries.len() as f64);
     let mut outcome = BatchOutcome::default();
     let mut acknowledged: Vec<Receipt> = Vec::with_capacity(deliveries.len());
-    let mut work: Vec<(Delivery, Intent)> = Vec::with_capacity(deliveries.len());
-    let now = backend.clock.now();
-    for delivery in deliveries {
-        match serde_json::from_str::<Intent>(&delivery.body) {
-            Err(error) => {
-                give_up(
-                    backend,
-                    &delivery,
-                    &format!("undecodable intent: {error}"),
-                    &mut outcome,
-                )
-                .await;
-            }
-            Ok(_) if delivery.receive_count > limits.max_attempts => {
-                let reason = format!("gave up after {} attempts", limits.max_attempts);
-                give_up(backend, &delivery, &reason, &mut outcome).await;
-            }
-            Ok(intent) if intent.is_stale(now, limits.max_intent_age) => {
-                if expire(backend, &intent, &mut outcome).await {
-                    acknowledged.push(delivery.receipt.clone());
-                }
-            }
-            Ok(intent) => work.push((delivery, intent)),
-        }
-    }
+    let work = sort_out(backend, deliveries, limits, &mut outcome, &mut acknowledged).await;
     let intents: Vec<Intent> = work.iter().map(|(_, intent)| intent.clone()).collect();
     let started = Instant::now();
     let results = if intents.is_empty() {
@@ -117,18 +92,12 @@ pub async fn decide_batch(
         async {
             match result {
                 Ok(claimed) => {
-                    record(&claimed, &mut outcome);
-                    if !matches!(claimed, ClaimOutcome::AlreadyDecided(_)) {
-                        // Time from POST to decision, the latency the buyer experiences.
-                        let waited = decided_at.duration_since(intent.accepted_at).as_secs_f64();
-                        metrics::histogram!("seatclaim_decision_latency_seconds")
-                            .record(waited.max(0.0));
-                    }
+                    record(&claimed, intent, decided_at, &mut outcome);
                     acknowledged.push(delivery.receipt.clone());
                 }
                 Err(error) => {
                     retry_or_give_up(backend, delivery, &error, limits.max_attempts, &mut outcome)
-                        .await
+                        .await;
                 }
             }
         }
@@ -136,6 +105,38 @@ pub async fn decide_batch(
         .await;
     }
     (outcome, acknowledged)
+}
+
+/// Settles what needs no claim (undecodable messages, attempts exhausted, stale intents) and
+/// returns the deliveries left to claim, with their intents.
+async fn sort_out(
+    backend: &Backend,
+    deliveries: Vec<Delivery>,
+    limits: Limits,
+    outcome: &mut BatchOutcome,
+    acknowledged: &mut Vec<Receipt>,
+) -> Vec<(Delivery, Intent)> {
+    let now = backend.clock.now();
+    let mut work = Vec::with_capacity(deliveries.len());
+    for delivery in deliveries {
+        match serde_json::from_str::<Intent>(&delivery.body) {
+            Err(error) => {
+                let reason = format!("undecodable intent: {error}");
+                give_up(backend, &delivery, &reason, outcome).await;
+            }
+            Ok(_) if delivery.receive_count > limits.max_attempts => {
+                let reason = format!("gave up after {} attempts", limits.max_attempts);
+                give_up(backend, &delivery, &reason, outcome).await;
+            }
+            Ok(intent) if intent.is_stale(now, limits.max_intent_age) => {
+                if expire(backend, &intent, outcome).await {
+                    acknowledged.push(delivery.receipt.clone());
+                }
+            }
+            Ok(intent) => work.push((delivery, intent)),
+        }
+    }
+    work
 }
 
 /// Claims the batch in one call; if that fails, claims each intent alone so that one intent's
@@ -168,7 +169,17 @@ async fn claim_each(
     }
 }
 
-fn record(claimed: &ClaimOutcome, outcome: &mut BatchOutcome) {
+fn record(
+    claimed: &ClaimOutcome,
+    intent: &Intent,
+    decided_at: jiff::Timestamp,
+    outcome: &mut BatchOutcome,
+) {
+    if !matches!(claimed, ClaimOutcome::AlreadyDecided(_)) {
+        // Time from POST to decision, the latency the buyer experiences.
+        let waited = decided_at.duration_since(intent.accepted_at).as_secs_f64();
+        metrics::histogram!("seatclaim_decision_latency_seconds").record(waited.max(0.0));
+    }
     match claimed {
         ClaimOutcome::Held { seat_ids, until } => {
             outcome.held += 1;
@@ -190,102 +201,4 @@ fn record(claimed: &ClaimOutcome, outcome: &mut BatchOutcome) {
             );
         }
     }
-}
-
-/// Rejects a stale intent's job ("request expired"); returns whether the message may be
-/// acknowledged. Closing is conditional on PENDING, so a stale redelivery of a decided job changes nothing.
-async fn expire(backend: &Backend, intent: &Intent, outcome: &mut BatchOutcome) -> bool {
-    match backend
-        .jobs
-        .close(intent.job_id, &Closure::RequestExpired, backend.clock.now())
-        .await
-    {
-        Ok(closed) => {
-            if closed {
-                outcome.expired += 1;
-                metrics::counter!("seatclaim_claims_total", "outcome" => "expired").increment(1);
-                info!(job_id = %intent.job_id, "rejected: request expired");
-            }
-            true
-        }
-        Err(error) => {
-            warn!(%error, job_id = %intent.job_id, "could not expire a stale intent; it will be redelivered");
-            false
-        }
-    }
-}
-
-async fn retry_or_give_up(
-    backend: &Backend,
-    delivery: &Delivery,
-    error: &BackendError,
-    max_attempts: u32,
-    outcome: &mut BatchOutcome,
-) {
-    let retry_after = match error.kind {
-        ErrorKind::Transient if delivery.receive_count >= max_attempts => None,
-        ErrorKind::Transient => Some(backoff::delay_after(delivery.receive_count)),
-        ErrorKind::Permanent => None,
-    };
-    match retry_after {
-        Some(delay) => {
-            warn!(%error, ?delay, "claim failed; will retry");
-            outcome.retried += 1;
-            metrics::counter!("seatclaim_retries_total").increment(1);
-            if let Some(job_id) = delivery.job_id {
-                if let Err(error) = backend.jobs.note_failure(job_id, &error.message).await {
-                    warn!(%error, "could not record the failure on the job");
-                }
-            }
-            if let Err(error) = backend.queue.retry_after(&delivery.receipt, delay).await {
-                warn!(%error, "could not reschedule; the visibility timeout will bring it back");
-            }
-        }
-        None => {
-            let reason = format!(
-                "failed after {} attempts: {}",
-                delivery.receive_count, error.message
-            );
-            give_up(backend, delivery, &reason, outcome).await;
-        }
-    }
-}
-
-/// Fails the job (so the buyer sees a final state) and then dead-letters the message (so operators
-/// can inspect and replay it). If failing the job does not work, the message stays in the queue
-/// and comes back after its visibility timeout: never acknowledged without a final state.
-async fn give_up(backend: &Backend, delivery: &Delivery, reason: &str, outcome: &mut BatchOutcome) {
-    let job = delivery
-        .job_id
-        .map_or_else(|| "unknown".to_owned(), |id| id.to_string());
-    let span = info_span!("intent", job_id = %job, receive_count = delivery.receive_count);
-    async {
-        if let Some(job_id) = delivery.job_id {
-            if let Err(error) = backend
-                .jobs
-                .close(
-                    job_id,
-                    &Closure::Failed {
-                        reason: reason.to_owned(),
-                    },
-                    backend.clock.now(),
-                )
-                .await
-            {
-                warn!(%error, reason, "could not fail the job; leaving the message for redelivery");
-                return;
-            }
-        }
-        match backend.queue.dead_letter(delivery, reason).await {
-            Ok(()) => {
-                outcome.dead_lettered += 1;
-                metrics::counter!("seatclaim_dead_lettered_total").increment(1);
-                metrics::counter!("seatclaim_claims_total", "outcome" => "failed").increment(1);
-                warn!(reason, "dead-lettered");
-            }
-            Err(error) => warn!(%error, reason, "could not dead-letter; it will be redelivered"),
-        }
-    }
-    .instrument(span)
-    .await;
 }
