@@ -12,6 +12,7 @@ compile_error!(
 pub mod adapters;
 pub mod app;
 pub mod backend;
+pub mod codec;
 pub mod config;
 pub mod domain;
 pub mod ports;

@@ -243,7 +243,7 @@ async fn an_intent_received_past_its_attempts_fails_without_a_claim() {
 async fn an_undecodable_message_is_dead_lettered_and_fails_the_job_it_names() {
     let (app, job_id) = one_pending_job().await;
     let mut deliveries = next(&app.backend).await;
-    deliveries[0].body = "{not an intent".into();
+    deliveries[0].message = seatclaim_shared::codec::decode_message("{not an intent".into());
     let outcome = process_batch(&app.backend, deliveries, Limits::attempts(MAX_ATTEMPTS)).await;
     assert_eq!(
         outcome,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use jiff::SignedDuration;
 
 use crate::domain::{Intent, Job, JobId};
-use crate::ports::{Backend, BackendError, DeadLetter};
+use crate::ports::{Backend, BackendError, DeadLetter, Message};
 
 /// The most dead letters one command reads.
 const MAX_LETTERS: usize = 10_000;
@@ -39,7 +39,10 @@ pub async fn list(backend: &Backend) -> Result<Vec<DeadLetterView>, BackendError
             Some(id) => backend.jobs.job(id).await?,
             None => None,
         };
-        let intent = serde_json::from_str(&letter.body).ok();
+        let intent = match &letter.message {
+            Message::Intent(intent) => Some(intent.clone()),
+            Message::Undecodable { .. } => None,
+        };
         views.push(DeadLetterView {
             letter,
             intent,

@@ -8,7 +8,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use super::give_up::{expire, give_up, retry_or_give_up};
 use crate::domain::Intent;
-use crate::ports::{Backend, BackendError, ClaimOutcome, Delivery, Receipt};
+use crate::ports::{Backend, BackendError, ClaimOutcome, Delivery, Message, Receipt};
 
 /// The limits a batch is decided under.
 #[derive(Debug, Clone, Copy)]
@@ -119,21 +119,24 @@ async fn sort_out(
     let now = backend.clock.now();
     let mut work = Vec::with_capacity(deliveries.len());
     for delivery in deliveries {
-        match serde_json::from_str::<Intent>(&delivery.body) {
-            Err(error) => {
+        match &delivery.message {
+            Message::Undecodable { error, .. } => {
                 let reason = format!("undecodable intent: {error}");
                 give_up(backend, &delivery, &reason, outcome).await;
             }
-            Ok(_) if delivery.receive_count > limits.max_attempts => {
+            Message::Intent(_) if delivery.receive_count > limits.max_attempts => {
                 let reason = format!("gave up after {} attempts", limits.max_attempts);
                 give_up(backend, &delivery, &reason, outcome).await;
             }
-            Ok(intent) if intent.is_stale(now, limits.max_intent_age) => {
-                if expire(backend, &intent, outcome).await {
+            Message::Intent(intent) if intent.is_stale(now, limits.max_intent_age) => {
+                if expire(backend, intent, outcome).await {
                     acknowledged.push(delivery.receipt.clone());
                 }
             }
-            Ok(intent) => work.push((delivery, intent)),
+            Message::Intent(intent) => {
+                let intent = intent.clone();
+                work.push((delivery, intent));
+            }
         }
     }
     work

@@ -2,7 +2,7 @@
 //! Publication is at-least-once (a crash between publishing and marking repeats a page), and it
 //! never touches seats: follow-on work cannot roll a reservation back.
 
-use crate::ports::{Backend, BackendError};
+use crate::ports::{Backend, BackendError, OutboxId};
 
 /// Events read from the outbox per round; a full page means more may be waiting.
 pub const RELAY_PAGE: usize = 100;
@@ -25,7 +25,7 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     }
     let events: Vec<_> = entries.iter().map(|entry| entry.event.clone()).collect();
     let failed = backend.publisher.publish(&events).await?;
-    let published: Vec<String> = entries
+    let published: Vec<OutboxId> = entries
         .into_iter()
         .enumerate()
         .filter(|(index, _)| !failed.contains(index))

@@ -6,18 +6,53 @@ use jiff::Timestamp;
 use super::BackendError;
 use crate::domain::{Intent, JobId};
 
-/// The handle for acknowledging or rescheduling one delivery; stale once the message is redelivered.
+/// The handle for acknowledging or rescheduling one delivery; stale once the message is
+/// redelivered. Each queue makes its own kind, and refuses another's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Receipt(pub String);
+pub enum Receipt {
+    /// An SQS receipt handle.
+    Sqs(String),
+    /// An embedded queue message, and which of its deliveries this is.
+    Embedded {
+        /// The message.
+        message_id: i64,
+        /// Its delivery number (every receive counts one more).
+        delivery: i64,
+    },
+}
 
-/// One delivery of a queued message. The body is raw text because a message may be undecodable;
-/// the job id travels beside it (an SQS message attribute) so even such a message can fail its job.
+/// The handle of a listed dead letter, for replaying or purging it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DeadLetterHandle {
+    /// The SQS receipt handle of the listing's receive (valid for the listing's hold).
+    Sqs(String),
+    /// An embedded queue message.
+    Embedded(i64),
+}
+
+/// What a queued message holds. A body that does not decode is kept as it came, so it can be
+/// dead-lettered unchanged and its job (named beside it) failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// An intent.
+    Intent(Intent),
+    /// A body this build cannot read.
+    Undecodable {
+        /// The body as received.
+        body: String,
+        /// Why it does not decode.
+        error: String,
+    },
+}
+
+/// One delivery of a queued message, decoded; the job id travels beside the body (an SQS
+/// message attribute) so even an undecodable message can fail its job.
 #[derive(Debug, Clone)]
 pub struct Delivery {
     /// For delete, retry and dead-letter.
     pub receipt: Receipt,
-    /// The encoded intent.
-    pub body: String,
+    /// The intent, or the body that would not decode.
+    pub message: Message,
     /// The job the message belongs to, if the attribute was present and valid.
     pub job_id: Option<JobId>,
     /// How many times the message has been received, this time included.
@@ -29,10 +64,10 @@ pub struct Delivery {
 /// A message in the dead-letter queue, as operators list it.
 #[derive(Debug, Clone)]
 pub struct DeadLetter {
-    /// The handle for replaying or purging it (valid for the listing's hold).
-    pub handle: String,
-    /// The encoded intent.
-    pub body: String,
+    /// The handle for replaying or purging it.
+    pub handle: DeadLetterHandle,
+    /// The intent, or the body that would not decode.
+    pub message: Message,
     /// Its job, if the message named one.
     pub job_id: Option<JobId>,
     /// How often it had been received before it was dead-lettered.

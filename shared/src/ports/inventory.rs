@@ -2,7 +2,9 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::BackendError;
-use crate::domain::{Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId, Transition};
+use crate::domain::{
+    Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId, Settling, Transition,
+};
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +51,26 @@ pub enum Settled {
     Done(Box<Job>),
     /// The action does not apply to the job as it stands.
     Conflict(JobConflict),
+}
+
+impl Settled {
+    /// What settling a job (as read, `None` if there is none) comes to before anything is
+    /// written: `Ok` with the job and the domain's settling to persist, or `Err` with the answer
+    /// that needs no write (no such job, a repeat of what already happened, a conflict).
+    pub fn plan(
+        job: Option<Job>,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<(Job, Settling), Self> {
+        let Some(job) = job else {
+            return Err(Self::NotFound);
+        };
+        match job.settle(action, now) {
+            Ok(Some(settling)) => Ok((job, settling)),
+            Ok(None) => Err(Self::Done(Box::new(job))),
+            Err(conflict) => Err(Self::Conflict(conflict)),
+        }
+    }
 }
 
 /// The inventory: the authority on who holds which seat. Every transition here is one atomic step

@@ -22,7 +22,9 @@ pub use catalog::{Catalog, EventCreation};
 pub use clock::{Clock, SystemClock};
 pub use error::{BackendError, ErrorKind};
 pub use event_publisher::EventPublisher;
-pub use intent_queue::{DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
+pub use intent_queue::{
+    DeadLetter, DeadLetterHandle, Delivery, IntentQueue, Message, QueueDepth, Receipt,
+};
 pub use inventory::{ClaimOutcome, Inventory, Settled};
 pub use jobs::Jobs;
-pub use outbox::{Outbox, OutboxEntry};
+pub use outbox::{Outbox, OutboxEntry, OutboxId};

@@ -6,7 +6,8 @@ use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
 use super::error::{build_error, classify};
 use super::item::{Item, get_n, get_s, n, opt_n, opt_s, s};
 use super::{DynamoStore, EventMeta};
-use crate::domain::{EventId, JobId, NewEvent, Seat, SeatId, SeatState, Section};
+use crate::codec::SeatRecord;
+use crate::domain::{EventId, NewEvent, Seat, SeatId};
 use crate::ports::{BackendError, Catalog, EventCreation};
 
 /// DynamoDB's limit on one BatchWriteItem.
@@ -29,25 +30,14 @@ pub(super) fn seat_key(event_id: &EventId, seat_id: &SeatId) -> Item {
 
 /// Reads a seat item into the domain's seat.
 pub(super) fn seat_from_item(item: &Item) -> Result<Seat, BackendError> {
-    let id = get_s(item, "seat_id")?;
-    let corrupt = |what: &str| BackendError::permanent(format!("seat {id} has {what}"));
-    let job_id = opt_s(item, "job_id").and_then(JobId::parse);
-    let state = match (get_s(item, "state")?, job_id, opt_n(item, "hold_until")?) {
-        ("AVAILABLE", _, _) => SeatState::Available,
-        ("HELD", Some(job_id), Some(until)) => SeatState::Held {
-            job_id,
-            until: jiff::Timestamp::from_millisecond(until)
-                .map_err(|_| corrupt("a deadline out of range"))?,
-        },
-        ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
-        _ => return Err(corrupt("an inconsistent state")),
-    };
-    Ok(Seat {
-        seat_id: SeatId::parse(id).map_err(|_| corrupt("an invalid id"))?,
-        section: Section::parse(get_s(item, "section")?)
-            .map_err(|_| corrupt("an invalid section"))?,
-        state,
-    })
+    SeatRecord {
+        seat_id: get_s(item, "seat_id")?.to_owned(),
+        section: get_s(item, "section")?.to_owned(),
+        state: get_s(item, "state")?.to_owned(),
+        job_id: opt_s(item, "job_id").map(str::to_owned),
+        hold_until: opt_n(item, "hold_until")?,
+    }
+    .into_seat()
 }
 
 impl DynamoStore {

@@ -2,6 +2,7 @@ use async_trait::async_trait;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 
 use super::error::classify;
+use crate::codec::encode_event;
 use crate::domain::{EVENT_SOURCE, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
@@ -31,9 +32,7 @@ impl EventPublisher for EventBus {
             let entries = chunk
                 .iter()
                 .map(|event| {
-                    let detail = serde_json::to_string(event).map_err(|e| {
-                        BackendError::permanent(format!("cannot encode event: {e}"))
-                    })?;
+                    let detail = encode_event(event)?;
                     Ok(PutEventsRequestEntry::builder()
                         .event_bus_name(&self.bus)
                         .source(EVENT_SOURCE)

@@ -255,16 +255,15 @@ impl DynamoStore {
         now: Timestamp,
     ) -> Result<Settled, BackendError> {
         for _ in 0..CLAIM_ROUNDS {
-            let Some(job) = self.load_job(job_id).await? else {
-                return Ok(Settled::NotFound);
-            };
-            let Settling {
-                transition,
-                seats: settlement,
-            } = match job.settle(action, now) {
-                Ok(Some(settling)) => settling,
-                Ok(None) => return Ok(Settled::Done(Box::new(job))),
-                Err(conflict) => return Ok(Settled::Conflict(conflict)),
+            let (
+                job,
+                Settling {
+                    transition,
+                    seats: settlement,
+                },
+            ) = match Settled::plan(self.load_job(job_id).await?, action, now) {
+                Ok(plan) => plan,
+                Err(answer) => return Ok(answer),
             };
             let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
             let mut writes = self.settlement_writes(&job, &seats, settlement)?;

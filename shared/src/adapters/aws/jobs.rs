@@ -7,9 +7,8 @@ use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, put_new, s, transact, update};
 use super::names::{EVENTS_BY_JOB_INDEX, JOBS_BY_EVENT_INDEX};
-use crate::domain::{
-    BuyerId, Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition,
-};
+use crate::codec::{JobRecord, decode_event, encode_event, to_json, to_ms};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
 /// Held jobs are spread over this many index partitions, so the sweeper's index has no hot key.
@@ -21,15 +20,6 @@ fn held_shard(job_id: JobId) -> String {
     format!("held#{}", bits % HELD_SHARDS)
 }
 
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {
-    serde_json::to_string(value).map_err(|e| BackendError::permanent(format!("cannot encode: {e}")))
-}
-
-pub(super) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, BackendError> {
-    serde_json::from_str(text)
-        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
-}
-
 /// The key of a job's item.
 pub(super) fn job_key(job_id: JobId) -> Item {
     Item::from([("job_id".to_owned(), s(job_id.to_string()))])
@@ -37,42 +27,35 @@ pub(super) fn job_key(job_id: JobId) -> Item {
 
 /// A new PENDING job's item.
 pub(super) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> {
+    let record = JobRecord::of(job)?;
     Ok(Item::from([
-        ("job_id".to_owned(), s(job.job_id.to_string())),
-        ("event_id".to_owned(), s(job.event_id.as_str())),
-        ("buyer_id".to_owned(), s(job.buyer_id.as_str())),
-        ("request".to_owned(), s(to_json(&job.request)?)),
-        ("status".to_owned(), s(job.status.as_str())),
-        ("seat_ids".to_owned(), s(to_json(&job.seat_ids)?)),
-        (
-            "accepted_at".to_owned(),
-            n(job.accepted_at.as_millisecond()),
-        ),
-        ("updated_at".to_owned(), n(now.as_millisecond())),
+        ("job_id".to_owned(), s(record.job_id)),
+        ("event_id".to_owned(), s(record.event_id)),
+        ("buyer_id".to_owned(), s(record.buyer_id)),
+        ("request".to_owned(), s(record.request)),
+        ("status".to_owned(), s(record.status)),
+        ("seat_ids".to_owned(), s(record.seat_ids)),
+        ("accepted_at".to_owned(), n(record.accepted_at)),
+        ("updated_at".to_owned(), n(to_ms(now))),
     ]))
 }
 
 fn job_from_item(item: &Item) -> Result<Job, BackendError> {
-    let corrupt = |what: &str| BackendError::permanent(format!("job item has {what}"));
-    let job_id = JobId::parse(get_s(item, "job_id")?).ok_or_else(|| corrupt("an invalid id"))?;
-    let instant =
-        |ms: i64| Timestamp::from_millisecond(ms).map_err(|_| corrupt("an instant out of range"));
-    Ok(Job {
-        job_id,
-        event_id: EventId::parse(get_s(item, "event_id")?)
-            .map_err(|_| corrupt("an invalid event id"))?,
-        buyer_id: BuyerId::parse(get_s(item, "buyer_id")?)
-            .map_err(|_| corrupt("an invalid buyer id"))?,
-        request: from_json(get_s(item, "request")?)?,
-        status: JobStatus::parse(get_s(item, "status")?)
-            .ok_or_else(|| corrupt("an unknown status"))?,
-        seat_ids: from_json(get_s(item, "seat_ids")?)?,
-        hold_expires_at: opt_n(item, "hold_until")?.map(instant).transpose()?,
-        reason: opt_s(item, "reason").map(str::to_owned),
-        accepted_at: instant(get_n(item, "accepted_at")?)?,
-        first_error: opt_s(item, "first_error").map(str::to_owned),
-        last_error: opt_s(item, "last_error").map(str::to_owned),
-    })
+    let text = |name: &str| opt_s(item, name).map(str::to_owned);
+    JobRecord {
+        job_id: get_s(item, "job_id")?.to_owned(),
+        event_id: get_s(item, "event_id")?.to_owned(),
+        buyer_id: get_s(item, "buyer_id")?.to_owned(),
+        request: get_s(item, "request")?.to_owned(),
+        status: get_s(item, "status")?.to_owned(),
+        seat_ids: get_s(item, "seat_ids")?.to_owned(),
+        hold_until: opt_n(item, "hold_until")?,
+        reason: text("reason"),
+        accepted_at: get_n(item, "accepted_at")?,
+        first_error: text("first_error"),
+        last_error: text("last_error"),
+    }
+    .into_job()
 }
 
 impl DynamoStore {
@@ -162,7 +145,7 @@ impl DynamoStore {
         let item = Item::from([
             ("id".to_owned(), s(id)),
             ("job_id".to_owned(), s(event.job_id.to_string())),
-            ("body".to_owned(), s(to_json(event)?)),
+            ("body".to_owned(), s(encode_event(event)?)),
             ("created_at".to_owned(), n(now.as_millisecond())),
             ("pending".to_owned(), s("pending")),
         ]);
@@ -234,7 +217,7 @@ impl Jobs for DynamoStore {
         output
             .items()
             .iter()
-            .map(|item| from_json(get_s(item, "body")?))
+            .map(|item| decode_event(get_s(item, "body")?))
             .collect()
     }
 

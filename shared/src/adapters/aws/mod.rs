@@ -8,6 +8,7 @@
 
 mod admissions;
 mod catalog;
+mod dead_letter_queue;
 mod error;
 mod event_bus;
 mod inventory;
@@ -17,6 +18,7 @@ mod names;
 mod outbox;
 mod provision;
 mod queue;
+mod queue_depth;
 mod send_batcher;
 mod settings;
 

@@ -3,9 +3,9 @@ use async_trait::async_trait;
 use super::DynamoStore;
 use super::error::classify;
 use super::item::{get_s, s};
-use super::jobs::from_json;
 use super::names::UNPUBLISHED_INDEX;
-use crate::ports::{BackendError, Outbox, OutboxEntry};
+use crate::codec::decode_event;
+use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
 #[async_trait]
 impl Outbox for DynamoStore {
@@ -26,16 +26,21 @@ impl Outbox for DynamoStore {
             .iter()
             .map(|item| {
                 Ok(OutboxEntry {
-                    id: get_s(item, "id")?.to_owned(),
-                    event: from_json(get_s(item, "body")?)?,
+                    id: OutboxId::Dynamo(get_s(item, "id")?.to_owned()),
+                    event: decode_event(get_s(item, "body")?)?,
                 })
             })
             .collect()
     }
 
     /// Removing `pending` takes the entry out of the sparse index; the entry stays as history.
-    async fn mark_published(&self, ids: &[String]) -> Result<(), BackendError> {
+    async fn mark_published(&self, ids: &[OutboxId]) -> Result<(), BackendError> {
         for id in ids {
+            let OutboxId::Dynamo(id) = id else {
+                return Err(BackendError::permanent(
+                    "an embedded outbox id was handed to DynamoDB",
+                ));
+            };
             self.db
                 .update_item()
                 .table_name(&self.names.outbox_table)

@@ -1,19 +1,21 @@
-//! The intent queue on SQS. The redrive policy (to the DLQ after a number of receives) is set on
-//! the queue itself by `seatclaimctl init` or the deploy templates.
+//! The intent queue on SQS: the port and the main queue. The redrive policy (to the DLQ after a
+//! number of receives) is set on the queue itself by `seatclaimctl init` or the deploy templates.
+//! The dead-letter queue is in `dead_letter_queue.rs`, depth in `queue_depth.rs`.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
-    MessageSystemAttributeName, QueueAttributeName,
+    Message as SqsMessage, MessageSystemAttributeName,
 };
 use jiff::Timestamp;
 
 use super::AwsNames;
 use super::AwsSettings;
 use super::error::{build_error, classify};
-use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher, send_batch};
+use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher};
+use crate::codec::{decode_message, encode_intent};
 use crate::domain::{Intent, JobId};
 use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 
@@ -23,16 +25,16 @@ const MAX_WAIT_SECONDS: u64 = 20;
 /// message can fail its job, and so one job can be followed across processes in the logs.
 pub(super) const JOB_ID_ATTRIBUTE: &str = "job_id";
 /// The attribute the DLQ copy of a message carries to say why it was dead-lettered.
-const REASON_ATTRIBUTE: &str = "dead_letter_reason";
+pub(super) const REASON_ATTRIBUTE: &str = "dead_letter_reason";
 /// The attribute the DLQ copy carries with the original message's receive count.
-const RECEIVE_COUNT_ATTRIBUTE: &str = "receive_count";
+pub(super) const RECEIVE_COUNT_ATTRIBUTE: &str = "receive_count";
 
 /// The main queue and its dead-letter queue.
 pub struct SqsQueue {
-    sqs: aws_sdk_sqs::Client,
+    pub(super) sqs: aws_sdk_sqs::Client,
     sender: SendBatcher,
-    url: String,
-    dlq_url: String,
+    pub(super) url: String,
+    pub(super) dlq_url: String,
     visibility_timeout: Duration,
 }
 
@@ -46,7 +48,8 @@ fn long_poll_seconds(wait: Duration) -> i32 {
     i32::try_from(seconds).unwrap_or(1)
 }
 
-fn seconds(duration: Duration) -> i32 {
+/// A duration in SQS's whole seconds.
+pub(super) fn seconds(duration: Duration) -> i32 {
     i32::try_from(duration.as_secs()).unwrap_or(i32::MAX)
 }
 
@@ -75,7 +78,12 @@ impl SqsQueue {
         })
     }
 
-    async fn delete_from(&self, url: &str, handles: &[&str]) -> Result<(), BackendError> {
+    /// Deletes received messages of `url` by their receipt handles, in batches.
+    pub(super) async fn delete_from(
+        &self,
+        url: &str,
+        handles: &[&str],
+    ) -> Result<(), BackendError> {
         for chunk in handles.chunks(SQS_BATCH) {
             let entries = chunk
                 .iter()
@@ -108,45 +116,21 @@ impl SqsQueue {
 }
 
 impl SqsQueue {
-    /// (visible, in flight) messages of a queue, as SQS approximates them.
-    async fn attributes(&self, url: &str) -> Result<(u64, u64), BackendError> {
-        let output = self
-            .sqs
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-            .send()
-            .await
-            .map_err(|e| classify("GetQueueAttributes", e))?;
-        let count = |name: QueueAttributeName| {
-            output
-                .attributes()
-                .and_then(|a| a.get(&name))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-        };
-        Ok((
-            count(QueueAttributeName::ApproximateNumberOfMessages),
-            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
-        ))
-    }
-
     /// Sets the visibility of received messages of `url` to `by` from now.
-    async fn change_visibility(
+    pub(super) async fn change_visibility(
         &self,
         url: &str,
-        receipts: &[Receipt],
+        handles: &[&str],
         by: Duration,
     ) -> Result<(), BackendError> {
-        for chunk in receipts.chunks(SQS_BATCH) {
+        for chunk in handles.chunks(SQS_BATCH) {
             let entries = chunk
                 .iter()
                 .enumerate()
-                .map(|(index, receipt)| {
+                .map(|(index, handle)| {
                     ChangeMessageVisibilityBatchRequestEntry::builder()
                         .id(index.to_string())
-                        .receipt_handle(&receipt.0)
+                        .receipt_handle(*handle)
                         .visibility_timeout(seconds(by))
                         .build()
                         .map_err(build_error)
@@ -164,6 +148,7 @@ impl SqsQueue {
     }
 }
 
+/// Looks a queue's URL up by its name.
 pub(super) async fn queue_url(
     sqs: &aws_sdk_sqs::Client,
     name: &str,
@@ -186,10 +171,8 @@ impl IntentQueue for SqsQueue {
         let messages = intents
             .iter()
             .map(|intent| {
-                let body = serde_json::to_string(intent)
-                    .map_err(|e| BackendError::permanent(format!("cannot encode intent: {e}")))?;
                 Ok(Outgoing {
-                    body,
+                    body: encode_intent(intent)?,
                     attributes: vec![(JOB_ID_ATTRIBUTE, intent.job_id.to_string())],
                 })
             })
@@ -213,50 +196,18 @@ impl IntentQueue for SqsQueue {
             .send()
             .await
             .map_err(|e| classify("ReceiveMessage", e))?;
-        let deliveries = output
-            .messages()
-            .iter()
-            .filter_map(|message| {
-                let receipt = message.receipt_handle()?.to_owned();
-                let system = message.attributes();
-                let system_value = |name: MessageSystemAttributeName| {
-                    system
-                        .and_then(|a| a.get(&name))
-                        .and_then(|v| v.parse::<i64>().ok())
-                };
-                let job_id = message
-                    .message_attributes()
-                    .and_then(|a| a.get(JOB_ID_ATTRIBUTE))
-                    .and_then(|v| v.string_value())
-                    .and_then(JobId::parse);
-                Some(Delivery {
-                    receipt: Receipt(receipt),
-                    body: message.body().unwrap_or_default().to_owned(),
-                    job_id,
-                    receive_count: system_value(
-                        MessageSystemAttributeName::ApproximateReceiveCount,
-                    )
-                    .and_then(|n| u32::try_from(n).ok())
-                    .unwrap_or(1),
-                    sent_at: system_value(MessageSystemAttributeName::SentTimestamp)
-                        .and_then(|ms| Timestamp::from_millisecond(ms).ok())
-                        .unwrap_or_else(Timestamp::now),
-                })
-            })
-            .collect();
-        Ok(deliveries)
+        Ok(output.messages().iter().filter_map(delivery_of).collect())
     }
 
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
-        let handles: Vec<&str> = receipts.iter().map(|r| r.0.as_str()).collect();
-        self.delete_from(&self.url, &handles).await
+        self.delete_from(&self.url, &handles(receipts)?).await
     }
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
         self.sqs
             .change_message_visibility()
             .queue_url(&self.url)
-            .receipt_handle(&receipt.0)
+            .receipt_handle(handle(receipt)?)
             .visibility_timeout(seconds(delay))
             .send()
             .await
@@ -269,33 +220,12 @@ impl IntentQueue for SqsQueue {
         receipts: &[Receipt],
         by: Duration,
     ) -> Result<(), BackendError> {
-        self.change_visibility(&self.url, receipts, by).await
+        self.change_visibility(&self.url, &handles(receipts)?, by)
+            .await
     }
 
-    /// Copies the message to the DLQ with the reason, then deletes it from the main queue. A crash
-    /// in between leaves it in both: the DLQ copy is then a replay of a decided job, which is safe.
     async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), BackendError> {
-        let mut attributes = vec![
-            (REASON_ATTRIBUTE, reason.to_owned()),
-            (RECEIVE_COUNT_ATTRIBUTE, delivery.receive_count.to_string()),
-        ];
-        attributes.extend(delivery.job_id.map(|id| (JOB_ID_ATTRIBUTE, id.to_string())));
-        let copy = Outgoing {
-            body: delivery.body.clone(),
-            attributes,
-        };
-        send_batch(&self.sqs, &self.dlq_url, &[copy])
-            .await
-            .into_iter()
-            .collect::<Result<(), _>>()?;
-        self.sqs
-            .delete_message()
-            .queue_url(&self.url)
-            .receipt_handle(&delivery.receipt.0)
-            .send()
-            .await
-            .map_err(|e| classify("DeleteMessage", e))?;
-        Ok(())
+        self.move_to_dead(delivery, reason).await
     }
 
     async fn dead_letters(
@@ -303,114 +233,63 @@ impl IntentQueue for SqsQueue {
         limit: usize,
         hold: Duration,
     ) -> Result<Vec<DeadLetter>, BackendError> {
-        let mut letters: Vec<DeadLetter> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        while letters.len() < limit {
-            let output = self
-                .sqs
-                .receive_message()
-                .queue_url(&self.dlq_url)
-                .max_number_of_messages(
-                    i32::try_from((limit - letters.len()).min(SQS_BATCH)).unwrap_or(10),
-                )
-                .wait_time_seconds(1)
-                .visibility_timeout(seconds(hold))
-                .message_attribute_names("All")
-                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-                .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
-                .send()
-                .await
-                .map_err(|e| classify("ReceiveMessage DLQ", e))?;
-            // With no hold, listed messages stay visible and may come back: stop at the first
-            // receive that brings nothing new.
-            let fresh: Vec<_> = output
-                .messages()
-                .iter()
-                .filter(|m| seen.insert(m.message_id().unwrap_or_default().to_owned()))
-                .collect();
-            if fresh.is_empty() {
-                break;
-            }
-            for message in fresh {
-                let attribute = |name: &str| {
-                    message
-                        .message_attributes()
-                        .and_then(|a| a.get(name))
-                        .and_then(|v| v.string_value())
-                        .map(str::to_owned)
-                };
-                let system = |name: MessageSystemAttributeName| {
-                    message
-                        .attributes()
-                        .and_then(|a| a.get(&name))
-                        .and_then(|v| v.parse::<i64>().ok())
-                };
-                letters.push(DeadLetter {
-                    handle: message.receipt_handle().unwrap_or_default().to_owned(),
-                    body: message.body().unwrap_or_default().to_owned(),
-                    job_id: attribute(JOB_ID_ATTRIBUTE)
-                        .as_deref()
-                        .and_then(JobId::parse),
-                    receive_count: attribute(RECEIVE_COUNT_ATTRIBUTE)
-                        .and_then(|n| n.parse().ok())
-                        .or_else(|| {
-                            system(MessageSystemAttributeName::ApproximateReceiveCount)
-                                .and_then(|n| u32::try_from(n).ok())
-                        })
-                        .unwrap_or(0),
-                    reason: attribute(REASON_ATTRIBUTE)
-                        .or_else(|| Some("redriven by SQS after too many receives".to_owned())),
-                    dead_lettered_at: system(MessageSystemAttributeName::SentTimestamp)
-                        .and_then(|ms| Timestamp::from_millisecond(ms).ok())
-                        .unwrap_or_else(Timestamp::now),
-                });
-            }
-        }
-        Ok(letters)
+        self.list_dead(limit, hold).await
     }
 
-    /// Receive-send-delete: each message is sent to the main queue, and only then deleted from the
-    /// DLQ (StartMessageMoveTask would move everything, with no per-job choice).
     async fn redrive(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
-        let messages: Vec<Outgoing> = letters
-            .iter()
-            .map(|letter| Outgoing {
-                body: letter.body.clone(),
-                attributes: letter
-                    .job_id
-                    .map(|id| (JOB_ID_ATTRIBUTE, id.to_string()))
-                    .into_iter()
-                    .collect(),
-            })
-            .collect();
-        for chunk in messages.chunks(SQS_BATCH) {
-            send_batch(&self.sqs, &self.url, chunk)
-                .await
-                .into_iter()
-                .collect::<Result<(), _>>()?;
-        }
-        let handles: Vec<&str> = letters.iter().map(|l| l.handle.as_str()).collect();
-        self.delete_from(&self.dlq_url, &handles).await
+        self.redrive_dead(letters).await
     }
 
     async fn release(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
-        let handles: Vec<Receipt> = letters.iter().map(|l| Receipt(l.handle.clone())).collect();
-        self.change_visibility(&self.dlq_url, &handles, Duration::ZERO)
-            .await
+        self.release_dead(letters).await
     }
 
     async fn purge(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
-        let handles: Vec<&str> = letters.iter().map(|l| l.handle.as_str()).collect();
-        self.delete_from(&self.dlq_url, &handles).await
+        self.purge_dead(letters).await
     }
 
     async fn depth(&self) -> Result<QueueDepth, BackendError> {
-        let main = self.attributes(&self.url).await?;
-        let dead = self.attributes(&self.dlq_url).await?;
-        Ok(QueueDepth {
-            ready: main.0,
-            in_flight: main.1,
-            dead: dead.0,
-        })
+        self.queue_depth().await
     }
+}
+
+/// A received message as a delivery, decoded; `None` for one without a receipt handle.
+fn delivery_of(message: &SqsMessage) -> Option<Delivery> {
+    let receipt = message.receipt_handle()?.to_owned();
+    let system_value = |name: MessageSystemAttributeName| {
+        message
+            .attributes()
+            .and_then(|a| a.get(&name))
+            .and_then(|v| v.parse::<i64>().ok())
+    };
+    let job_id = message
+        .message_attributes()
+        .and_then(|a| a.get(JOB_ID_ATTRIBUTE))
+        .and_then(|v| v.string_value())
+        .and_then(JobId::parse);
+    Some(Delivery {
+        receipt: Receipt::Sqs(receipt),
+        message: decode_message(message.body().unwrap_or_default().to_owned()),
+        job_id,
+        receive_count: system_value(MessageSystemAttributeName::ApproximateReceiveCount)
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(1),
+        sent_at: system_value(MessageSystemAttributeName::SentTimestamp)
+            .and_then(|ms| Timestamp::from_millisecond(ms).ok())
+            .unwrap_or_else(Timestamp::now),
+    })
+}
+
+/// The SQS receipt handle a receipt holds; a receipt of another kind of queue is refused.
+pub(super) fn handle(receipt: &Receipt) -> Result<&str, BackendError> {
+    match receipt {
+        Receipt::Sqs(handle) => Ok(handle),
+        Receipt::Embedded { .. } => Err(BackendError::permanent(
+            "an embedded queue receipt was handed to SQS",
+        )),
+    }
+}
+
+fn handles(receipts: &[Receipt]) -> Result<Vec<&str>, BackendError> {
+    receipts.iter().map(handle).collect()
 }

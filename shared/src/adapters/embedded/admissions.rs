@@ -7,9 +7,9 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use super::EmbeddedStore;
 use super::catalog::hold_ms;
 use super::db::Db;
-use super::db::to_ms;
 use super::intent_queue::enqueue;
 use super::job_rows::insert_job;
+use crate::codec::to_ms;
 use crate::domain::{IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, Clock};
 

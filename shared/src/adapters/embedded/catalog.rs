@@ -2,8 +2,8 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use super::db::{from_ms, to_ms};
-use crate::domain::{EventId, JobId, NewEvent, Seat, SeatId, SeatState, Section};
+use crate::codec::{SeatRecord, to_ms};
+use crate::domain::{EventId, NewEvent, Seat};
 use crate::ports::{BackendError, Catalog, EventCreation};
 
 #[async_trait]
@@ -52,9 +52,9 @@ impl Catalog for EmbeddedStore {
                 }
                 let mut query = tx.prepare_cached(&format!(
                     "SELECT {} FROM seats WHERE event_id = ?1 ORDER BY position",
-                    SeatRow::COLUMNS
+                    SEAT_COLUMNS
                 ))?;
-                let rows = query.query_map([event_id.as_str()], SeatRow::read)?;
+                let rows = query.query_map([event_id.as_str()], read_seat)?;
                 let seats = rows
                     .map(|row| row?.into_seat())
                     .collect::<Result<Vec<_>, BackendError>>()?;
@@ -68,50 +68,18 @@ impl Catalog for EmbeddedStore {
     }
 }
 
-/// A `seats` row as stored, before its columns are checked.
-pub(super) struct SeatRow {
-    seat_id: String,
-    section: String,
-    state: String,
-    job_id: Option<String>,
-    hold_until: Option<i64>,
-}
+/// The `seats` columns [`read_seat`] expects, in order.
+pub(super) const SEAT_COLUMNS: &str = "seat_id, section, state, job_id, hold_until";
 
-impl SeatRow {
-    /// The column list `read` expects, in order.
-    pub(super) const COLUMNS: &'static str = "seat_id, section, state, job_id, hold_until";
-
-    /// Reads the columns of [`Self::COLUMNS`].
-    pub(super) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            seat_id: row.get(0)?,
-            section: row.get(1)?,
-            state: row.get(2)?,
-            job_id: row.get(3)?,
-            hold_until: row.get(4)?,
-        })
-    }
-
-    /// Checks the row and turns it into a domain seat.
-    pub(super) fn into_seat(self) -> Result<Seat, BackendError> {
-        let corrupt =
-            |what: &str| BackendError::permanent(format!("seat {} has {what}", self.seat_id));
-        let job_id = self.job_id.as_deref().and_then(JobId::parse);
-        let state = match (self.state.as_str(), job_id, self.hold_until) {
-            ("AVAILABLE", _, _) => SeatState::Available,
-            ("HELD", Some(job_id), Some(until)) => SeatState::Held {
-                job_id,
-                until: from_ms(until)?,
-            },
-            ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
-            _ => return Err(corrupt("an inconsistent state")),
-        };
-        Ok(Seat {
-            seat_id: SeatId::parse(&self.seat_id).map_err(|_| corrupt("an invalid id"))?,
-            section: Section::parse(&self.section).map_err(|_| corrupt("an invalid section"))?,
-            state,
-        })
-    }
+/// Reads the columns of [`SEAT_COLUMNS`] into the seat's stored shape.
+pub(super) fn read_seat(row: &rusqlite::Row<'_>) -> rusqlite::Result<SeatRecord> {
+    Ok(SeatRecord {
+        seat_id: row.get(0)?,
+        section: row.get(1)?,
+        state: row.get(2)?,
+        job_id: row.get(3)?,
+        hold_until: row.get(4)?,
+    })
 }
 
 /// Reads one event's hold length in milliseconds, or `None` if the event does not exist.

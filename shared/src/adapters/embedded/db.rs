@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jiff::Timestamp;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
 use super::migrations;
@@ -164,27 +163,4 @@ impl From<rusqlite::Error> for BackendError {
             Self::permanent(format!("sqlite: {error}"))
         }
     }
-}
-
-/// Instants are stored as Unix milliseconds.
-pub(super) fn to_ms(at: Timestamp) -> i64 {
-    at.as_millisecond()
-}
-
-/// Reads a stored instant back.
-pub(super) fn from_ms(ms: i64) -> Result<Timestamp, BackendError> {
-    Timestamp::from_millisecond(ms)
-        .map_err(|e| BackendError::permanent(format!("stored instant {ms} is out of range: {e}")))
-}
-
-/// Decodes a JSON column, treating unreadable data as permanent: retrying will not change it.
-pub(super) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, BackendError> {
-    serde_json::from_str(text)
-        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
-}
-
-/// Encodes a value for a JSON column.
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {
-    serde_json::to_string(value)
-        .map_err(|e| BackendError::permanent(format!("cannot encode for storage: {e}")))
 }

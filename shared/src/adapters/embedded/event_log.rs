@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::codec::to_json;
 use crate::domain::{EVENT_SOURCE, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
@@ -50,8 +51,7 @@ impl EventPublisher for EventLog {
                 detail_type: event.detail_type(),
                 detail: event,
             };
-            let line = serde_json::to_string(&envelope)
-                .map_err(|e| BackendError::permanent(format!("cannot encode event: {e}")))?;
+            let line = to_json(&envelope)?;
             text.push_str(&line);
             text.push('\n');
         }

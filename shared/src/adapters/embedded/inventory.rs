@@ -8,9 +8,9 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
-use super::catalog::{SeatRow, hold_ms};
-use super::db::to_ms;
+use super::catalog::{SEAT_COLUMNS, hold_ms, read_seat};
 use super::job_rows::{load_job, save_transition};
+use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
     SeatId, SeatRequest, Settlement, Settling, decide_claim,
@@ -139,17 +139,17 @@ fn candidate_seats(
     now: Timestamp,
 ) -> Result<Vec<Seat>, BackendError> {
     let event = intent.event_id.as_str();
-    let rows: Vec<SeatRow> = match &intent.request {
+    let rows: Vec<SeatRecord> = match &intent.request {
         SeatRequest::Seats(wanted) => {
             let mut query = tx.prepare_cached(&format!(
                 "SELECT {} FROM seats WHERE event_id = ?1 AND seat_id = ?2",
-                SeatRow::COLUMNS
+                SEAT_COLUMNS
             ))?;
             let mut rows = Vec::with_capacity(wanted.len());
             for seat in wanted {
                 rows.extend(
                     query
-                        .query_map(params![event, seat.as_str()], SeatRow::read)?
+                        .query_map(params![event, seat.as_str()], read_seat)?
                         .collect::<Result<Vec<_>, _>>()?,
                 );
             }
@@ -159,23 +159,23 @@ fn candidate_seats(
             .prepare_cached(&format!(
                 "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE'
                  ORDER BY position LIMIT ?3",
-                SeatRow::COLUMNS
+                SEAT_COLUMNS
             ))?
-            .query_map(params![event, section.as_str(), quantity], SeatRow::read)?
+            .query_map(params![event, section.as_str(), quantity], read_seat)?
             .chain(
                 tx.prepare_cached(&format!(
                     "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'HELD'
                      AND hold_until <= ?4 ORDER BY position LIMIT ?3",
-                    SeatRow::COLUMNS
+                    SEAT_COLUMNS
                 ))?
                 .query_map(
                     params![event, section.as_str(), quantity, to_ms(now)],
-                    SeatRow::read,
+                    read_seat,
                 )?,
             )
             .collect::<Result<Vec<_>, _>>()?,
     };
-    rows.into_iter().map(SeatRow::into_seat).collect()
+    rows.into_iter().map(SeatRecord::into_seat).collect()
 }
 
 /// The conditional write: each seat moves to HELD only if it is still AVAILABLE or its hold has
@@ -224,16 +224,15 @@ fn settle_one(
     action: JobAction,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
-    let Some(job) = load_job(tx, job_id)? else {
-        return Ok(Settled::NotFound);
-    };
-    let Settling {
-        transition,
-        seats: settlement,
-    } = match job.settle(action, now) {
-        Ok(Some(settling)) => settling,
-        Ok(None) => return Ok(Settled::Done(Box::new(job))),
-        Err(conflict) => return Ok(Settled::Conflict(conflict)),
+    let (
+        job,
+        Settling {
+            transition,
+            seats: settlement,
+        },
+    ) = match Settled::plan(load_job(tx, job_id)?, action, now) {
+        Ok(plan) => plan,
+        Err(answer) => return Ok(answer),
     };
     // Each seat is addressed by its key and conditioned on this job's hold: a seat re-claimed by
     // another job after this hold lapsed stays theirs.

@@ -4,9 +4,9 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::db::from_json;
 use super::job_rows::{load_job, save_transition};
 use super::{EmbeddedStore, decisions};
+use crate::codec::decode_event;
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent};
 use crate::ports::{BackendError, Jobs};
 
@@ -74,7 +74,7 @@ impl Jobs for EmbeddedStore {
                     tx.prepare_cached("SELECT body FROM outbox WHERE job_id = ?1 ORDER BY seq")?;
                 let bodies =
                     query.query_map([job_id.to_string()], |row| row.get::<_, String>(0))?;
-                bodies.map(|body| from_json(&body?)).collect()
+                bodies.map(|body| decode_event(&body?)).collect()
             })
             .await
     }

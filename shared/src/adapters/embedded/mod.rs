@@ -7,6 +7,7 @@
 mod admissions;
 mod catalog;
 mod db;
+mod dead_letter_queue;
 mod decisions;
 mod event_log;
 mod intent_queue;
@@ -15,6 +16,8 @@ mod job_rows;
 mod jobs;
 mod migrations;
 mod outbox;
+mod queue_depth;
+mod receive;
 
 use std::path::Path;
 use std::sync::Arc;

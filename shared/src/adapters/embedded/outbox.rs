@@ -1,9 +1,11 @@
+//! The embedded outbox: rows recorded with each transition, read in order by the relay.
+
 use async_trait::async_trait;
 use rusqlite::params;
 
 use super::EmbeddedStore;
-use super::db::{from_json, to_ms};
-use crate::ports::{BackendError, Outbox, OutboxEntry};
+use crate::codec::{decode_event, to_ms};
+use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
 #[async_trait]
 impl Outbox for EmbeddedStore {
@@ -20,8 +22,8 @@ impl Outbox for EmbeddedStore {
                 rows.map(|row| {
                     let (seq, body) = row?;
                     Ok(OutboxEntry {
-                        id: seq.to_string(),
-                        event: from_json(&body)?,
+                        id: OutboxId::Embedded(seq),
+                        event: decode_event(&body)?,
                     })
                 })
                 .collect()
@@ -29,12 +31,16 @@ impl Outbox for EmbeddedStore {
             .await
     }
 
-    async fn mark_published(&self, ids: &[String]) -> Result<(), BackendError> {
+    async fn mark_published(&self, ids: &[OutboxId]) -> Result<(), BackendError> {
         let seqs = ids
             .iter()
-            .map(|id| id.parse::<i64>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| BackendError::permanent(format!("not an embedded outbox id: {e}")))?;
+            .map(|id| match id {
+                OutboxId::Embedded(seq) => Ok(*seq),
+                OutboxId::Dynamo(_) => Err(BackendError::permanent(
+                    "a DynamoDB outbox id was handed to the embedded outbox",
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let now = to_ms(self.clock.now());
         self.db
             .write(move |tx| {

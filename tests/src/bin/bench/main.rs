@@ -23,7 +23,7 @@ use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::ClaimOutcome;
+use seatclaim_shared::ports::{ClaimOutcome, Message};
 use seatclaim_worker::{Limits, decide_batch};
 use serde_json::json;
 
@@ -170,9 +170,12 @@ async fn decide(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
             break;
         }
         let intents = deliveries
-            .iter()
-            .map(|d| serde_json::from_str::<Intent>(&d.body))
-            .collect::<Result<Vec<_>, _>>()?;
+            .into_iter()
+            .map(|d| match d.message {
+                Message::Intent(intent) => Ok(intent),
+                Message::Undecodable { error, .. } => Err(anyhow::anyhow!(error)),
+            })
+            .collect::<anyhow::Result<Vec<Intent>>>()?;
         batches.push(intents);
     }
     let mut tally = Tally {

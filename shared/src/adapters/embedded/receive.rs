@@ -1,0 +1,103 @@
+//! Receiving from the embedded queue: a delivery's receipt, its visibility timeout, and the
+//! redrive of a message received too often, all in the receiving transaction.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::params;
+
+use super::EmbeddedStore;
+use super::intent_queue::{DEAD, MAIN, acknowledge, delivery_of};
+use crate::codec::{decode_message, from_ms, to_ms};
+use crate::domain::JobId;
+use crate::ports::{BackendError, Delivery, Receipt};
+
+/// A ready message's columns, as read.
+type Ready = (i64, String, Option<String>, i64, u32, i64);
+
+impl EmbeddedStore {
+    /// Acknowledges `done`, then takes up to `max` visible messages, in one transaction: each
+    /// delivery gets its own receipt and is hidden for the visibility timeout; one already received
+    /// `max_receive_count` times moves to the dead-letter queue instead.
+    pub(super) async fn receive_now(
+        &self,
+        done: Vec<(i64, i64)>,
+        max: usize,
+    ) -> Result<Vec<Delivery>, BackendError> {
+        let now = to_ms(self.clock.now());
+        let hidden_until = to_ms(self.hidden_until(self.queue.visibility_timeout));
+        let max_receive_count = self.queue.max_receive_count;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        self.db
+            .write(move |tx| {
+                acknowledge(tx, &done)?;
+                let rows: Vec<Ready> = tx
+                    .prepare_cached(
+                        "SELECT message_id, body, job_id, sent_at, receive_count, delivery FROM messages
+                         WHERE queue = ?1 AND visible_at <= ?2 ORDER BY visible_at, message_id LIMIT ?3",
+                    )?
+                    .query_map(params![MAIN, now, limit], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?))
+                    })?
+                    .collect::<Result<_, _>>()?;
+                let mut to_dead = tx.prepare_cached(
+                    "UPDATE messages SET queue = ?2, reason = ?3, visible_at = ?4 WHERE message_id = ?1",
+                )?;
+                let mut deliver = tx.prepare_cached(
+                    "UPDATE messages SET receive_count = receive_count + 1, delivery = ?3, visible_at = ?2
+                     WHERE message_id = ?1",
+                )?;
+                let mut deliveries = Vec::with_capacity(rows.len());
+                for (message_id, body, job_id, sent_at, received, delivered) in rows {
+                    if received >= max_receive_count {
+                        let reason =
+                            format!("received {received} times without being acknowledged");
+                        to_dead.execute(params![message_id, DEAD, reason, now])?;
+                        continue;
+                    }
+                    let delivery = delivered + 1;
+                    deliver.execute(params![message_id, hidden_until, delivery])?;
+                    deliveries.push(Delivery {
+                        receipt: Receipt::Embedded { message_id, delivery },
+                        message: decode_message(body),
+                        job_id: job_id.as_deref().and_then(JobId::parse),
+                        receive_count: received + 1,
+                        sent_at: from_ms(sent_at)?,
+                    });
+                }
+                Ok(deliveries)
+            })
+            .await
+    }
+
+    /// Hides in-flight deliveries until `for_` from now (a retry's backoff, or a visibility extension).
+    pub(super) async fn hide(
+        &self,
+        receipts: &[Receipt],
+        for_: Duration,
+    ) -> Result<(), BackendError> {
+        let deliveries = receipts
+            .iter()
+            .map(delivery_of)
+            .collect::<Result<Vec<_>, _>>()?;
+        let visible_at = to_ms(self.hidden_until(for_));
+        self.db
+            .write(move |tx| {
+                let mut hide = tx.prepare_cached(
+                    "UPDATE messages SET visible_at = ?3 WHERE message_id = ?1 AND delivery = ?2 AND queue = ?4",
+                )?;
+                for (message_id, delivery) in &deliveries {
+                    hide.execute(params![message_id, delivery, visible_at, MAIN])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    fn hidden_until(&self, for_: Duration) -> Timestamp {
+        self.clock
+            .now()
+            .saturating_add(SignedDuration::try_from(for_).unwrap_or(SignedDuration::MAX))
+            .unwrap_or(Timestamp::MAX)
+    }
+}

@@ -1,0 +1,71 @@
+//! The job's stored shape: one flat record of text and numbers, the same for a SQLite row and a
+//! DynamoDB item.
+
+use super::{from_json, from_ms, to_json, to_ms};
+use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus};
+use crate::ports::BackendError;
+
+/// A job as stored: ids as text, the request and seat list as JSON, instants as milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRecord {
+    /// The job id.
+    pub job_id: String,
+    /// The event.
+    pub event_id: String,
+    /// The buyer.
+    pub buyer_id: String,
+    /// The seat request, JSON.
+    pub request: String,
+    /// The status's storage spelling.
+    pub status: String,
+    /// The seats held or sold, a JSON list.
+    pub seat_ids: String,
+    /// The hold's deadline, while it has one.
+    pub hold_until: Option<i64>,
+    /// Why it was rejected or failed.
+    pub reason: Option<String>,
+    /// When admission accepted it.
+    pub accepted_at: i64,
+    /// The first transient failure met.
+    pub first_error: Option<String>,
+    /// The latest transient failure met.
+    pub last_error: Option<String>,
+}
+
+impl JobRecord {
+    /// The record of `job`.
+    pub fn of(job: &Job) -> Result<Self, BackendError> {
+        Ok(Self {
+            job_id: job.job_id.to_string(),
+            event_id: job.event_id.as_str().to_owned(),
+            buyer_id: job.buyer_id.as_str().to_owned(),
+            request: to_json(&job.request)?,
+            status: job.status.as_str().to_owned(),
+            seat_ids: to_json(&job.seat_ids)?,
+            hold_until: job.hold_expires_at.map(to_ms),
+            reason: job.reason.clone(),
+            accepted_at: to_ms(job.accepted_at),
+            first_error: job.first_error.clone(),
+            last_error: job.last_error.clone(),
+        })
+    }
+
+    /// Checks every field and turns the record into a job.
+    pub fn into_job(self) -> Result<Job, BackendError> {
+        let id = self.job_id.clone();
+        let corrupt = |what: &str| BackendError::permanent(format!("job {id} has {what}"));
+        Ok(Job {
+            job_id: JobId::parse(&self.job_id).ok_or_else(|| corrupt("an invalid id"))?,
+            event_id: EventId::parse(&self.event_id).map_err(|_| corrupt("an invalid event id"))?,
+            buyer_id: BuyerId::parse(&self.buyer_id).map_err(|_| corrupt("an invalid buyer id"))?,
+            request: from_json(&self.request)?,
+            status: JobStatus::parse(&self.status).ok_or_else(|| corrupt("an unknown status"))?,
+            seat_ids: from_json(&self.seat_ids)?,
+            hold_expires_at: self.hold_until.map(from_ms).transpose()?,
+            reason: self.reason,
+            accepted_at: from_ms(self.accepted_at)?,
+            first_error: self.first_error,
+            last_error: self.last_error,
+        })
+    }
+}

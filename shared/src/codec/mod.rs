@@ -1,0 +1,78 @@
+//! One codec per stored shape, shared by every adapter: the intent message, the job, the seat
+//! and the reservation event, each encoded and checked in one place. An adapter maps its rows or
+//! items to these records and back; what a stored value means is decided here, not per backend.
+//! Unreadable stored data is a permanent error: retrying will not change it.
+
+mod job;
+mod seat;
+
+use jiff::Timestamp;
+
+pub use job::JobRecord;
+pub use seat::SeatRecord;
+
+use crate::domain::{Intent, ReservationEvent};
+use crate::ports::{BackendError, Message};
+
+/// Encodes a value as the JSON text stored in a column or attribute.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {
+    serde_json::to_string(value)
+        .map_err(|e| BackendError::permanent(format!("cannot encode for storage: {e}")))
+}
+
+/// Decodes stored JSON text.
+pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, BackendError> {
+    serde_json::from_str(text)
+        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
+}
+
+/// Instants are stored as Unix milliseconds.
+#[must_use]
+pub fn to_ms(at: Timestamp) -> i64 {
+    at.as_millisecond()
+}
+
+/// Reads a stored instant back.
+pub fn from_ms(ms: i64) -> Result<Timestamp, BackendError> {
+    Timestamp::from_millisecond(ms)
+        .map_err(|e| BackendError::permanent(format!("stored instant {ms} is out of range: {e}")))
+}
+
+/// The body of an intent's queue message.
+pub fn encode_intent(intent: &Intent) -> Result<String, BackendError> {
+    to_json(intent)
+}
+
+/// A received message body as the worker sees it: the intent, or the body kept as it came with
+/// why it does not decode (so dead-lettering moves it unchanged).
+#[must_use]
+pub fn decode_message(body: String) -> Message {
+    match serde_json::from_str::<Intent>(&body) {
+        Ok(intent) => Message::Intent(intent),
+        Err(error) => Message::Undecodable {
+            body,
+            error: error.to_string(),
+        },
+    }
+}
+
+/// A message's body, to send it on (to the dead-letter queue, or back).
+pub fn encode_message(message: &Message) -> Result<String, BackendError> {
+    match message {
+        Message::Intent(intent) => encode_intent(intent),
+        Message::Undecodable { body, .. } => Ok(body.clone()),
+    }
+}
+
+/// A reservation event as stored in the outbox and published (EventBridge `detail`, log line).
+pub fn encode_event(event: &ReservationEvent) -> Result<String, BackendError> {
+    to_json(event)
+}
+
+/// Reads a stored reservation event back.
+pub fn decode_event(text: &str) -> Result<ReservationEvent, BackendError> {
+    from_json(text)
+}
+
+#[cfg(test)]
+mod tests;

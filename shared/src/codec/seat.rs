@@ -1,0 +1,44 @@
+//! The seat's stored shape: its state as text, with the job and deadline that go with it.
+
+use super::from_ms;
+use crate::domain::{JobId, Seat, SeatId, SeatState, Section};
+use crate::ports::BackendError;
+
+/// A seat as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatRecord {
+    /// The seat id.
+    pub seat_id: String,
+    /// Its section.
+    pub section: String,
+    /// `AVAILABLE`, `HELD` or `SOLD`.
+    pub state: String,
+    /// The job holding or having bought it.
+    pub job_id: Option<String>,
+    /// The hold's deadline in milliseconds, while HELD.
+    pub hold_until: Option<i64>,
+}
+
+impl SeatRecord {
+    /// Checks the record (a HELD seat names its job and deadline, a SOLD one its job) and turns
+    /// it into a domain seat.
+    pub fn into_seat(self) -> Result<Seat, BackendError> {
+        let id = self.seat_id.clone();
+        let corrupt = |what: &str| BackendError::permanent(format!("seat {id} has {what}"));
+        let job_id = self.job_id.as_deref().and_then(JobId::parse);
+        let state = match (self.state.as_str(), job_id, self.hold_until) {
+            ("AVAILABLE", _, _) => SeatState::Available,
+            ("HELD", Some(job_id), Some(until)) => SeatState::Held {
+                job_id,
+                until: from_ms(until)?,
+            },
+            ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
+            _ => return Err(corrupt("an inconsistent state")),
+        };
+        Ok(Seat {
+            seat_id: SeatId::parse(&self.seat_id).map_err(|_| corrupt("an invalid id"))?,
+            section: Section::parse(&self.section).map_err(|_| corrupt("an invalid section"))?,
+            state,
+        })
+    }
+}
