@@ -98,14 +98,44 @@ pub fn audit(
     limits: AuditLimits,
 ) -> Vec<Violation> {
     let mut violations = Vec::new();
-    let by_id: HashMap<JobId, &Job> = jobs.iter().map(|job| (job.job_id, job)).collect();
-    let live = |job: &Job| match job.status {
+    let owners = check_owners(jobs, now, &mut violations);
+    check_owned_seats(seats, &owners, &mut violations);
+    check_seat_jobs(seats, jobs, now, &mut violations);
+    for job in jobs.iter().filter(|job| job.status == JobStatus::Pending) {
+        let pending_for = now.duration_since(job.accepted_at);
+        if pending_for > limits.max_pending {
+            violations.push(Violation::PendingTooLong {
+                job: job.job_id,
+                pending_for,
+            });
+        }
+    }
+    if let Some(oldest) = oldest_unpublished
+        .map(|at| now.duration_since(at))
+        .filter(|lag| *lag > limits.max_outbox_lag)
+    {
+        violations.push(Violation::OutboxLag { oldest });
+    }
+    violations
+}
+
+/// A live job: SOLD, or HELD before its deadline.
+fn is_live(job: &Job, now: Timestamp) -> bool {
+    match job.status {
         JobStatus::Sold => true,
         JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
         _ => false,
-    };
+    }
+}
+
+/// Which live job owns each seat; a seat two live jobs claim is a violation.
+fn check_owners<'a>(
+    jobs: &'a [Job],
+    now: Timestamp,
+    violations: &mut Vec<Violation>,
+) -> HashMap<&'a SeatId, JobId> {
     let mut owners: HashMap<&SeatId, JobId> = HashMap::new();
-    for job in jobs.iter().filter(|job| live(job)) {
+    for job in jobs.iter().filter(|job| is_live(job, now)) {
         for seat in &job.seat_ids {
             if let Some(other) = owners.insert(seat, job.job_id) {
                 violations.push(Violation::SeatClaimedTwice {
@@ -115,11 +145,20 @@ pub fn audit(
             }
         }
     }
+    owners
+}
+
+/// Every live job's seats name it in the inventory.
+fn check_owned_seats(
+    seats: &[Seat],
+    owners: &HashMap<&SeatId, JobId>,
+    violations: &mut Vec<Violation>,
+) {
     let state_of: HashMap<&SeatId, SeatState> = seats
         .iter()
         .map(|seat| (&seat.seat_id, seat.state))
         .collect();
-    for (seat, job) in &owners {
+    for (seat, job) in owners {
         let owned = match state_of.get(seat) {
             Some(SeatState::Held { job_id, .. } | SeatState::Sold { job_id }) => job_id == job,
             _ => false,
@@ -131,6 +170,11 @@ pub fn audit(
             });
         }
     }
+}
+
+/// Every taken seat names a job in the matching status (or a lapsed hold not yet swept).
+fn check_seat_jobs(seats: &[Seat], jobs: &[Job], now: Timestamp, violations: &mut Vec<Violation>) {
+    let by_id: HashMap<JobId, &Job> = jobs.iter().map(|job| (job.job_id, job)).collect();
     for seat in seats {
         let (SeatState::Held { job_id, .. } | SeatState::Sold { job_id }) = seat.state else {
             continue;
@@ -151,152 +195,7 @@ pub fn audit(
             });
         }
     }
-    for job in jobs.iter().filter(|job| job.status == JobStatus::Pending) {
-        let pending_for = now.duration_since(job.accepted_at);
-        if pending_for > limits.max_pending {
-            violations.push(Violation::PendingTooLong {
-                job: job.job_id,
-                pending_for,
-            });
-        }
-    }
-    if let Some(oldest) = oldest_unpublished
-        .map(|at| now.duration_since(at))
-        .filter(|lag| *lag > limits.max_outbox_lag)
-    {
-        violations.push(Violation::OutboxLag { oldest });
-    }
-    violations
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::{BuyerId, EventId, SeatRequest, Section};
-
-    const LIMITS: AuditLimits = AuditLimits {
-        max_pending: SignedDuration::from_secs(60),
-        max_outbox_lag: SignedDuration::from_secs(60),
-    };
-
-    fn at(secs: i64) -> Timestamp {
-        Timestamp::from_second(secs).unwrap()
-    }
-
-    fn seat(id: &str, state: SeatState) -> Seat {
-        Seat {
-            seat_id: SeatId::parse(id).unwrap(),
-            section: Section::parse("A").unwrap(),
-            state,
-        }
-    }
-
-    fn job(status: JobStatus, seats: &[&str], until: i64) -> Job {
-        Job {
-            job_id: JobId::new(),
-            event_id: EventId::parse("e").unwrap(),
-            buyer_id: BuyerId::parse("b").unwrap(),
-            request: SeatRequest::in_section("A", 1).unwrap(),
-            status,
-            seat_ids: seats.iter().map(|s| SeatId::parse(s).unwrap()).collect(),
-            hold_expires_at: Some(at(until)),
-            reason: None,
-            accepted_at: at(0),
-            first_error: None,
-            last_error: None,
-        }
-    }
-
-    #[test]
-    fn a_consistent_sale_passes() {
-        let held = job(JobStatus::Held, &["a"], 100);
-        let sold = job(JobStatus::Sold, &["b"], 100);
-        let seats = [
-            seat(
-                "a",
-                SeatState::Held {
-                    job_id: held.job_id,
-                    until: at(100),
-                },
-            ),
-            seat(
-                "b",
-                SeatState::Sold {
-                    job_id: sold.job_id,
-                },
-            ),
-            seat("c", SeatState::Available),
-        ];
-        let rejected = job(JobStatus::Rejected, &[], 0);
-        assert_eq!(
-            audit(&seats, &[held, sold, rejected], None, at(50), LIMITS),
-            []
-        );
-    }
-
-    #[test]
-    fn two_live_jobs_on_one_seat_are_reported() {
-        let first = job(JobStatus::Held, &["a"], 100);
-        let second = job(JobStatus::Sold, &["a"], 100);
-        let seats = [seat(
-            "a",
-            SeatState::Sold {
-                job_id: second.job_id,
-            },
-        )];
-        let found = audit(
-            &seats,
-            &[first.clone(), second.clone()],
-            None,
-            at(50),
-            LIMITS,
-        );
-        assert!(
-            found.contains(&Violation::SeatClaimedTwice {
-                seat: SeatId::parse("a").unwrap(),
-                jobs: (first.job_id, second.job_id)
-            }),
-            "{found:?}"
-        );
-    }
-
-    #[test]
-    fn a_seat_held_for_a_rejected_job_and_a_sold_job_without_its_seat_are_reported() {
-        let rejected = job(JobStatus::Rejected, &[], 0);
-        let sold = job(JobStatus::Sold, &["b"], 100);
-        let seats = [
-            seat(
-                "a",
-                SeatState::Held {
-                    job_id: rejected.job_id,
-                    until: at(100),
-                },
-            ),
-            seat("b", SeatState::Available),
-        ];
-        let found = audit(&seats, &[rejected, sold], None, at(50), LIMITS);
-        assert_eq!(found.len(), 2, "{found:?}");
-    }
-
-    #[test]
-    fn a_lapsed_hold_taken_over_by_a_new_claim_is_fine() {
-        let lapsed = job(JobStatus::Held, &["a"], 10);
-        let taker = job(JobStatus::Held, &["a"], 100);
-        let seats = [seat(
-            "a",
-            SeatState::Held {
-                job_id: taker.job_id,
-                until: at(100),
-            },
-        )];
-        assert_eq!(audit(&seats, &[lapsed, taker], None, at(50), LIMITS), []);
-    }
-
-    #[test]
-    fn long_pending_jobs_and_a_stuck_outbox_are_reported() {
-        let pending = job(JobStatus::Pending, &[], 0);
-        let found = audit(&[], &[pending], Some(at(0)), at(61), LIMITS);
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(audit(&[], &[], Some(at(0)), at(60), LIMITS), []);
-    }
-}
+mod tests;

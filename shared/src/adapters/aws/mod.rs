@@ -19,8 +19,10 @@ mod outbox;
 mod provision;
 mod queue;
 mod queue_depth;
+mod seat_reads;
 mod send_batcher;
 mod settings;
+mod settle;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;

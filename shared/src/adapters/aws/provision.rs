@@ -109,28 +109,7 @@ async fn create_queues(
     visibility_timeout: Duration,
     max_receive_count: u32,
 ) -> Result<(), BackendError> {
-    let dlq = sqs
-        .create_queue()
-        .queue_name(&names.dlq)
-        .attributes(
-            QueueAttributeName::MessageRetentionPeriod,
-            RETENTION_SECONDS.to_string(),
-        )
-        .send()
-        .await
-        .map_err(|e| classify("CreateQueue dlq", e))?;
-    let dlq_url = dlq.queue_url().unwrap_or_default();
-    let arn = sqs
-        .get_queue_attributes()
-        .queue_url(dlq_url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .map_err(|e| classify("GetQueueAttributes", e))?
-        .attributes()
-        .and_then(|a| a.get(&QueueAttributeName::QueueArn))
-        .cloned()
-        .ok_or_else(|| BackendError::permanent("the DLQ has no ARN"))?;
+    let arn = create_dlq(sqs, names).await?;
     let redrive =
         format!(r#"{{"deadLetterTargetArn":"{arn}","maxReceiveCount":"{max_receive_count}"}}"#);
     let attributes = [
@@ -169,6 +148,30 @@ async fn create_queues(
         }
         Err(error) => Err(classify("CreateQueue", error)),
     }
+}
+
+/// Creates (or finds) the dead-letter queue and returns its ARN, for the main queue's redrive.
+async fn create_dlq(sqs: &aws_sdk_sqs::Client, names: &AwsNames) -> Result<String, BackendError> {
+    let dlq = sqs
+        .create_queue()
+        .queue_name(&names.dlq)
+        .attributes(
+            QueueAttributeName::MessageRetentionPeriod,
+            RETENTION_SECONDS.to_string(),
+        )
+        .send()
+        .await
+        .map_err(|e| classify("CreateQueue dlq", e))?;
+    sqs.get_queue_attributes()
+        .queue_url(dlq.queue_url().unwrap_or_default())
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| classify("GetQueueAttributes", e))?
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn))
+        .cloned()
+        .ok_or_else(|| BackendError::permanent("the DLQ has no ARN"))
 }
 
 fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {

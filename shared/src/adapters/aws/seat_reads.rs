@@ -1,0 +1,101 @@
+//! Reading seats for a claim: the named seats with strongly consistent reads, or a section's
+//! free seats from its sparse index.
+
+use aws_sdk_dynamodb::types::KeysAndAttributes;
+
+use super::DynamoStore;
+use super::catalog::{free_key, seat_from_item, seat_key};
+use super::error::{build_error, classify};
+use super::item::{Item, get_s, s};
+use super::names::FREE_SEATS_INDEX;
+use crate::domain::{Intent, Seat, SeatId, SeatRequest, SeatState};
+use crate::ports::BackendError;
+
+impl DynamoStore {
+    /// Reads seats with strongly consistent reads, in the order asked.
+    pub(super) async fn read_seats(
+        &self,
+        job_event: &crate::domain::EventId,
+        ids: &[SeatId],
+    ) -> Result<Vec<Seat>, BackendError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Item> = ids.iter().map(|id| seat_key(job_event, id)).collect();
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .consistent_read(true)
+            .build()
+            .map_err(build_error)?;
+        let output = self
+            .db
+            .batch_get_item()
+            .request_items(&self.names.seats_table, request)
+            .send()
+            .await
+            .map_err(|e| classify("BatchGetItem seats", e))?;
+        if output
+            .unprocessed_keys()
+            .is_some_and(|left| !left.is_empty())
+        {
+            return Err(BackendError::transient(
+                "BatchGetItem left seats unprocessed",
+            ));
+        }
+        let items = output
+            .responses()
+            .and_then(|r| r.get(&self.names.seats_table))
+            .cloned()
+            .unwrap_or_default();
+        let mut seats = items
+            .iter()
+            .map(seat_from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        seats.sort_by_key(|seat| ids.iter().position(|id| id == &seat.seat_id));
+        Ok(seats)
+    }
+
+    /// Free seats of a section from the sparse index, a few more than needed so one lost race
+    /// does not reject an intent that other free seats could satisfy.
+    async fn free_seats(
+        &self,
+        intent: &Intent,
+        section: &str,
+        quantity: u8,
+    ) -> Result<Vec<Seat>, BackendError> {
+        let output = self
+            .db
+            .query()
+            .table_name(&self.names.seats_table)
+            .index_name(FREE_SEATS_INDEX)
+            .key_condition_expression("free_key = :key")
+            .expression_attribute_values(":key", s(free_key(&intent.event_id, section)))
+            .limit(i32::from(quantity) * 2 + 2)
+            .send()
+            .await
+            .map_err(|e| classify("Query free seats", e))?;
+        output
+            .items()
+            .iter()
+            .map(|item| {
+                Ok(Seat {
+                    seat_id: SeatId::parse(get_s(item, "seat_id")?)
+                        .map_err(|_| BackendError::permanent("invalid seat id"))?,
+                    section: crate::domain::Section::parse(section)
+                        .map_err(|_| BackendError::permanent("invalid section"))?,
+                    state: SeatState::Available,
+                })
+            })
+            .collect()
+    }
+
+    /// The seats a claim decides on: the named ones, or free ones of the section.
+    pub(super) async fn candidates(&self, intent: &Intent) -> Result<Vec<Seat>, BackendError> {
+        match &intent.request {
+            SeatRequest::Seats(ids) => self.read_seats(&intent.event_id, ids).await,
+            SeatRequest::Section { section, quantity } => {
+                self.free_seats(intent, section.as_str(), *quantity).await
+            }
+        }
+    }
+}

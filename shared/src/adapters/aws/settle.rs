@@ -1,0 +1,91 @@
+//! Settling a hold on DynamoDB: the seat writes conditioned on this job's hold, and the job's
+//! transition, in one transaction; a race with another writer decides again on fresh state.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use jiff::Timestamp;
+
+use super::DynamoStore;
+use super::catalog::{free_key, seat_key};
+use super::inventory::CLAIM_ROUNDS;
+use super::item::{Transacted, s, transact, update};
+use crate::domain::{Job, JobAction, JobId, Seat, SeatState, Settlement, Settling};
+use crate::ports::{BackendError, Settled};
+
+impl DynamoStore {
+    /// The seat writes of a settlement, each conditioned on the seat still being held by the job.
+    /// A release skips seats another job took over after this hold lapsed.
+    fn settlement_writes(
+        &self,
+        job: &Job,
+        seats: &[Seat],
+        settlement: Settlement,
+    ) -> Result<Vec<TransactWriteItem>, BackendError> {
+        let mine = |seat: &&Seat| matches!(seat.state, SeatState::Held { job_id, .. } if job_id == job.job_id);
+        let held: Vec<&Seat> = seats.iter().filter(mine).collect();
+        if settlement == Settlement::Sell && held.len() != job.seat_ids.len() {
+            return Err(BackendError::permanent(format!(
+                "job {} holds {} of its {} seats",
+                job.job_id,
+                held.len(),
+                job.seat_ids.len()
+            )));
+        }
+        held.into_iter()
+            .map(|seat| {
+                let (expression, mut values) = match settlement {
+                    Settlement::Sell => (
+                        "SET #state = :sold REMOVE hold_until",
+                        vec![(":sold", s("SOLD"))],
+                    ),
+                    Settlement::Release => (
+                        "SET #state = :available, free_key = :free REMOVE job_id, hold_until",
+                        vec![
+                            (":available", s("AVAILABLE")),
+                            (":free", s(free_key(&job.event_id, seat.section.as_str()))),
+                        ],
+                    ),
+                };
+                values.extend([(":held", s("HELD")), (":job", s(job.job_id.to_string()))]);
+                update(
+                    &self.names.seats_table,
+                    seat_key(&job.event_id, &seat.seat_id),
+                    expression,
+                    "#state = :held AND job_id = :job",
+                    &[("#state", "state")],
+                    values,
+                )
+            })
+            .collect()
+    }
+
+    /// Confirms, cancels or expires a job as the domain's `Job::settle` decides.
+    pub(super) async fn settle_job(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError> {
+        for _ in 0..CLAIM_ROUNDS {
+            let (
+                job,
+                Settling {
+                    transition,
+                    seats: settlement,
+                },
+            ) = match Settled::plan(self.load_job(job_id).await?, action, now) {
+                Ok(plan) => plan,
+                Err(answer) => return Ok(answer),
+            };
+            let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
+            let mut writes = self.settlement_writes(&job, &seats, settlement)?;
+            writes.extend(self.transition(&transition)?);
+            if let Transacted::Committed = transact(&self.db, writes).await? {
+                return Ok(Settled::Done(Box::new(transition.job)));
+            }
+            // Something changed between the read and the write: decide again on fresh state.
+        }
+        Err(BackendError::transient(format!(
+            "job {job_id} kept changing while being settled"
+        )))
+    }
+}
