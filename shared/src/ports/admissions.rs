@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{IdempotencyKey, Intent, JobId, SeatId, Section};
+use crate::domain::{IdempotencyKey, Intent, JobId, SeatId, SeatRequest, Section};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +18,40 @@ pub enum Admission {
     UnknownSeats(Vec<SeatId>),
     /// The event has no seats in this section.
     UnknownSection(Section),
+}
+
+impl Admission {
+    /// The answer to a key the buyer used before, whose record holds `earlier` (the request's
+    /// fingerprint) and `job_id`: the same request again gets its job back, any other is refused.
+    #[must_use]
+    pub fn for_earlier(earlier: &str, intent: &Intent, job_id: JobId) -> Self {
+        if earlier == intent.request.fingerprint(&intent.event_id) {
+            Self::Duplicate(job_id)
+        } else {
+            Self::KeyReused
+        }
+    }
+
+    /// The refusal of a request for seats or a section the event lacks, if it is one: `found`
+    /// are the requested seats the event has (for an exact request), `section_known` whether
+    /// the event has the section (for a section request). A client can fix these, so they are
+    /// answered at admission rather than becoming a rejected job.
+    #[must_use]
+    pub fn refusal(request: &SeatRequest, found: &[SeatId], section_known: bool) -> Option<Self> {
+        match request {
+            SeatRequest::Seats(wanted) => {
+                let missing: Vec<SeatId> = wanted
+                    .iter()
+                    .filter(|id| !found.contains(id))
+                    .cloned()
+                    .collect();
+                (!missing.is_empty()).then_some(Self::UnknownSeats(missing))
+            }
+            SeatRequest::Section { section, .. } => {
+                (!section_known).then(|| Self::UnknownSection(section.clone()))
+            }
+        }
+    }
 }
 
 /// Admission: the one write the API makes for a reservation.

@@ -4,7 +4,7 @@ use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, Transacted, get_s, n, put_new, s, transact};
 use super::jobs::job_item;
-use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId, SeatRequest};
+use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, IntentQueue};
 
 /// Idempotency records expire (DynamoDB TTL) after a week: far longer than any client retries.
@@ -42,21 +42,17 @@ impl DynamoStore {
         let Some(meta) = self.event_meta(&intent.event_id).await? else {
             return Ok(Some(Admission::UnknownEvent));
         };
-        match &intent.request {
-            SeatRequest::Section { section, .. } => {
-                Ok((!meta.sections.iter().any(|s| s == section.as_str()))
-                    .then(|| Admission::UnknownSection(section.clone())))
-            }
+        let (found, section_known) = match &intent.request {
+            SeatRequest::Section { section, .. } => (
+                Vec::new(),
+                meta.sections.iter().any(|s| s == section.as_str()),
+            ),
             SeatRequest::Seats(wanted) => {
-                let found = self.read_seats(&intent.event_id, wanted).await?;
-                let missing: Vec<SeatId> = wanted
-                    .iter()
-                    .filter(|id| !found.iter().any(|seat| &seat.seat_id == *id))
-                    .cloned()
-                    .collect();
-                Ok((!missing.is_empty()).then_some(Admission::UnknownSeats(missing)))
+                let seats = self.read_seats(&intent.event_id, wanted).await?;
+                (seats.into_iter().map(|seat| seat.seat_id).collect(), false)
             }
-        }
+        };
+        Ok(Admission::refusal(&intent.request, &found, section_known))
     }
 
     /// A retried admission whose job is still undecided sends its intent again: if the first
@@ -96,11 +92,11 @@ impl Admissions for DynamoStore {
         // Two rounds at most: a lost race with a concurrent identical request is settled by re-reading.
         for _ in 0..2 {
             if let Some((earlier, job_id)) = self.find_key(&id).await? {
-                if earlier != fingerprint {
-                    return Ok(Admission::KeyReused);
+                let answer = Admission::for_earlier(&earlier, intent, job_id);
+                if answer == Admission::Duplicate(job_id) {
+                    self.resend_if_pending(job_id).await?;
                 }
-                self.resend_if_pending(job_id).await?;
-                return Ok(Admission::Duplicate(job_id));
+                return Ok(answer);
             }
             if let Some(refusal) = self.check_request(intent).await? {
                 return Ok(refusal);

@@ -112,13 +112,8 @@ fn admit_one(
     intent: &Intent,
     now: jiff::Timestamp,
 ) -> Result<Admission, BackendError> {
-    let fingerprint = intent.request.fingerprint(&intent.event_id);
     if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
-        return Ok(if earlier == fingerprint {
-            Admission::Duplicate(job_id)
-        } else {
-            Admission::KeyReused
-        });
+        return Ok(Admission::for_earlier(&earlier, intent, job_id));
     }
     if let Some(refusal) = check_request(tx, intent)? {
         return Ok(refusal);
@@ -130,7 +125,7 @@ fn admit_one(
     .execute(params![
         intent.buyer_id.as_str(),
         key.as_str(),
-        fingerprint,
+        intent.request.fingerprint(&intent.event_id),
         intent.job_id.to_string(),
         to_ms(now)
     ])?;
@@ -168,23 +163,25 @@ fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admissi
     if hold_ms(tx, &intent.event_id)?.is_none() {
         return Ok(Some(Admission::UnknownEvent));
     }
-    match &intent.request {
+    let event = intent.event_id.as_str();
+    let (found, section_known) = match &intent.request {
         SeatRequest::Seats(wanted) => {
             let mut exists =
                 tx.prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
-            let mut missing: Vec<SeatId> = Vec::new();
+            let mut found: Vec<SeatId> = Vec::new();
             for seat in wanted {
-                if !exists.exists(params![intent.event_id.as_str(), seat.as_str()])? {
-                    missing.push(seat.clone());
+                if exists.exists(params![event, seat.as_str()])? {
+                    found.push(seat.clone());
                 }
             }
-            Ok((!missing.is_empty()).then_some(Admission::UnknownSeats(missing)))
+            (found, false)
         }
         SeatRequest::Section { section, .. } => {
             let known = tx
                 .prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND section = ?2 LIMIT 1")?
-                .exists(params![intent.event_id.as_str(), section.as_str()])?;
-            Ok((!known).then(|| Admission::UnknownSection(section.clone())))
+                .exists(params![event, section.as_str()])?;
+            (Vec::new(), known)
         }
-    }
+    };
+    Ok(Admission::refusal(&intent.request, &found, section_known))
 }

@@ -1,0 +1,155 @@
+//! The layering of ARCHITECTURE.md, checked on the source: each layer of `shared` names only the
+//! layers below it, one backend's adapter never names the other's, and no code outside the
+//! adapters names an AWS SDK or SQLite type. A change that breaks a rule fails here, with the
+//! file and the line that broke it.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::path::{Path, PathBuf};
+
+const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// What each top-level module of `shared` may name with `crate::`, besides itself.
+const MAY_USE: &[(&str, &[&str])] = &[
+    ("domain", &[]),
+    ("ports", &["domain"]),
+    ("codec", &["domain", "ports"]),
+    ("app", &["domain", "ports"]),
+    ("adapters", &["domain", "ports", "codec"]),
+    // The settings bundle holds each adapter's own settings type.
+    ("config", &["adapters"]),
+    ("telemetry", &["config"]),
+    ("shutdown", &[]),
+    // Composition: the one place that picks adapters.
+    ("backend", &["adapters", "config", "ports"]),
+];
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The lines of a file before its unit tests, numbered from 1.
+fn code_lines(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .take_while(|line| !line.contains("#[cfg(test)]"))
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.to_owned()))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .collect()
+}
+
+/// The top-level `shared` module a file belongs to (`src/app/decide.rs` -> `app`).
+fn layer_of(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap();
+    let first = relative.components().next().unwrap().as_os_str();
+    first.to_string_lossy().trim_end_matches(".rs").to_owned()
+}
+
+/// Every `crate::<module>` a line names.
+fn crate_paths(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        found.push(name);
+    }
+    found
+}
+
+#[test]
+fn each_layer_of_shared_names_only_the_layers_below_it() {
+    let src = Path::new(WORKSPACE).join("shared/src");
+    let mut broken = Vec::new();
+    for file in rust_files(&src) {
+        let layer = layer_of(&src, &file);
+        if layer == "lib" {
+            continue;
+        }
+        let allowed = MAY_USE
+            .iter()
+            .find(|(name, _)| *name == layer)
+            .unwrap_or_else(|| panic!("{layer} has no rule in MAY_USE; add one"))
+            .1;
+        for (number, line) in code_lines(&file) {
+            for used in crate_paths(&line) {
+                if used != layer && !allowed.contains(&used.as_str()) {
+                    broken.push(format!("{}:{number}: {layer} names {used}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "layering broken:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn one_backends_adapter_never_names_the_others() {
+    let adapters = Path::new(WORKSPACE).join("shared/src/adapters");
+    let mut broken = Vec::new();
+    for (own, other) in [("aws", "embedded"), ("embedded", "aws")] {
+        for file in rust_files(&adapters.join(own)) {
+            for (number, line) in code_lines(&file) {
+                if line.contains(&format!("adapters::{other}")) {
+                    broken.push(format!("{}:{number}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "cross-adapter imports:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn no_code_outside_the_adapters_names_an_aws_or_sqlite_type() {
+    let root = Path::new(WORKSPACE);
+    let adapters = root.join("shared/src/adapters");
+    let mut broken = Vec::new();
+    for dir in ["shared/src", "api/src", "worker/src"] {
+        for file in rust_files(&root.join(dir)) {
+            if file.starts_with(&adapters) {
+                continue;
+            }
+            for (number, line) in code_lines(&file) {
+                if ["aws_sdk_", "aws_config", "rusqlite"]
+                    .iter()
+                    .any(|name| line.contains(name))
+                {
+                    broken.push(format!("{}:{number}: {}", file.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "backend types outside adapters:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_see_a_broken_rule() {
+    // The parser behind the checks finds what a violating line would name.
+    assert_eq!(
+        crate_paths("use crate::adapters::aws::DynamoStore; crate::domain::Job"),
+        ["adapters", "domain"]
+    );
+    let src = Path::new("/x/shared/src");
+    assert_eq!(layer_of(src, &src.join("app/decide.rs")), "app");
+    assert_eq!(layer_of(src, &src.join("config.rs")), "config");
+}
