@@ -4,13 +4,15 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use seatclaim_shared::config::{BackendKind, BackendSettings, LogFormat};
 
 /// Where the backend lives and how its queue behaves; needed by every process.
 #[derive(Debug, Clone, Args)]
 pub struct BackendArgs {
-    /// Which backend to use: `embedded` or `aws`.
-    #[arg(long, env = "SEATCLAIM_BACKEND", default_value = "embedded")]
+    /// Which backend to use.
+    #[arg(long, env = "SEATCLAIM_BACKEND", default_value = "embedded",
+          value_parser = PossibleValuesParser::new(["embedded", "aws"]).try_map(|s| s.parse::<BackendKind>()))]
     pub backend: BackendKind,
 
     /// Folder for the embedded backend's database and event log.
@@ -165,7 +167,8 @@ impl FaultArgs {
 /// Logging settings shared by every binary.
 #[derive(Debug, Clone, Args)]
 pub struct TelemetryArgs {
-    /// Log line format: `text` or `json`. The filter comes from `RUST_LOG` (default `info`).
-    #[arg(long, env = "SEATCLAIM_LOG_FORMAT", default_value = "text")]
+    /// Log line format. The filter comes from `RUST_LOG` (default `info`).
+    #[arg(long, env = "SEATCLAIM_LOG_FORMAT", default_value = "text",
+          value_parser = PossibleValuesParser::new(["text", "json"]).try_map(|s| s.parse::<LogFormat>()))]
     pub log_format: LogFormat,
 }
