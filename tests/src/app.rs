@@ -1,6 +1,8 @@
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
-use reqwest::{Response, StatusCode};
+use axum::http::{Method, StatusCode, header};
 use seatclaim_api::Application;
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
@@ -9,9 +11,10 @@ use seatclaim_shared::config::{BackendKind, BackendSettings};
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-
-use crate::emulator;
 use tokio_util::sync::CancellationToken;
+
+use crate::client::{Call, Reply, Transport, TransportKind, test_transport};
+use crate::{JumpClock, emulator, eventually};
 
 /// How to start an app for a test.
 #[derive(Debug, Clone)]
@@ -49,25 +52,17 @@ pub fn test_backend() -> BackendKind {
     }
 }
 
-/// How often tests poll a job: the emulator serialises DynamoDB calls, so hundreds of buyers
-/// polling every 20 ms would starve the worker there.
-fn poll_interval() -> Duration {
-    match test_backend() {
-        BackendKind::Embedded => Duration::from_millis(20),
-        BackendKind::Aws => Duration::from_millis(300),
-    }
-}
-
-/// A running app on a free port with its own storage, and an HTTP client for it.
+/// A running app with its own storage, its own clock, and a way to send it requests.
 pub struct TestApp {
-    /// `http://127.0.0.1:PORT`.
-    pub base: String,
-    /// A client with a connection pool.
-    pub client: reqwest::Client,
     /// The backend the app runs on, for tests that drive the worker's steps directly.
     pub backend: Backend,
     /// The settings that reach this app's backend, for processes started beside it.
     pub settings: BackendSettings,
+    /// "Now" for the app, its in-process worker and [`TestApp::backend`]: wall-clock time plus
+    /// an offset a test moves to pass a hold's deadline or age an intent without sleeping.
+    /// Processes started beside the app (`seatclaimctl`, the binaries) keep the wall clock.
+    pub clock: Arc<JumpClock>,
+    http: Transport,
     events: PublishedEvents,
     /// The embedded backend's data folder, removed when the test ends.
     _data: TempDir,
@@ -80,57 +75,32 @@ impl TestApp {
         Self::spawn_with(AppOptions::default()).await
     }
 
-    /// Starts an app as `options` say, on the backend [`test_backend`] names, with fresh storage.
+    /// Starts an app as `options` say, on the backend [`test_backend`] names, with fresh storage,
+    /// reached over the transport [`test_transport`] names.
     pub async fn spawn_with(options: AppOptions) -> Self {
         // Logs stay quiet unless asked for: `TEST_LOG=1 cargo test ...` (filtered by RUST_LOG).
         if std::env::var_os("TEST_LOG").is_some() {
             seatclaim_shared::telemetry::init(seatclaim_shared::config::LogFormat::Text);
         }
         let data = tempfile::tempdir().expect("a temporary data folder");
-        let mut settings = BackendSettings {
-            visibility_timeout_secs: options.visibility_timeout_secs,
-            max_attempts: options.max_attempts,
-            faults: options.faults.clone(),
-            ..BackendSettings::in_folder(data.path().to_owned())
-        };
-        let events = match test_backend() {
-            BackendKind::Embedded => PublishedEvents::File(data.path().join(EVENT_LOG_FILE)),
-            BackendKind::Aws => {
-                let config = emulator::emulator_config().await;
-                settings.backend = BackendKind::Aws;
-                settings.aws = emulator::fresh_settings();
-                emulator::provision(
-                    &config,
-                    &settings.aws,
-                    settings.visibility_timeout(),
-                    settings.max_receive_count(),
-                )
-                .await;
-                PublishedEvents::Queue(
-                    emulator::EventConsumer::subscribe(&config, &settings.aws).await,
-                )
-            }
-        };
-        let backend = Backend::open(&settings).await.expect("the backend opens");
+        let (settings, events) = storage(&options, data.path()).await;
+        let clock = Arc::new(JumpClock::default());
+        let backend = Backend::open_with_clock(&settings, clock.clone())
+            .await
+            .expect("the backend opens");
         let worker = options
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
-        let app = Application::build(
-            backend.clone(),
-            "127.0.0.1:0".parse().expect("an address"),
-            worker,
-            Duration::from_secs(5),
-        )
-        .await
-        .expect("the app binds a free port");
-        let base = format!("http://{}", app.local_addr().expect("a bound address"));
         let stop = CancellationToken::new();
-        tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
+        let http = match test_transport() {
+            TransportKind::Socket => serve_on_socket(backend.clone(), worker, &stop).await,
+            TransportKind::InProcess => serve_in_process(backend.clone(), worker, &stop),
+        };
         Self {
-            base,
-            client: reqwest::Client::new(),
             backend,
             settings,
+            clock,
+            http,
             events,
             _data: data,
             _stop: stop.drop_guard(),
@@ -204,14 +174,18 @@ impl TestApp {
         }
     }
 
+    /// Starts a request to this app over its transport, for requests the helpers do not make
+    /// (malformed bodies, odd headers, other methods).
+    pub fn request(&self, method: Method, path: &str) -> Call<'_> {
+        self.http.request(method, path)
+    }
+
     /// `POST /v1/events`.
-    pub async fn create_event(&self, body: &Value) -> Response {
-        self.client
-            .post(format!("{}/v1/events", self.base))
+    pub async fn create_event(&self, body: &Value) -> Reply {
+        self.request(Method::POST, "/v1/events")
             .json(body)
             .send()
             .await
-            .expect("POST /v1/events")
     }
 
     /// Creates an event of `rows` x `per_row` seats in section A with the given hold, and checks it worked.
@@ -224,72 +198,49 @@ impl TestApp {
                 "sections": [{"section": "A", "rows": rows, "seats_per_row": per_row}],
             }))
             .await;
-        assert_eq!(response.status(), StatusCode::CREATED);
+        assert_eq!(response.status, StatusCode::CREATED, "{}", response.text());
     }
 
     /// `POST /v1/events/{event}/reservations` with an idempotency key.
-    pub async fn reserve(&self, event_id: &str, key: &str, body: &Value) -> Response {
-        self.client
-            .post(format!("{}/v1/events/{event_id}/reservations", self.base))
+    pub async fn reserve(&self, event_id: &str, key: &str, body: &Value) -> Reply {
+        self.request(Method::POST, &format!("/v1/events/{event_id}/reservations"))
             .header("Idempotency-Key", key)
             .json(body)
             .send()
             .await
-            .expect("POST reservations")
     }
 
     /// Reserves and returns the job id from the 202.
     pub async fn reserve_ok(&self, event_id: &str, key: &str, body: &Value) -> String {
         let response = self.reserve(event_id, key, body).await;
-        assert_eq!(response.status(), StatusCode::ACCEPTED);
-        let accepted: Value = response.json().await.expect("a JSON body");
-        accepted["job_id"].as_str().expect("a job id").to_owned()
+        assert_eq!(response.status, StatusCode::ACCEPTED, "{}", response.text());
+        response.json()["job_id"]
+            .as_str()
+            .expect("a job id")
+            .to_owned()
     }
 
-    /// `GET` a path, returning status and JSON body.
+    /// `GET` a path, returning status and JSON body (null if the body is not JSON).
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await
-            .expect("GET");
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let reply = self.request(Method::GET, path).send().await;
+        (reply.status, json_or_null(&reply))
     }
 
     /// `GET` a path, returning status and the body as text.
     pub async fn get_text(&self, path: &str) -> (StatusCode, String) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await
-            .expect("GET");
-        (response.status(), response.text().await.unwrap_or_default())
+        let reply = self.request(Method::GET, path).send().await;
+        (reply.status, reply.text())
     }
 
-    /// `POST` with no body, returning status and JSON body.
+    /// `POST` with no body, returning status and JSON body (null if the body is not JSON).
     pub async fn post(&self, path: &str) -> (StatusCode, Value) {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .send()
-            .await
-            .expect("POST");
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let reply = self.request(Method::POST, path).send().await;
+        (reply.status, json_or_null(&reply))
     }
 
     /// `POST`s with no body and asserts the answer is a problem with `status`.
     pub async fn post_problem(&self, path: &str, status: StatusCode) -> Value {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .send()
-            .await
-            .expect("POST");
-        assert_problem(response, status).await
+        assert_problem(&self.request(Method::POST, path).send().await, status)
     }
 
     /// The job's current view.
@@ -301,18 +252,12 @@ impl TestApp {
 
     /// Polls the job until it leaves PENDING (or `within` passes, which fails the test).
     pub async fn decided(&self, job_id: &str, within: Duration) -> Value {
-        let start = Instant::now();
-        loop {
+        let what = format!("job {job_id} to leave PENDING");
+        eventually(within, &what, || async {
             let job = self.job(job_id).await;
-            if job["status"] != "PENDING" {
-                return job;
-            }
-            assert!(
-                start.elapsed() < within,
-                "job {job_id} still PENDING after {within:?}"
-            );
-            tokio::time::sleep(poll_interval()).await;
-        }
+            (job["status"] != "PENDING").then_some(job)
+        })
+        .await
     }
 
     /// The seat map of an event.
@@ -329,15 +274,14 @@ enum PublishedEvents {
     Queue(emulator::EventConsumer),
 }
 
-/// Asserts that `response` is an RFC 9457 problem with `status`, and returns its body.
-pub async fn assert_problem(response: Response, status: StatusCode) -> Value {
-    assert_eq!(response.status(), status);
-    let content_type = response.headers()[reqwest::header::CONTENT_TYPE]
-        .to_str()
-        .unwrap_or_default()
-        .to_owned();
-    assert_eq!(content_type, "application/problem+json");
-    let body: Value = response.json().await.expect("a JSON problem");
+/// Asserts that `reply` is an RFC 9457 problem with `status`, and returns its body.
+pub fn assert_problem(reply: &Reply, status: StatusCode) -> Value {
+    assert_eq!(reply.status, status, "{}", reply.text());
+    assert_eq!(
+        reply.header(header::CONTENT_TYPE.as_str()),
+        "application/problem+json"
+    );
+    let body = reply.json();
     for field in ["type", "title", "detail"] {
         assert!(
             body[field].as_str().is_some_and(|s| !s.is_empty()),
@@ -346,4 +290,72 @@ pub async fn assert_problem(response: Response, status: StatusCode) -> Value {
     }
     assert_eq!(body["status"], status.as_u16());
     body
+}
+
+fn json_or_null(reply: &Reply) -> Value {
+    serde_json::from_slice(&reply.body).unwrap_or(Value::Null)
+}
+
+/// The backend settings for a fresh store (a temporary folder, or a fresh prefix on the
+/// emulator, provisioned), and where the test reads the events published from it.
+async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, PublishedEvents) {
+    let mut settings = BackendSettings {
+        visibility_timeout_secs: options.visibility_timeout_secs,
+        max_attempts: options.max_attempts,
+        faults: options.faults.clone(),
+        ..BackendSettings::in_folder(data.to_owned())
+    };
+    let events = match test_backend() {
+        BackendKind::Embedded => PublishedEvents::File(data.join(EVENT_LOG_FILE)),
+        BackendKind::Aws => {
+            let config = emulator::emulator_config().await;
+            settings.backend = BackendKind::Aws;
+            settings.aws = emulator::fresh_settings();
+            emulator::provision(
+                &config,
+                &settings.aws,
+                settings.visibility_timeout(),
+                settings.max_receive_count(),
+            )
+            .await;
+            PublishedEvents::Queue(emulator::EventConsumer::subscribe(&config, &settings.aws).await)
+        }
+    };
+    (settings, events)
+}
+
+/// Serves the app as the binary does, on a free local port, until `stop` is cancelled.
+async fn serve_on_socket(
+    backend: Backend,
+    worker: Option<Worker>,
+    stop: &CancellationToken,
+) -> Transport {
+    let app = Application::build(
+        backend,
+        "127.0.0.1:0".parse().expect("an address"),
+        worker,
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("the app binds a free port");
+    let base = format!("http://{}", app.local_addr().expect("a bound address"));
+    tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
+    Transport::Socket {
+        base,
+        client: reqwest::Client::new(),
+    }
+}
+
+/// The app's router with no listener, and its worker running until `stop` is cancelled.
+fn serve_in_process(
+    backend: Backend,
+    worker: Option<Worker>,
+    stop: &CancellationToken,
+) -> Transport {
+    // `/metrics` renders the process-wide recorder, which `Application::build` would install.
+    seatclaim_shared::telemetry::metrics();
+    if let Some(worker) = worker {
+        tokio::spawn(worker.run(stop.clone()));
+    }
+    Transport::InProcess(seatclaim_api::router(backend))
 }

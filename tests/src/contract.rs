@@ -1,18 +1,21 @@
 //! The port contract, written once: every check takes a fresh [`Fixture`] and must pass for every
 //! backend. A new adapter is done when each check passes for it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
-    BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobStatus, NewEvent,
-    SeatId, SeatRequest, SectionSpec,
+    BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
+    NewEvent, SeatId, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome, EventCreation, Message, OutboxId, Settled};
+use seatclaim_shared::ports::{
+    Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxId, Settled,
+};
 
-use crate::JumpClock;
+use crate::{JumpClock, eventually};
 
 /// A backend on fresh storage, with the clock it reads "now" from.
 pub struct Fixture {
@@ -421,12 +424,13 @@ pub async fn unacknowledged_messages_come_back_after_the_visibility_timeout(f: F
         "hidden while in flight"
     );
 
-    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
-    let again = receive_all(&f, 1).await;
+    // Both were received together: when the kept one is back, so would the deleted one be.
+    let again = after_the_visibility_timeout(&f, 1).await;
     assert_eq!(again.len(), 1, "only the unacknowledged message returns");
     assert_eq!(again[0].job_id, Some(kept.job_id));
     assert_eq!(again[0].receive_count, 2);
     assert_eq!(again[0].message, Message::Intent(kept));
+    assert_nothing_more(&f, "the deleted message stays deleted").await;
 }
 
 /// The worker loop's turn: the acknowledgements passed with a receive are made (the message never
@@ -447,21 +451,19 @@ pub async fn acknowledging_with_the_next_receive_deletes_the_message(f: Fixture)
         .send(std::slice::from_ref(&second))
         .await
         .unwrap();
-    let mut next = Vec::new();
-    let mut done = vec![got[0].receipt.clone()];
-    for _ in 0..20 {
-        next.extend(
-            f.backend
-                .queue
-                .acknowledge_and_receive(&done, 10, Duration::from_millis(500))
-                .await
-                .unwrap(),
-        );
-        done.clear();
-        if !next.is_empty() {
-            break;
-        }
-    }
+    // Passed with the first receive only; later ones acknowledge nothing.
+    let done = RefCell::new(vec![got[0].receipt.clone()]);
+    let next = eventually(QUEUE_WITHIN, "the receive that acknowledges", || async {
+        let done = done.take();
+        let next = f
+            .backend
+            .queue
+            .acknowledge_and_receive(&done, 10, Duration::from_millis(500))
+            .await
+            .unwrap();
+        (!next.is_empty()).then_some(next)
+    })
+    .await;
     assert_eq!(next.len(), 1);
     assert_eq!(next[0].job_id, Some(second.job_id));
     f.backend
@@ -470,16 +472,14 @@ pub async fn acknowledging_with_the_next_receive_deletes_the_message(f: Fixture)
         .await
         .unwrap();
 
-    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
-    assert!(
-        f.backend
-            .queue
-            .receive(10, Duration::from_millis(500))
-            .await
-            .unwrap()
-            .is_empty(),
+    let control = received_control(&f, &event).await;
+    let back = after_the_visibility_timeout(&f, 1).await;
+    assert_eq!(
+        job_ids(&back),
+        [Some(control)],
         "both were acknowledged, neither comes back"
     );
+    assert_nothing_more(&f, "both were acknowledged, neither comes back").await;
 }
 
 /// `retry_after` brings a message back after the given delay instead of the visibility timeout.
@@ -504,9 +504,10 @@ pub async fn a_retried_message_comes_back_after_its_delay(f: Fixture) {
 /// A heartbeat keeps a slow batch's messages hidden past the visibility timeout.
 pub async fn extending_visibility_keeps_a_slow_batch_hidden(f: Fixture) {
     let event = with_event(&f).await;
+    let slow = intent(&f, &event, "b1", exact(&["A-1-1"]));
     f.backend
         .queue
-        .send(&[intent(&f, &event, "b1", exact(&["A-1-1"]))])
+        .send(std::slice::from_ref(&slow))
         .await
         .unwrap();
     let got = receive_all(&f, 1).await;
@@ -516,20 +517,26 @@ pub async fn extending_visibility_keeps_a_slow_batch_hidden(f: Fixture) {
         .extend_visibility(&[got[0].receipt.clone()], hidden_for)
         .await
         .unwrap();
-    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(300)).await;
-    assert!(
-        f.backend
-            .queue
-            .receive(10, Duration::ZERO)
-            .await
-            .unwrap()
-            .is_empty(),
-        "still hidden"
-    );
-    tokio::time::sleep(hidden_for).await;
+    // The control, received after the slow one and not extended, comes back first.
+    let control = received_control(&f, &event).await;
+    let back = after_the_visibility_timeout(&f, 1).await;
     assert_eq!(
-        receive_all(&f, 1).await.len(),
-        1,
+        job_ids(&back),
+        [Some(control)],
+        "the extended one is still hidden"
+    );
+    f.backend
+        .queue
+        .delete(&[back[0].receipt.clone()])
+        .await
+        .unwrap();
+    assert_nothing_more(&f, "the extended one is still hidden").await;
+
+    f.clock.advance(signed(hidden_for));
+    let again = receive_all(&f, 1).await;
+    assert_eq!(
+        job_ids(&again),
+        [Some(slow.job_id)],
         "visible again once the extension ran out"
     );
 }
@@ -562,6 +569,12 @@ pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
             .is_empty(),
         "redriven to the DLQ"
     );
+    let dead = eventually(QUEUE_WITHIN, "the redriven message in the DLQ", || async {
+        let depth = f.backend.queue.depth().await.unwrap();
+        (depth.dead > 0).then_some(depth.dead)
+    })
+    .await;
+    assert_eq!(dead, 1);
 
     f.backend
         .queue
@@ -574,55 +587,21 @@ pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
         .dead_letter(&poison[0], "cannot be processed")
         .await
         .unwrap();
-    tokio::time::sleep(f.visibility_timeout + Duration::from_millis(200)).await;
-    assert!(
-        f.backend
-            .queue
-            .receive(10, Duration::from_millis(500))
-            .await
-            .unwrap()
-            .is_empty()
+    let control = received_control(&f, &event).await;
+    let back = after_the_visibility_timeout(&f, 1).await;
+    assert_eq!(
+        job_ids(&back),
+        [Some(control)],
+        "the dead letter is not delivered"
     );
+    assert_nothing_more(&f, "the dead letter is not delivered").await;
 }
 
 /// Dead letters can be listed with their reason, replayed to the main queue, or purged; a failed
 /// job reopens for a replay, and its history shows every transition.
 pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
     let event = with_event(&f).await;
-    let replayed = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
-    let purged = admitted(&f, &event, "b2", exact(&["A-1-2"])).await;
-    let mut deliveries = receive_all(&f, 2).await;
-    deliveries.sort_by_key(|d| d.job_id != Some(replayed.job_id));
-    for (delivery, reason) in deliveries.iter().zip(["broken once", "broken twice"]) {
-        let job_id = delivery.job_id.expect("a job id");
-        f.backend
-            .jobs
-            .note_failure(job_id, "first trouble")
-            .await
-            .unwrap();
-        f.backend.jobs.note_failure(job_id, reason).await.unwrap();
-        assert!(
-            f.backend
-                .jobs
-                .close(
-                    job_id,
-                    &Closure::Failed {
-                        reason: reason.into()
-                    },
-                    f.backend.clock.now()
-                )
-                .await
-                .unwrap()
-        );
-        f.backend.queue.dead_letter(delivery, reason).await.unwrap();
-    }
-    let job = f.backend.jobs.job(replayed.job_id).await.unwrap().unwrap();
-    assert_eq!(
-        (job.first_error.as_deref(), job.last_error.as_deref()),
-        (Some("first trouble"), Some("broken once"))
-    );
-    let depth = f.backend.queue.depth().await.unwrap();
-    assert_eq!((depth.dead, depth.ready), (2, 0), "{depth:?}");
+    let (replayed, purged, untouched) = three_dead_letters(&f, &event).await;
 
     let letters = f
         .backend
@@ -630,10 +609,14 @@ pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
         .dead_letters(10, Duration::from_secs(5))
         .await
         .unwrap();
-    assert_eq!(letters.len(), 2);
-    let (replay, purge): (Vec<_>, Vec<_>) = letters
+    assert_eq!(letters.len(), 3);
+    let (replay, others): (Vec<_>, Vec<_>) = letters
         .into_iter()
         .partition(|l| l.job_id == Some(replayed.job_id));
+    let (purge, left): (Vec<_>, Vec<_>) = others
+        .into_iter()
+        .partition(|l| l.job_id == Some(purged.job_id));
+    assert_eq!((replay.len(), purge.len(), left.len()), (1, 1, 1));
     assert_eq!(replay[0].reason.as_deref(), Some("broken once"));
     assert_eq!(replay[0].receive_count, 1);
     assert!(
@@ -663,17 +646,100 @@ pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
         claim(&f, &decoded).await,
         ClaimOutcome::Held { .. }
     ));
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_only_untouched_left(&f, untouched.job_id).await;
+    assert_replayed_history_and_jobs(&f, &event, &replayed, &purged).await;
+}
+
+/// Dead-letters three messages: two of jobs that failed (`replayed` with reason "broken once"
+/// after a first failure), and a third, `untouched`, with no job, that the check leaves alone.
+async fn three_dead_letters(f: &Fixture, event: &EventId) -> (Intent, Intent, Intent) {
+    let replayed = admitted(f, event, "b1", exact(&["A-1-1"])).await;
+    let purged = admitted(f, event, "b2", exact(&["A-1-2"])).await;
+    let untouched = intent(f, event, "b3", exact(&["A-1-3"]));
+    f.backend
+        .queue
+        .send(std::slice::from_ref(&untouched))
+        .await
+        .unwrap();
+    let mut deliveries = receive_all(f, 3).await;
+    let order = [replayed.job_id, purged.job_id, untouched.job_id].map(Some);
+    deliveries.sort_by_key(|d| order.iter().position(|id| *id == d.job_id));
+    assert_eq!(job_ids(&deliveries), order);
+    for (delivery, reason) in deliveries
+        .iter()
+        .zip(["broken once", "broken twice", "left"])
+    {
+        let job_id = delivery.job_id.expect("a job id");
+        if job_id != untouched.job_id {
+            fail_job(f, job_id, reason).await;
+        }
+        f.backend.queue.dead_letter(delivery, reason).await.unwrap();
+    }
+    let job = f.backend.jobs.job(replayed.job_id).await.unwrap().unwrap();
+    assert_eq!(
+        (job.first_error.as_deref(), job.last_error.as_deref()),
+        (Some("first trouble"), Some("broken once"))
+    );
+    let depth = f.backend.queue.depth().await.unwrap();
+    assert_eq!((depth.dead, depth.ready), (3, 0), "{depth:?}");
+    (replayed, purged, untouched)
+}
+
+/// The listing hid all three letters for its hold (on SQS). Once the untouched letter is listed
+/// again the hold is over for the other two as well: they must be gone from the DLQ.
+async fn assert_only_untouched_left(f: &Fixture, untouched: JobId) {
+    let listed = eventually(
+        QUEUE_WITHIN,
+        "the untouched dead letter, listed again once the hold is over",
+        || async {
+            let listed = f
+                .backend
+                .queue
+                .dead_letters(10, Duration::ZERO)
+                .await
+                .unwrap();
+            (!listed.is_empty()).then_some(listed)
+        },
+    )
+    .await;
+    let listed: Vec<_> = listed.iter().map(|l| l.job_id).collect();
+    assert_eq!(
+        listed,
+        [Some(untouched)],
+        "the replayed and the purged letter are gone from the DLQ"
+    );
+}
+
+/// Records two failures of the job (the first one kept as its first error) and fails it.
+async fn fail_job(f: &Fixture, job_id: JobId, reason: &str) {
+    f.backend
+        .jobs
+        .note_failure(job_id, "first trouble")
+        .await
+        .unwrap();
+    f.backend.jobs.note_failure(job_id, reason).await.unwrap();
     assert!(
         f.backend
-            .queue
-            .dead_letters(10, Duration::from_secs(1))
+            .jobs
+            .close(
+                job_id,
+                &Closure::Failed {
+                    reason: reason.into()
+                },
+                f.backend.clock.now()
+            )
             .await
             .unwrap()
-            .is_empty(),
-        "nothing left in the DLQ"
     );
+}
 
+/// The replayed job's history is FAILED, PENDING, HELD, and the event lists both jobs as they ended.
+async fn assert_replayed_history_and_jobs(
+    f: &Fixture,
+    event: &EventId,
+    replayed: &Intent,
+    purged: &Intent,
+) {
     let history: Vec<JobStatus> = f
         .backend
         .jobs
@@ -690,7 +756,7 @@ pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
     let mut of_event: Vec<_> = f
         .backend
         .jobs
-        .of_event(&event)
+        .of_event(event)
         .await
         .unwrap()
         .into_iter()
@@ -705,22 +771,78 @@ pub async fn dead_letters_are_listed_replayed_and_purged(f: Fixture) {
     assert_eq!(of_event, expected);
 }
 
-/// Receives until `want` messages arrived (queues may return fewer than are available per call).
-async fn receive_all(f: &Fixture, want: usize) -> Vec<seatclaim_shared::ports::Delivery> {
-    let mut got = Vec::new();
-    for _ in 0..20 {
-        got.extend(
-            f.backend
+/// How long a queue check waits for a message before it fails: SQS on the emulator is slow, and
+/// visibility there runs on its own clock, so a wait may last a visibility timeout or a hold.
+const QUEUE_WITHIN: Duration = Duration::from_secs(30);
+
+/// Receives until at least `want` messages arrived (queues may return fewer than are available
+/// per call), failing the check if they do not within [`QUEUE_WITHIN`].
+async fn receive_all(f: &Fixture, want: usize) -> Vec<Delivery> {
+    let got = RefCell::new(Vec::new());
+    eventually(
+        QUEUE_WITHIN,
+        &format!("{want} message(s) to be delivered"),
+        || async {
+            let more = f
+                .backend
                 .queue
                 .receive(10, Duration::from_millis(500))
                 .await
-                .unwrap(),
-        );
-        if got.len() >= want {
-            break;
-        }
-    }
-    got
+                .unwrap();
+            let mut got = got.borrow_mut();
+            got.extend(more);
+            (got.len() >= want).then_some(())
+        },
+    )
+    .await;
+    got.into_inner()
+}
+
+/// Lets the visibility timeout pass and receives the `want` messages it brings back. The
+/// fixture's clock jumps past it (the embedded queue times visibility with it); SQS times
+/// visibility itself, so there the receive waits for the timeout to pass in real time.
+async fn after_the_visibility_timeout(f: &Fixture, want: usize) -> Vec<Delivery> {
+    f.clock.advance(signed(f.visibility_timeout));
+    receive_all(f, want).await
+}
+
+/// Sends a control message, with no job, and receives it without acknowledging it; returns its
+/// job id. A check that something does NOT come back waits for the control to come back instead
+/// of sleeping: a message received no later than the control would be back by then too.
+async fn received_control(f: &Fixture, event: &EventId) -> JobId {
+    let control = intent(f, event, "control", exact(&["B-1-1"]));
+    f.backend
+        .queue
+        .send(std::slice::from_ref(&control))
+        .await
+        .unwrap();
+    let got = receive_all(f, 1).await;
+    assert_eq!(
+        job_ids(&got),
+        [Some(control.job_id)],
+        "only the control was visible"
+    );
+    control.job_id
+}
+
+/// Asserts that no other message is waiting (one more receive, for queues that return fewer
+/// messages per call than are available).
+async fn assert_nothing_more(f: &Fixture, why: &str) {
+    let more = f
+        .backend
+        .queue
+        .receive(10, Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert_eq!(job_ids(&more), [], "{why}");
+}
+
+fn job_ids(deliveries: &[Delivery]) -> Vec<Option<JobId>> {
+    deliveries.iter().map(|d| d.job_id).collect()
+}
+
+fn signed(duration: Duration) -> SignedDuration {
+    SignedDuration::try_from(duration).expect("a test duration fits")
 }
 
 /// Runs every check of the contract, each on a fresh fixture from `fixture`.

@@ -1,6 +1,8 @@
-//! Helpers for seatclaim's end-to-end suites: start the real app on a free port, drive it over
-//! HTTP, run the real binaries as child processes, check the invariants from the outside, and
-//! hold every backend to the same port contract.
+//! Helpers for seatclaim's end-to-end suites: start the real app (on a free port, or in-process),
+//! drive it over HTTP, run the real binaries as child processes, check the invariants from the
+//! outside, and hold every backend to the same port contract. Tests wait on conditions with
+//! [`eventually`], move a [`JumpClock`] instead of sleeping past deadlines, and take every random
+//! choice from a printed [`test_seed`].
 
 #![allow(
     clippy::unwrap_used,
@@ -8,15 +10,21 @@
 )]
 
 mod app;
+mod client;
 mod clock;
 pub mod contract;
 pub mod emulator;
 mod invariants;
 mod process;
 pub mod request_log;
+mod seed;
+mod wait;
 
 pub use app::{AppOptions, TestApp, assert_problem, test_backend};
+pub use client::{Call, Reply, Transport, TransportKind, test_transport};
 pub use clock::JumpClock;
 pub use contract::Fixture;
 pub use invariants::{Tally, check_invariants};
 pub use process::{ChildProcess, binary};
+pub use seed::{seeded_rng, test_seed};
+pub use wait::{eventually, poll_interval};

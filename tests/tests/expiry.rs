@@ -1,18 +1,37 @@
 //! Holds end deterministically: a lapsed hold is released by the sweeper (job EXPIRED) or taken
-//! over by a new claim, and the release never touches a seat that another job holds now.
+//! over by a new claim, and the release never touches a seat that another job holds now. Holds
+//! lapse because the test moves the app's clock past their deadline, not because it sleeps.
 
 use std::time::Duration;
 
+use jiff::SignedDuration;
 use reqwest::StatusCode;
-use seatclaim_e2e::{AppOptions, TestApp};
-use serde_json::json;
+use seatclaim_e2e::{AppOptions, TestApp, eventually};
+use serde_json::{Value, json};
 
-const WITHIN: Duration = Duration::from_secs(10);
+const WITHIN: Duration = Duration::from_secs(30);
+/// Far longer than any wait in these tests: only a move of the clock can make a hold lapse.
+const HOLD_SECONDS: u32 = 300;
+
+/// Just past a hold's deadline.
+fn past_the_hold() -> SignedDuration {
+    SignedDuration::from_secs(i64::from(HOLD_SECONDS) + 1)
+}
+
+/// Each seat's state, in the seat map's order.
+fn states(map: &Value) -> Vec<&str> {
+    map["seats"]
+        .as_array()
+        .expect("a list of seats")
+        .iter()
+        .map(|s| s["state"].as_str().expect("a state"))
+        .collect()
+}
 
 #[tokio::test]
 async fn a_lapsed_hold_expires_and_its_seats_can_be_claimed_again() {
     let app = TestApp::spawn().await;
-    app.create_grid("e1", 1, 4, 1).await;
+    app.create_grid("e1", 1, 4, HOLD_SECONDS).await;
     let first = app
         .reserve_ok(
             "e1",
@@ -21,22 +40,20 @@ async fn a_lapsed_hold_expires_and_its_seats_can_be_claimed_again() {
         )
         .await;
     assert_eq!(app.decided(&first, WITHIN).await["status"], "HELD");
+    assert_eq!(
+        states(&app.seat_map("e1").await),
+        ["HELD", "HELD", "AVAILABLE", "AVAILABLE"]
+    );
 
-    let deadline = std::time::Instant::now() + WITHIN;
-    while app.job(&first).await["status"] != "EXPIRED" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the hold never expired"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let map = app.seat_map("e1").await;
+    app.clock.advance(past_the_hold());
+    eventually(WITHIN, "the sweeper to expire the lapsed hold", || async {
+        (app.job(&first).await["status"] == "EXPIRED").then_some(())
+    })
+    .await;
     assert!(
-        map["seats"]
-            .as_array()
-            .unwrap()
+        states(&app.seat_map("e1").await)
             .iter()
-            .all(|s| s["state"] == "AVAILABLE")
+            .all(|s| *s == "AVAILABLE")
     );
     app.post_problem(&format!("/v1/jobs/{first}/confirm"), StatusCode::CONFLICT)
         .await;
@@ -59,7 +76,7 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
         ..AppOptions::default()
     })
     .await;
-    app.create_grid("e1", 1, 2, 1).await;
+    app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
     let first = app
         .reserve_ok(
             "e1",
@@ -68,7 +85,8 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
         )
         .await;
     assert_eq!(app.decided(&first, WITHIN).await["status"], "HELD");
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(states(&app.seat_map("e1").await), ["HELD", "HELD"]);
+    app.clock.advance(past_the_hold());
 
     let map = app.seat_map("e1").await;
     assert_eq!(
@@ -105,7 +123,10 @@ async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
         ..AppOptions::default()
     })
     .await;
-    app.create_grid("e1", 1, 2, 1).await;
+    app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
+    // `seatclaimctl` is a process of its own, on the wall clock. So the app's clock is set back
+    // by more than the hold while the hold is taken: by the wall clock it lapsed a second ago.
+    app.clock.advance(-past_the_hold());
     let job = app
         .reserve_ok(
             "e1",
@@ -113,8 +134,16 @@ async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
             &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
         )
         .await;
-    assert_eq!(app.decided(&job, WITHIN).await["status"], "HELD");
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let held = app.decided(&job, WITHIN).await;
+    assert_eq!(held["status"], "HELD");
+    let until: jiff::Timestamp = held["hold_expires_at"].as_str().unwrap().parse().unwrap();
+    assert!(until < jiff::Timestamp::now(), "lapsed by the wall clock");
+    assert_eq!(
+        states(&app.seat_map("e1").await),
+        ["HELD", "AVAILABLE"],
+        "still held by the app's clock"
+    );
+
     let (code, stdout) = app.ctl(&["sweep"]);
     assert_eq!((code, stdout.trim()), (0, "released 1 lapsed holds"));
     assert_eq!(app.job(&job).await["status"], "EXPIRED");

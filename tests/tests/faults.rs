@@ -8,25 +8,13 @@
 )]
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use seatclaim_e2e::{AppOptions, TestApp, check_invariants, test_backend};
+use seatclaim_e2e::{AppOptions, TestApp, check_invariants, eventually, test_backend};
 use seatclaim_shared::adapters::faults::FaultSettings;
 use seatclaim_shared::config::BackendKind;
 use seatclaim_shared::domain::JobId;
 use serde_json::{Value, json};
-
-/// Waits for `check` to hold, polling, or fails the test after `within`.
-async fn eventually<F: AsyncFnMut() -> bool>(within: Duration, what: &str, mut check: F) {
-    let started = Instant::now();
-    while !check().await {
-        assert!(
-            started.elapsed() < within,
-            "{what} did not happen within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// A marker file whose existence switches the faults on; deleting it "fixes the cause".
 fn switch() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -122,44 +110,69 @@ async fn while_the_event_bus_is_down_claims_go_on_and_events_wait_in_the_outbox(
             "HELD"
         );
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(
-        app.published_events().await.is_empty(),
-        "nothing is published while the bus is down"
-    );
-    let waiting = app.backend.outbox.unpublished(100).await.unwrap().len();
-    assert_eq!(waiting, count);
+    assert_nothing_is_published(&app, count).await;
     let (lagging, _) = app.ctl(&["audit", "e1", "--max-outbox-lag", "0s"]);
     assert_eq!(lagging, 1, "the audit notices the waiting events");
 
     std::fs::remove_file(&path).unwrap();
-    eventually(
-        Duration::from_secs(60),
-        "publication after recovery",
-        async || app.published_events().await.len() >= count,
-    )
-    .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let mut per_job: HashMap<String, usize> = HashMap::new();
-    for event in app.published_events().await {
-        *per_job
-            .entry(event["detail"]["job_id"].as_str().unwrap().to_owned())
-            .or_default() += 1;
-    }
+    let per_job = published_after_recovery(&app, count).await;
     assert_eq!(per_job.len(), count);
     assert!(
         per_job.values().all(|n| *n == 1),
         "each event published once: {per_job:?}"
     );
-    assert!(
-        app.backend
-            .outbox
-            .unpublished(100)
-            .await
-            .unwrap()
-            .is_empty()
-    );
     app.assert_audit_passes("e1");
+}
+
+/// With every one of `count` decisions in the outbox and the bus down, a relay round fails, and
+/// nothing is published or marked.
+async fn assert_nothing_is_published(app: &TestApp, count: usize) {
+    let waiting = app.backend.outbox.unpublished(100).await.unwrap().len();
+    assert_eq!(waiting, count);
+    assert!(
+        seatclaim_worker::relay_once(&app.backend).await.is_err(),
+        "the relay cannot publish while the bus is down"
+    );
+    assert_eq!(
+        app.backend.outbox.unpublished(100).await.unwrap().len(),
+        count,
+        "every event still waits in the outbox"
+    );
+    assert!(
+        app.published_events().await.is_empty(),
+        "nothing is published while the bus is down"
+    );
+}
+
+/// Waits for the outbox to drain and the `count` events to arrive; returns how many times each
+/// job's event was published. Once the outbox is empty the relay has nothing left to publish, so
+/// any duplicate publication has happened by then.
+async fn published_after_recovery(app: &TestApp, count: usize) -> HashMap<String, usize> {
+    eventually(
+        Duration::from_secs(60),
+        "the outbox to drain after recovery",
+        || async {
+            let left = app.backend.outbox.unpublished(100).await.unwrap();
+            left.is_empty().then_some(())
+        },
+    )
+    .await;
+    let published = eventually(
+        Duration::from_secs(60),
+        "every event to reach the consumer",
+        || async {
+            let published = app.published_events().await;
+            (published.len() >= count).then_some(published)
+        },
+    )
+    .await;
+    let mut per_job: HashMap<String, usize> = HashMap::new();
+    for event in published {
+        *per_job
+            .entry(event["detail"]["job_id"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    per_job
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,15 +218,14 @@ async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_o
         "{failed}"
     );
 
-    let mut listed = Vec::new();
-    eventually(Duration::from_secs(20), "the DLQ listing", async || {
+    let listed = eventually(Duration::from_secs(20), "the DLQ listing", || async {
         let (code, stdout) = app.ctl(&["dlq", "list", "--json"]);
         assert_eq!(code, 0);
-        listed = stdout
+        let listed: Vec<Value> = stdout
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
             .collect();
-        !listed.is_empty()
+        (!listed.is_empty()).then_some(listed)
     })
     .await;
     assert_eq!(listed.len(), 1, "{listed:?}");
@@ -295,10 +307,7 @@ async fn old_dead_letters_are_purged_only_with_confirmation() {
         app.decided(&job, Duration::from_secs(60)).await["status"],
         "FAILED"
     );
-    eventually(Duration::from_secs(20), "the dead letter", async || {
-        app.ctl(&["dlq", "list", "--json"]).1.lines().count() == 1
-    })
-    .await;
+    listed_dead_letters(&app, 1).await;
 
     let (unconfirmed, _) = app.ctl(&["dlq", "purge", "--older-than", "0s"]);
     assert_eq!(unconfirmed, 2, "nothing is purged without --yes");
@@ -311,7 +320,8 @@ async fn old_dead_letters_are_purged_only_with_confirmation() {
         ),
         (0, Some(0))
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // That purge held the letter while it looked, then gave it back: it is listed again.
+    listed_dead_letters(&app, 1).await;
     let (code, stdout) = app.ctl(&["dlq", "purge", "--older-than", "0s", "--yes", "--json"]);
     assert_eq!(
         (
@@ -326,4 +336,18 @@ async fn old_dead_letters_are_purged_only_with_confirmation() {
         "FAILED",
         "purging does not touch the job"
     );
+}
+
+/// Waits until `seatclaimctl dlq list` shows `count` dead letters (on SQS a dead letter may be
+/// in transit to the DLQ, or held by a command that listed it, for a moment).
+async fn listed_dead_letters(app: &TestApp, count: usize) {
+    eventually(
+        Duration::from_secs(20),
+        &format!("{count} dead letter(s) in `seatclaimctl dlq list`"),
+        || async {
+            let (_, stdout) = app.ctl(&["dlq", "list", "--json"]);
+            (stdout.lines().count() == count).then_some(())
+        },
+    )
+    .await;
 }

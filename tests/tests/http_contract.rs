@@ -1,17 +1,74 @@
-//! The v1 HTTP contract, line by line, over a real socket.
+//! The v1 HTTP contract, line by line, over a real socket or in-process through the router
+//! (`SEATCLAIM_TEST_TRANSPORT=in-process`; `tests/run.sh` runs both).
 
 use std::time::Duration;
 
-use reqwest::StatusCode;
-use seatclaim_e2e::{AppOptions, TestApp, assert_problem};
+use axum::http::{Method, StatusCode};
+use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
+use seatclaim_shared::ports::Clock;
+use seatclaim_worker::{BatchOutcome, Limits, process_batch};
 use serde_json::{Value, json};
 
-const DECIDED_WITHIN: Duration = Duration::from_secs(10);
+const DECIDED_WITHIN: Duration = Duration::from_secs(30);
 
 async fn app_with_event() -> TestApp {
     let app = TestApp::spawn().await;
     app.create_grid("e1", 10, 20, 300).await;
     app
+}
+
+/// An app with event `e1` and no worker: what a request enqueues stays in the queue to be counted.
+async fn app_without_worker() -> TestApp {
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 10, 20, 300).await;
+    app
+}
+
+/// Asserts that the queue holds `expected` intents and no more. A marker intent is posted first
+/// and the count is read once it includes the marker: the marker was enqueued after everything
+/// the test did before, so a count that includes it includes those too. (SQS counts are
+/// approximate and may lag; the emulator's do not.)
+async fn assert_queued(app: &TestApp, expected: u64, why: &str) {
+    app.reserve_ok(
+        "e1",
+        "marker",
+        &json!({"buyer_id": "marker", "seat_ids": ["A-10-20"]}),
+    )
+    .await;
+    let queued = eventually(
+        DECIDED_WITHIN,
+        "the marker intent to be counted in the queue",
+        || async {
+            let depth = app.backend.queue.depth().await.expect("the queue depth");
+            let queued = depth.ready + depth.in_flight;
+            (queued > expected).then_some(queued)
+        },
+    )
+    .await;
+    assert_eq!(
+        queued,
+        expected + 1,
+        "{why} (the count includes the marker)"
+    );
+}
+
+/// Decides the queued intents as the worker would, acknowledging them.
+async fn decide_queued(app: &TestApp) -> BatchOutcome {
+    let deliveries = eventually(DECIDED_WITHIN, "a queued intent", || async {
+        let got = app
+            .backend
+            .queue
+            .receive(10, Duration::from_millis(200))
+            .await
+            .expect("a receive");
+        (!got.is_empty()).then_some(got)
+    })
+    .await;
+    process_batch(&app.backend, deliveries, Limits::attempts(5)).await
 }
 
 fn seats(ids: &[&str]) -> Value {
@@ -29,11 +86,8 @@ async fn creating_an_event_from_sections_makes_every_seat_available() {
             "sections": [{"section": "A", "rows": 10, "seats_per_row": 20}]}),
         )
         .await;
-    assert_eq!(response.status(), StatusCode::CREATED);
-    assert_eq!(
-        response.json::<Value>().await.unwrap(),
-        json!({"event_id": "e1", "seats": 200})
-    );
+    assert_eq!(response.status, StatusCode::CREATED);
+    assert_eq!(response.json(), json!({"event_id": "e1", "seats": 200}));
 
     let map = app.seat_map("e1").await;
     assert_eq!(map["event_id"], "e1");
@@ -62,7 +116,7 @@ async fn an_event_may_list_its_seats_one_by_one() {
         .create_event(&json!({"event_id": "gala", "name": "Gala",
             "seats": [{"seat_id": "box-1", "section": "boxes"}, {"seat_id": "box-2", "section": "boxes"}]}))
         .await;
-    assert_eq!(response.status(), StatusCode::CREATED);
+    assert_eq!(response.status, StatusCode::CREATED);
     let map = app.seat_map("gala").await;
     assert_eq!(
         map["seats"][1],
@@ -82,7 +136,7 @@ async fn holds_last_three_hundred_seconds_unless_the_event_says_otherwise() {
         .await;
     let job = app.decided(&job_id, DECIDED_WITHIN).await;
     let until: jiff::Timestamp = job["hold_expires_at"].as_str().unwrap().parse().unwrap();
-    let left = until.duration_since(jiff::Timestamp::now()).as_secs();
+    let left = until.duration_since(app.clock.now()).as_secs();
     assert!((290..=300).contains(&left), "hold has {left}s left");
 }
 
@@ -92,7 +146,7 @@ async fn creating_the_same_event_twice_is_a_conflict() {
     let again = app
         .create_event(&json!({"event_id": "e1", "name": "n", "sections": [{"section": "B", "rows": 1, "seats_per_row": 1}]}))
         .await;
-    assert_problem(again, StatusCode::CONFLICT).await;
+    assert_problem(&again, StatusCode::CONFLICT);
 }
 
 #[tokio::test]
@@ -110,10 +164,9 @@ async fn an_event_needs_one_to_two_hundred_thousand_unique_seats() {
     ];
     for body in cases {
         let problem = assert_problem(
-            app.create_event(&body).await,
+            &app.create_event(&body).await,
             StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
+        );
         assert!(
             !problem["detail"].as_str().unwrap().is_empty(),
             "{body}: {problem}"
@@ -130,18 +183,16 @@ async fn an_event_needs_one_to_two_hundred_thousand_unique_seats() {
 async fn an_event_body_that_is_not_json_or_has_unknown_fields_is_refused() {
     let app = TestApp::spawn().await;
     let broken = app
-        .client
-        .post(format!("{}/v1/events", app.base))
+        .request(Method::POST, "/v1/events")
         .header("content-type", "application/json")
         .body("{\"event_id\": ")
         .send()
-        .await
-        .unwrap();
-    assert_problem(broken, StatusCode::BAD_REQUEST).await;
+        .await;
+    assert_problem(&broken, StatusCode::BAD_REQUEST);
     let unknown = app
         .create_event(&json!({"event_id": "e", "name": "n", "venue": "x", "seats": [{"seat_id": "x", "section": "A"}]}))
         .await;
-    let problem = assert_problem(unknown, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let problem = assert_problem(&unknown, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(
         problem["detail"].as_str().unwrap().contains("venue"),
         "{problem}"
@@ -152,12 +203,10 @@ async fn an_event_body_that_is_not_json_or_has_unknown_fields_is_refused() {
 async fn the_seat_map_of_an_unknown_event_is_not_found() {
     let app = TestApp::spawn().await;
     let response = app
-        .client
-        .get(format!("{}/v1/events/nope/seats", app.base))
+        .request(Method::GET, "/v1/events/nope/seats")
         .send()
-        .await
-        .unwrap();
-    assert_problem(response, StatusCode::NOT_FOUND).await;
+        .await;
+    assert_problem(&response, StatusCode::NOT_FOUND);
 }
 
 // ---- reservations ----------------------------------------------------------------------------
@@ -168,10 +217,10 @@ async fn a_reservation_is_accepted_at_once_with_a_job_to_poll() {
     let response = app
         .reserve("e1", "key-1", &seats(&["A-1-1", "A-1-2"]))
         .await;
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    assert_eq!(response.headers()["retry-after"], "1");
-    let location = response.headers()["location"].to_str().unwrap().to_owned();
-    let body: Value = response.json().await.unwrap();
+    assert_eq!(response.status, StatusCode::ACCEPTED);
+    assert_eq!(response.header("retry-after"), "1");
+    let location = response.header("location").to_owned();
+    let body = response.json();
     let job_id = body["job_id"].as_str().unwrap();
     assert!(
         seatclaim_shared::domain::JobId::parse(job_id).is_some(),
@@ -221,35 +270,36 @@ async fn a_section_reservation_holds_any_free_seats_of_that_section() {
 
 #[tokio::test]
 async fn retrying_with_the_same_key_and_body_returns_the_same_job_and_enqueues_nothing() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     let first = app.reserve_ok("e1", "retry-me", &seats(&["A-1-1"])).await;
-    app.decided(&first, DECIDED_WITHIN).await;
+    // Decided first: a retry of a job still PENDING may send its intent again (on SQS, in case
+    // the first send was lost), a retry of a decided one must not.
+    assert_eq!(
+        decide_queued(&app).await,
+        BatchOutcome {
+            held: 1,
+            ..BatchOutcome::default()
+        }
+    );
     let second = app.reserve_ok("e1", "retry-me", &seats(&["A-1-1"])).await;
     assert_eq!(first, second);
-    // A second intent would have been rejected (the seat is held) and recorded a second event.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let events: Vec<Value> = app
-        .published_events()
-        .await
-        .into_iter()
-        .filter(|e| e["detail"]["job_id"] == first)
-        .collect();
-    assert_eq!(events.len(), 1, "{events:?}");
+    assert_queued(&app, 0, "the retry enqueued an intent").await;
     assert_eq!(app.job(&first).await["status"], "HELD");
 }
 
 #[tokio::test]
 async fn reusing_a_key_for_a_different_request_is_unprocessable() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
     let reused = app.reserve("e1", "k", &seats(&["A-1-2"])).await;
-    let problem = assert_problem(reused, StatusCode::UNPROCESSABLE_ENTITY).await;
+    let problem = assert_problem(&reused, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(
         problem["detail"]
             .as_str()
             .unwrap()
             .contains("Idempotency-Key")
     );
+    assert_queued(&app, 1, "the refused request enqueued an intent").await;
 }
 
 #[tokio::test]
@@ -274,28 +324,27 @@ async fn idempotency_keys_are_scoped_to_the_buyer() {
 
 #[tokio::test]
 async fn a_missing_or_malformed_idempotency_key_is_a_bad_request() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     let missing = app
-        .client
-        .post(format!("{}/v1/events/e1/reservations", app.base))
+        .request(Method::POST, "/v1/events/e1/reservations")
         .json(&seats(&["A-1-1"]))
         .send()
-        .await
-        .unwrap();
-    assert_problem(missing, StatusCode::BAD_REQUEST).await;
+        .await;
+    assert_problem(&missing, StatusCode::BAD_REQUEST);
     for key in ["", &"k".repeat(256), "tab\tkey"] {
         let response = app.reserve("e1", key, &seats(&["A-1-1"])).await;
-        assert_problem(response, StatusCode::BAD_REQUEST).await;
+        assert_problem(&response, StatusCode::BAD_REQUEST);
     }
     let longest = app
         .reserve("e1", &"k".repeat(255), &seats(&["A-1-1"]))
         .await;
-    assert_eq!(longest.status(), StatusCode::ACCEPTED);
+    assert_eq!(longest.status, StatusCode::ACCEPTED);
+    assert_queued(&app, 1, "a refused request enqueued an intent").await;
 }
 
 #[tokio::test]
 async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_problem() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     let eleven: Vec<String> = (1..=11).map(|n| format!("A-1-{n}")).collect();
     let cases = [
         (json!({"buyer_id": "b1", "seat_ids": [], }), "seat_ids"),
@@ -334,7 +383,7 @@ async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_probl
     ];
     for (index, (body, named)) in cases.into_iter().enumerate() {
         let response = app.reserve("e1", &format!("bad-{index}"), &body).await;
-        let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY).await;
+        let problem = assert_problem(&response, StatusCode::UNPROCESSABLE_ENTITY);
         let detail = problem["detail"].as_str().unwrap();
         assert!(
             detail.contains(named),
@@ -342,50 +391,46 @@ async fn malformed_reservation_bodies_are_refused_with_a_detail_naming_the_probl
         );
     }
     let not_json = app
-        .client
-        .post(format!("{}/v1/events/e1/reservations", app.base))
+        .request(Method::POST, "/v1/events/e1/reservations")
         .header("Idempotency-Key", "k")
         .header("content-type", "application/json")
         .body("{not json")
         .send()
-        .await
-        .unwrap();
-    assert_problem(not_json, StatusCode::BAD_REQUEST).await;
+        .await;
+    assert_problem(&not_json, StatusCode::BAD_REQUEST);
     let not_declared_json = app
-        .client
-        .post(format!("{}/v1/events/e1/reservations", app.base))
+        .request(Method::POST, "/v1/events/e1/reservations")
         .header("Idempotency-Key", "k")
         .body(seats(&["A-1-1"]).to_string())
         .send()
-        .await
-        .unwrap();
-    assert_problem(not_declared_json, StatusCode::UNSUPPORTED_MEDIA_TYPE).await;
+        .await;
+    assert_problem(&not_declared_json, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_queued(&app, 0, "a refused request enqueued an intent").await;
 }
 
 #[tokio::test]
 async fn reserving_in_an_unknown_event_is_not_found() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     assert_problem(
-        app.reserve("nope", "k", &seats(&["A-1-1"])).await,
+        &app.reserve("nope", "k", &seats(&["A-1-1"])).await,
         StatusCode::NOT_FOUND,
-    )
-    .await;
+    );
     assert_problem(
-        app.reserve("bad%2Fid", "k", &seats(&["A-1-1"])).await,
+        &app.reserve("bad%2Fid", "k", &seats(&["A-1-1"])).await,
         StatusCode::NOT_FOUND,
-    )
-    .await;
+    );
+    assert_queued(&app, 0, "a refused request enqueued an intent").await;
 }
 
 #[tokio::test]
 async fn a_reservation_body_over_sixty_four_kibibytes_is_too_large() {
-    let app = app_with_event().await;
+    let app = app_without_worker().await;
     let body = json!({"buyer_id": "x".repeat(65 * 1024), "seat_ids": ["A-1-1"]});
     assert_problem(
-        app.reserve("e1", "k", &body).await,
+        &app.reserve("e1", "k", &body).await,
         StatusCode::PAYLOAD_TOO_LARGE,
-    )
-    .await;
+    );
+    assert_queued(&app, 0, "a refused request enqueued an intent").await;
 }
 
 // ---- jobs ------------------------------------------------------------------------------------
@@ -419,23 +464,17 @@ async fn an_unknown_or_malformed_job_id_is_not_found() {
     let app = TestApp::spawn().await;
     for id in ["7f1c0d52-8a6e-4c09-9f8e-3f4b5f0e2a11", "not-a-uuid"] {
         for response in [
-            app.client
-                .get(format!("{}/v1/jobs/{id}", app.base))
+            app.request(Method::GET, &format!("/v1/jobs/{id}"))
                 .send()
-                .await
-                .unwrap(),
-            app.client
-                .post(format!("{}/v1/jobs/{id}/confirm", app.base))
+                .await,
+            app.request(Method::POST, &format!("/v1/jobs/{id}/confirm"))
                 .send()
-                .await
-                .unwrap(),
-            app.client
-                .post(format!("{}/v1/jobs/{id}/cancel", app.base))
+                .await,
+            app.request(Method::POST, &format!("/v1/jobs/{id}/cancel"))
                 .send()
-                .await
-                .unwrap(),
+                .await,
         ] {
-            assert_problem(response, StatusCode::NOT_FOUND).await;
+            assert_problem(&response, StatusCode::NOT_FOUND);
         }
     }
 }
@@ -542,20 +581,10 @@ async fn health_and_readiness_answer_ok() {
 #[tokio::test]
 async fn unknown_routes_and_methods_get_problems_too() {
     let app = TestApp::spawn().await;
-    let missing = app
-        .client
-        .get(format!("{}/v2/anything", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_problem(missing, StatusCode::NOT_FOUND).await;
-    let wrong_method = app
-        .client
-        .delete(format!("{}/v1/events", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_problem(wrong_method, StatusCode::METHOD_NOT_ALLOWED).await;
+    let missing = app.request(Method::GET, "/v2/anything").send().await;
+    assert_problem(&missing, StatusCode::NOT_FOUND);
+    let wrong_method = app.request(Method::DELETE, "/v1/events").send().await;
+    assert_problem(&wrong_method, StatusCode::METHOD_NOT_ALLOWED);
 }
 
 #[tokio::test]
@@ -564,8 +593,7 @@ async fn every_decision_is_published_as_a_reservation_event() {
     let job_id = app.reserve_ok("e1", "k", &seats(&["A-1-1"])).await;
     app.decided(&job_id, DECIDED_WITHIN).await;
     app.post(&format!("/v1/jobs/{job_id}/confirm")).await;
-    let deadline = std::time::Instant::now() + DECIDED_WITHIN;
-    let kinds = loop {
+    let kinds = eventually(DECIDED_WITHIN, "two events of the job", || async {
         let kinds: Vec<String> = app
             .published_events()
             .await
@@ -573,11 +601,9 @@ async fn every_decision_is_published_as_a_reservation_event() {
             .filter(|e| e["detail"]["job_id"] == job_id.as_str())
             .map(|e| e["detail-type"].as_str().unwrap().to_owned())
             .collect();
-        if kinds.len() >= 2 || std::time::Instant::now() > deadline {
-            break kinds;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        (kinds.len() >= 2).then_some(kinds)
+    })
+    .await;
     assert_eq!(kinds, ["Reservation Held", "Reservation Sold"]);
     let event = &app.published_events().await[0];
     assert_eq!(event["source"], "seatclaim.reservations");
@@ -595,12 +621,10 @@ async fn a_status_request_may_wait_for_the_decision() {
         "one request, answered once decided: {job}"
     );
     let malformed = app
-        .client
-        .get(format!("{}/v1/jobs/{job_id}?wait=soon", app.base))
+        .request(Method::GET, &format!("/v1/jobs/{job_id}?wait=soon"))
         .send()
-        .await
-        .unwrap();
-    assert_problem(malformed, StatusCode::BAD_REQUEST).await;
+        .await;
+    assert_problem(&malformed, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

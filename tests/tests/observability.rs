@@ -6,9 +6,10 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+use std::cell::RefCell;
 use std::time::Duration;
 
-use seatclaim_e2e::{AppOptions, ChildProcess, TestApp};
+use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, eventually};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -19,10 +20,9 @@ async fn the_api_exposes_prometheus_metrics_of_admission_and_claims() {
         .reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}))
         .await;
     app.decided(&job, Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (status, text) = app.get_text("/metrics").await;
-    assert!(status.is_success());
-    for name in [
+    // The relay publishes the decision and the queue gauges are sampled on their own schedule
+    // after the job is decided, so the page is read until it shows them all.
+    let names = [
         "seatclaim_intents_admitted_total{result=\"accepted\"}",
         "seatclaim_claims_total{outcome=\"held\"}",
         "seatclaim_claim_duration_seconds_bucket",
@@ -31,9 +31,27 @@ async fn the_api_exposes_prometheus_metrics_of_admission_and_claims() {
         "seatclaim_events_published_total",
         "seatclaim_outbox_lag_seconds",
         "seatclaim_queue_messages{state=\"dead\"}",
-    ] {
-        assert!(text.contains(name), "/metrics lacks {name}:\n{text}");
-    }
+    ];
+    // Shown (on failure) each time the set of missing metrics changes.
+    let reported = RefCell::new(None);
+    eventually(
+        Duration::from_secs(30),
+        "/metrics to show every metric of admission, claims, the relay and the queue",
+        || async {
+            let (status, text) = app.get_text("/metrics").await;
+            assert!(status.is_success(), "GET /metrics: {status}");
+            let missing: Vec<&str> = names
+                .into_iter()
+                .filter(|name| !text.contains(name))
+                .collect();
+            if reported.borrow().as_ref() != Some(&missing) {
+                eprintln!("/metrics lacks {missing:?}");
+                reported.replace(Some(missing.clone()));
+            }
+            missing.is_empty().then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

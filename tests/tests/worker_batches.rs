@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jiff::Timestamp;
-use seatclaim_e2e::{AppOptions, TestApp};
+use jiff::{SignedDuration, Timestamp};
+use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::ReservationEvent;
 use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
@@ -94,17 +94,15 @@ fn with_faults(backend: &Backend, failures: usize, error: BackendError) -> Backe
 
 /// Receives the next delivery, waiting out any retry delay.
 async fn next(backend: &Backend) -> Vec<Delivery> {
-    for _ in 0..100 {
+    eventually(Duration::from_secs(30), "the next delivery", || async {
         let got = backend
             .queue
             .receive(10, Duration::from_millis(200))
             .await
             .unwrap();
-        if !got.is_empty() {
-            return got;
-        }
-    }
-    panic!("no delivery came back");
+        (!got.is_empty()).then_some(got)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -381,14 +379,15 @@ async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
         "and goes on the next round"
     );
     assert_eq!(relay_once(&backend).await.unwrap(), 0);
-    let mut published = Vec::new();
-    for _ in 0..50 {
-        published = app.published_events().await;
-        if published.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let published = eventually(
+        Duration::from_secs(30),
+        "both events to reach the consumer",
+        || async {
+            let published = app.published_events().await;
+            (published.len() >= 2).then_some(published)
+        },
+    )
+    .await;
     let mut ids: Vec<&str> = published
         .iter()
         .map(|e| e["detail"]["job_id"].as_str().unwrap())
@@ -402,11 +401,12 @@ async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
 #[tokio::test]
 async fn an_intent_older_than_the_maximum_age_is_rejected_as_expired() {
     let (app, job_id) = one_pending_job().await;
-    tokio::time::sleep(Duration::from_millis(20)).await;
     let limits = Limits {
         max_attempts: MAX_ATTEMPTS,
-        max_intent_age: jiff::SignedDuration::from_millis(10),
+        max_intent_age: SignedDuration::from_secs(60),
     };
+    // The intent ages by the app's clock, which accepted it and which the worker reads.
+    app.clock.advance(SignedDuration::from_secs(61));
     let outcome = process_batch(&app.backend, next(&app.backend).await, limits).await;
     assert_eq!(
         outcome,
@@ -430,4 +430,23 @@ async fn an_intent_older_than_the_maximum_age_is_rejected_as_expired() {
             .is_empty(),
         "acknowledged"
     );
+}
+
+#[tokio::test]
+async fn an_intent_just_within_the_maximum_age_is_claimed() {
+    let (app, job_id) = one_pending_job().await;
+    let limits = Limits {
+        max_attempts: MAX_ATTEMPTS,
+        max_intent_age: SignedDuration::from_secs(60),
+    };
+    app.clock.advance(SignedDuration::from_secs(59));
+    let outcome = process_batch(&app.backend, next(&app.backend).await, limits).await;
+    assert_eq!(
+        outcome,
+        BatchOutcome {
+            held: 1,
+            ..BatchOutcome::default()
+        }
+    );
+    assert_eq!(app.job(&job_id).await["status"], "HELD");
 }
