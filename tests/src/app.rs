@@ -14,7 +14,7 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{Call, Reply, Transport, TransportKind, test_transport};
-use crate::{JumpClock, emulator, eventually};
+use crate::{JumpClock, emulator, eventually, test_seed};
 
 /// How to start an app for a test.
 #[derive(Debug, Clone)]
@@ -302,7 +302,13 @@ async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, Publish
     let mut settings = BackendSettings {
         visibility_timeout_secs: options.visibility_timeout_secs,
         max_attempts: options.max_attempts,
-        faults: options.faults.clone(),
+        // Injected faults draw from the test's printed seed, so a failing run replays.
+        faults: FaultSettings {
+            seed: (options.faults.any() && options.faults.seed.is_none())
+                .then(test_seed)
+                .or(options.faults.seed),
+            ..options.faults.clone()
+        },
         ..BackendSettings::in_folder(data.to_owned())
     };
     let events = match test_backend() {

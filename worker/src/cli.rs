@@ -149,6 +149,9 @@ pub struct FaultArgs {
     /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
     #[arg(long, env = "SEATCLAIM_FAULT_FAILING_BUYER")]
     pub failing_buyer: Option<String>,
+    /// Seeds the injected randomness, so a failing fault run replays (random when unset).
+    #[arg(long, env = "SEATCLAIM_FAULT_SEED")]
+    pub fault_seed: Option<u64>,
 }
 
 #[cfg(feature = "faults")]
@@ -160,6 +163,7 @@ impl FaultArgs {
             duplicate_deliveries: self.duplicate_deliveries,
             bus_down: self.bus_down,
             failing_buyer: self.failing_buyer.clone(),
+            seed: self.fault_seed,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! cannot carry it; a process with faults on says so loudly in its log.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -33,6 +33,9 @@ pub struct FaultSettings {
     pub bus_down: bool,
     /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
     pub failing_buyer: Option<String>,
+    /// Seeds every injected random choice (which writes fail, how long duplicates wait), so a
+    /// failing fault test replays; random when unset.
+    pub seed: Option<u64>,
 }
 
 impl FaultSettings {
@@ -55,8 +58,12 @@ impl FaultSettings {
         if !self.any() {
             return backend;
         }
-        tracing::warn!(faults = ?self, "FAULT INJECTION IS ON: this process fails on purpose");
-        let faults = Arc::new(self);
+        let seed = self.seed.unwrap_or_else(|| fastrand::u64(..));
+        tracing::warn!(faults = ?self, seed, "FAULT INJECTION IS ON: this process fails on purpose");
+        let faults = Arc::new(Faults {
+            settings: self,
+            rng: Mutex::new(fastrand::Rng::with_seed(seed)),
+        });
         Backend {
             admissions: Arc::new(Duplicating {
                 inner: backend.admissions,
@@ -76,6 +83,23 @@ impl FaultSettings {
     }
 }
 
+/// The settings in force, with the one source of their randomness.
+struct Faults {
+    settings: FaultSettings,
+    rng: Mutex<fastrand::Rng>,
+}
+
+impl Faults {
+    fn active(&self) -> bool {
+        self.settings.active()
+    }
+
+    /// Draws from the seeded generator (a poisoned lock only means another draw panicked).
+    fn draw<T>(&self, f: impl FnOnce(&mut fastrand::Rng) -> T) -> T {
+        f(&mut self.rng.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
 fn injected(what: &str) -> BackendError {
     BackendError::transient(format!("injected fault: {what}"))
 }
@@ -83,7 +107,7 @@ fn injected(what: &str) -> BackendError {
 struct Duplicating {
     inner: Arc<dyn Admissions>,
     queue: Arc<dyn IntentQueue>,
-    faults: Arc<FaultSettings>,
+    faults: Arc<Faults>,
 }
 
 #[async_trait]
@@ -95,9 +119,9 @@ impl Admissions for Duplicating {
     ) -> Result<Admission, BackendError> {
         let admission = self.inner.admit(key, intent).await?;
         if matches!(admission, Admission::Accepted(_)) && self.faults.active() {
-            for _ in 0..self.faults.duplicate_deliveries {
+            for _ in 0..self.faults.settings.duplicate_deliveries {
                 let (queue, intent) = (Arc::clone(&self.queue), intent.clone());
-                let delay = Duration::from_millis(fastrand::u64(0..1_000));
+                let delay = Duration::from_millis(self.faults.draw(|rng| rng.u64(0..1_000)));
                 tokio::spawn(async move {
                     tokio::time::sleep(delay).await;
                     if let Err(error) = queue.send(&[intent]).await {
@@ -116,17 +140,19 @@ impl Admissions for Duplicating {
 
 struct Unreliable {
     inner: Arc<dyn Inventory>,
-    faults: Arc<FaultSettings>,
+    faults: Arc<Faults>,
 }
 
 impl Unreliable {
     fn roll(&self) -> Option<bool> {
-        let fails = self.faults.active() && fastrand::f64() < self.faults.store_failure_rate;
-        fails.then(fastrand::bool)
+        let rate = self.faults.settings.store_failure_rate;
+        let fails = self.faults.active() && self.faults.draw(|rng| rng.f64()) < rate;
+        fails.then(|| self.faults.draw(fastrand::Rng::bool))
     }
 
     fn poisoned(&self, buyer: &BuyerId) -> bool {
-        self.faults.active() && self.faults.failing_buyer.as_deref() == Some(buyer.as_str())
+        self.faults.active()
+            && self.faults.settings.failing_buyer.as_deref() == Some(buyer.as_str())
     }
 }
 
@@ -177,13 +203,13 @@ impl Inventory for Unreliable {
 
 struct Unreachable {
     inner: Arc<dyn EventPublisher>,
-    faults: Arc<FaultSettings>,
+    faults: Arc<Faults>,
 }
 
 #[async_trait]
 impl EventPublisher for Unreachable {
     async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError> {
-        if self.faults.bus_down && self.faults.active() {
+        if self.faults.settings.bus_down && self.faults.active() {
             return Err(injected("the event bus is down"));
         }
         self.inner.publish(events).await
