@@ -472,14 +472,7 @@ pub async fn acknowledging_with_the_next_receive_deletes_the_message(f: Fixture)
         .await
         .unwrap();
 
-    let control = received_control(&f, &event).await;
-    let back = after_the_visibility_timeout(&f, 1).await;
-    assert_eq!(
-        job_ids(&back),
-        [Some(control)],
-        "both were acknowledged, neither comes back"
-    );
-    assert_nothing_more(&f, "both were acknowledged, neither comes back").await;
+    assert_stays_away(&f, &event, "both were acknowledged, neither comes back").await;
 }
 
 /// `retry_after` brings a message back after the given delay instead of the visibility timeout.
@@ -587,14 +580,7 @@ pub async fn messages_received_too_often_are_dead_lettered(f: Fixture) {
         .dead_letter(&poison[0], "cannot be processed")
         .await
         .unwrap();
-    let control = received_control(&f, &event).await;
-    let back = after_the_visibility_timeout(&f, 1).await;
-    assert_eq!(
-        job_ids(&back),
-        [Some(control)],
-        "the dead letter is not delivered"
-    );
-    assert_nothing_more(&f, "the dead letter is not delivered").await;
+    assert_stays_away(&f, &event, "the dead letter is not delivered").await;
 }
 
 /// Dead letters can be listed with their reason, replayed to the main queue, or purged; a failed
@@ -804,6 +790,15 @@ async fn receive_all(f: &Fixture, want: usize) -> Vec<Delivery> {
 async fn after_the_visibility_timeout(f: &Fixture, want: usize) -> Vec<Delivery> {
     f.clock.advance(signed(f.visibility_timeout));
     receive_all(f, want).await
+}
+
+/// Shows that what the test just acknowledged, extended or dead-lettered does not come back: a
+/// control message received after it comes back alone, and nothing follows.
+async fn assert_stays_away(f: &Fixture, event: &EventId, why: &str) {
+    let control = received_control(f, event).await;
+    let back = after_the_visibility_timeout(f, 1).await;
+    assert_eq!(job_ids(&back), [Some(control)], "{why}");
+    assert_nothing_more(f, why).await;
 }
 
 /// Sends a control message, with no job, and receives it without acknowledging it; returns its

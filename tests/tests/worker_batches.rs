@@ -401,13 +401,7 @@ async fn a_partly_failed_publication_is_retried_for_the_failed_events_only() {
 #[tokio::test]
 async fn an_intent_older_than_the_maximum_age_is_rejected_as_expired() {
     let (app, job_id) = one_pending_job().await;
-    let limits = Limits {
-        max_attempts: MAX_ATTEMPTS,
-        max_intent_age: SignedDuration::from_secs(60),
-    };
-    // The intent ages by the app's clock, which accepted it and which the worker reads.
-    app.clock.advance(SignedDuration::from_secs(61));
-    let outcome = process_batch(&app.backend, next(&app.backend).await, limits).await;
+    let outcome = decide_aged(&app, 61).await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -435,12 +429,7 @@ async fn an_intent_older_than_the_maximum_age_is_rejected_as_expired() {
 #[tokio::test]
 async fn an_intent_just_within_the_maximum_age_is_claimed() {
     let (app, job_id) = one_pending_job().await;
-    let limits = Limits {
-        max_attempts: MAX_ATTEMPTS,
-        max_intent_age: SignedDuration::from_secs(60),
-    };
-    app.clock.advance(SignedDuration::from_secs(59));
-    let outcome = process_batch(&app.backend, next(&app.backend).await, limits).await;
+    let outcome = decide_aged(&app, 59).await;
     assert_eq!(
         outcome,
         BatchOutcome {
@@ -449,4 +438,15 @@ async fn an_intent_just_within_the_maximum_age_is_claimed() {
         }
     );
     assert_eq!(app.job(&job_id).await["status"], "HELD");
+}
+
+/// Decides the queued intent once it is `secs` old, under a maximum age of 60 s. The intent ages
+/// by the app's clock, which accepted it and which the worker reads.
+async fn decide_aged(app: &TestApp, secs: i64) -> BatchOutcome {
+    let limits = Limits {
+        max_attempts: MAX_ATTEMPTS,
+        max_intent_age: SignedDuration::from_secs(60),
+    };
+    app.clock.advance(SignedDuration::from_secs(secs));
+    process_batch(&app.backend, next(&app.backend).await, limits).await
 }
