@@ -1,18 +1,10 @@
 #!/usr/bin/env python3
-"""Local AWS emulator for seatclaim's tests: moto's server, with DynamoDB serialised.
+"""Local AWS emulator for seatclaim's tests: moto's server, for SQS and EventBridge.
 
-This is moto's own ``moto_server`` (moto/server.py, moto 5.x) with one change:
-every DynamoDB request runs under a single global lock.
-
-Why: moto implements DynamoDB conditional writes (PutItem/UpdateItem/DeleteItem
-with a ConditionExpression, TransactWriteItems) as check-then-write with no lock.
-On a threaded server two concurrent conditional writes to the same item can both
-pass the check and both "win". Real DynamoDB applies each conditional write to an
-item atomically and runs transactions serialisably, so tests asserting "exactly
-one winner" would fail spuriously (or pass by luck) against a bare threaded moto.
-Serialising DynamoDB restores those semantics. Everything else (SQS long polls,
-EventBridge, ...) still runs concurrently: an SQS ReceiveMessage with
-WaitTimeSeconds=20 must not block other requests.
+This is moto's own ``moto_server`` (moto/server.py, moto 5.x), quiet and with a clear start
+line. DynamoDB is not served from here: the tests use DynamoDB Local (AWS's own engine, with
+atomic conditional writes and serialisable transactions), started by dynamodb_local.sh, so
+nothing in the test path serialises DynamoDB requests.
 
 Usage: python moto_server.py [--host 127.0.0.1] [--port 5000]
 Prints "moto listening on http://HOST:PORT" once the socket is bound and
@@ -23,7 +15,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 
 from werkzeug.serving import make_server
 
@@ -44,35 +35,9 @@ class QuietRequestHandler(MotoRequestHandler):
         pass
 
 
-class SerializeDynamoDB:
-    """WSGI middleware: DynamoDB requests run one at a time, others concurrently."""
-
-    def __init__(self, app):
-        self.app = app
-        self.lock = threading.Lock()
-
-    def __call__(self, environ, start_response):
-        # Boto/SDK DynamoDB calls carry "X-Amz-Target: DynamoDB_20120810.<Op>".
-        # DynamoDB Streams ("DynamoDBStreams_...") is read-only and not matched.
-        target = environ.get("HTTP_X_AMZ_TARGET", "")
-        if not target.startswith("DynamoDB_"):
-            return self.app(environ, start_response)
-        with self.lock:
-            # Produce the whole response inside the lock: a WSGI app may do its
-            # work lazily while the server iterates the body, so consume it here.
-            result = self.app(environ, start_response)
-            try:
-                body = list(result)
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
-        return body
-
-
 def build_app():
     # Same construction as moto.server.main().
-    return SerializeDynamoDB(DomainDispatcherApplication(create_backend_app))
+    return DomainDispatcherApplication(create_backend_app)
 
 
 def main(argv=None):

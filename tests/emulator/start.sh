@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Start a local AWS emulator (moto) for seatclaim's tests, or reuse one already
-# running on the port.
+# Start the local AWS emulators for seatclaim's tests, or reuse ones already running:
+# moto for SQS and EventBridge, and DynamoDB Local (AWS's own DynamoDB engine, started by
+# dynamodb_local.sh) for DynamoDB, which the SDK reaches through AWS_ENDPOINT_URL_DYNAMODB.
 #
 # Usage:  eval "$(tests/emulator/start.sh)"
 #
 # Progress goes to stderr; stdout carries only the `export` lines a caller needs,
-# so the eval form above works. Stop it with tests/emulator/stop.sh.
+# so the eval form above works. Stop them with tests/emulator/stop.sh.
 #
 # Environment:
 #   SEATCLAIM_MOTO_VENV     virtualenv for moto (default ~/.cache/seatclaim/moto-venv)
@@ -62,6 +63,7 @@ rc=0; probe || rc=$?
 if [ "$rc" -eq 0 ]; then
     log "reusing moto already answering on $ENDPOINT"
     print_env
+    bash "$HERE/dynamodb_local.sh"
     exit 0
 elif [ "$rc" -eq 2 ]; then
     log "something other than moto answers on $ENDPOINT; pick another SEATCLAIM_MOTO_PORT"
@@ -125,3 +127,4 @@ done
 log "moto (pid $pid) answering on $ENDPOINT after $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
 
 print_env
+bash "$HERE/dynamodb_local.sh"

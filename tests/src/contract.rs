@@ -15,6 +15,10 @@ use seatclaim_shared::ports::{
     Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxId, Settled,
 };
 
+pub use crate::races::{
+    concurrent_claims_from_several_loops_hold_each_seat_once,
+    racing_section_claims_fill_the_section_before_rejecting,
+};
 use crate::{JumpClock, eventually};
 
 /// A backend on fresh storage, with the clock it reads "now" from.
@@ -858,11 +862,13 @@ macro_rules! port_contract {
             extending_visibility_keeps_a_slow_batch_hidden,
             messages_received_too_often_are_dead_lettered,
             dead_letters_are_listed_replayed_and_purged,
+            concurrent_claims_from_several_loops_hold_each_seat_once,
+            racing_section_claims_fill_the_section_before_rejecting,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {
         $(
-            #[tokio::test]
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $check() {
                 $crate::contract::$check($fixture.await).await;
             }

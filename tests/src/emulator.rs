@@ -1,23 +1,31 @@
-//! The AWS emulator the AWS-backend suites run against (moto, started by `tests/emulator/start.sh`).
+//! The AWS emulators the AWS-backend suites run against, started by `tests/emulator/start.sh`:
+//! DynamoDB Local (AWS's own DynamoDB engine) for DynamoDB, moto for SQS and EventBridge.
 
 use std::time::Duration;
 
 use seatclaim_shared::adapters::aws::{self, AwsNames};
 use seatclaim_shared::config::AwsSettings;
 
-/// The SDK configuration for the emulator. Refuses to run unless `AWS_ENDPOINT_URL` points at this
-/// machine: these suites create and fill resources, and must never touch a real account.
+/// The SDK configuration for the emulators. Refuses to run unless `AWS_ENDPOINT_URL` (moto) and
+/// `AWS_ENDPOINT_URL_DYNAMODB` (DynamoDB Local) both point at this machine: these suites create
+/// and fill resources, and must never touch a real account.
 pub async fn emulator_config() -> aws_config::SdkConfig {
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
-    let local = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"]
-        .iter()
-        .any(|p| endpoint.starts_with(p));
-    assert!(
-        local,
-        "the AWS suites need the emulator: run them through `bash tests/run.sh`, or \
-         `eval \"$(bash tests/emulator/start.sh)\"` first (AWS_ENDPOINT_URL is {endpoint:?})"
-    );
+    for variable in ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"] {
+        let endpoint = std::env::var(variable).unwrap_or_default();
+        assert!(
+            is_local(&endpoint),
+            "the AWS suites need the emulators: run them through `bash tests/run.sh`, or \
+             `eval \"$(bash tests/emulator/start.sh)\"` first ({variable} is {endpoint:?})"
+        );
+    }
     aws::sdk_config().await
+}
+
+/// Whether an endpoint is on this machine.
+fn is_local(endpoint: &str) -> bool {
+    ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"]
+        .iter()
+        .any(|p| endpoint.starts_with(p))
 }
 
 /// Settings for a fresh set of resources: a unique prefix per test, so tests never share state.

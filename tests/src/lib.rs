@@ -16,6 +16,7 @@ pub mod contract;
 pub mod emulator;
 mod invariants;
 mod process;
+pub mod races;
 pub mod request_log;
 mod seed;
 mod wait;

@@ -16,6 +16,8 @@ pub type Counts = BTreeMap<String, usize>;
 #[derive(Clone)]
 struct Proxy {
     upstream: String,
+    /// Where DynamoDB requests go, when DynamoDB has an emulator of its own.
+    dynamodb: Option<String>,
     client: reqwest::Client,
     counts: Arc<Mutex<Counts>>,
 }
@@ -28,11 +30,13 @@ pub struct RequestLog {
 }
 
 impl RequestLog {
-    /// Starts a proxy on a free local port in front of `upstream`.
-    pub async fn start(upstream: &str) -> Self {
+    /// Starts a proxy on a free local port in front of `upstream`, sending DynamoDB requests to
+    /// `dynamodb` instead when given (DynamoDB Local beside moto).
+    pub async fn start(upstream: &str, dynamodb: Option<&str>) -> Self {
         let counts = Arc::new(Mutex::new(Counts::new()));
         let proxy = Proxy {
             upstream: upstream.trim_end_matches('/').to_owned(),
+            dynamodb: dynamodb.map(|d| d.trim_end_matches('/').to_owned()),
             client: reqwest::Client::new(),
             counts: Arc::clone(&counts),
         };
@@ -70,11 +74,16 @@ fn operation(headers: &HeaderMap) -> String {
 
 async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let operation = operation(&parts.headers);
+    let upstream = match &proxy.dynamodb {
+        Some(dynamodb) if operation.starts_with("DynamoDB.") => dynamodb,
+        _ => &proxy.upstream,
+    };
     *proxy
         .counts
         .lock()
         .expect("counts lock")
-        .entry(operation(&parts.headers))
+        .entry(operation.clone())
         .or_default() += 1;
     let body: Bytes = axum::body::to_bytes(body, usize::MAX)
         .await
@@ -82,7 +91,7 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let mut upstream = proxy
         .client
-        .request(parts.method, format!("{}{path}", proxy.upstream))
+        .request(parts.method, format!("{upstream}{path}"))
         .body(body);
     for (name, value) in &parts.headers {
         if name != "host" && name != "content-length" {

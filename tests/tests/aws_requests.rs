@@ -41,7 +41,9 @@ fn show(label: &str, counts: &Counts) -> String {
 /// A fresh AWS backend on the emulator whose every request goes through a counting proxy.
 async fn counted_backend() -> (RequestLog, Backend) {
     let direct = emulator_config().await;
-    let log = RequestLog::start(&std::env::var("AWS_ENDPOINT_URL").unwrap_or_default()).await;
+    let endpoint = |name: &str| std::env::var(name).unwrap_or_default();
+    let dynamodb = endpoint("AWS_ENDPOINT_URL_DYNAMODB");
+    let log = RequestLog::start(&endpoint("AWS_ENDPOINT_URL"), Some(dynamodb.as_str())).await;
     let counted = aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(&log.endpoint)
         .load()

@@ -92,9 +92,26 @@ async fn kill_repeatedly(app: &TestApp, job_ids: &[String], kills: usize, most_b
 }
 
 /// Each job's decision was published once: a second decision would show as a second status.
+/// Publication follows the decisions (the relay), so it waits for every job's event first.
 async fn assert_each_decision_published_once(app: &TestApp, jobs: &[Value]) {
+    let published = eventually(
+        Duration::from_secs(60),
+        "every decision to reach the consumer",
+        || async {
+            let events = app.published_events().await;
+            let seen: HashSet<&str> = events
+                .iter()
+                .filter_map(|e| e["detail"]["job_id"].as_str())
+                .collect();
+            let all = jobs
+                .iter()
+                .all(|job| seen.contains(job["job_id"].as_str().unwrap()));
+            all.then(|| events.clone())
+        },
+    )
+    .await;
     let mut decisions: HashMap<String, HashSet<String>> = HashMap::new();
-    for event in app.published_events().await {
+    for event in published {
         let detail = &event["detail"];
         decisions
             .entry(detail["job_id"].as_str().unwrap().to_owned())
@@ -130,6 +147,12 @@ async fn killing_the_worker_mid_batch_loses_and_doubles_nothing() {
             (pending(&jobs) == 0).then_some(jobs)
         },
     )
+    .await;
+    // The relay publishes what the decisions recorded; the worker stops once it has.
+    eventually(Duration::from_secs(60), "the outbox to drain", || async {
+        let left = app.backend.outbox.unpublished(1).await.unwrap();
+        left.is_empty().then_some(())
+    })
     .await;
     // Intents the killed workers had received but not acknowledged come back with a higher count.
     let redelivered = worker.count_logs("\"receive_count\":2");

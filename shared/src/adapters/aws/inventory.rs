@@ -18,9 +18,9 @@ use crate::domain::{
 };
 use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
-/// Rounds of read-decide-write for one intent. A section claim whose candidates were taken
-/// between the (eventually consistent) index read and the write tries again with fresh ones.
-pub(super) const CLAIM_ROUNDS: usize = 3;
+/// Rounds of a section claim whose candidates were taken between the (eventually consistent)
+/// index read and the write: each tries fresh ones; past the last, the intent is retried later.
+const SECTION_ROUNDS: usize = 12;
 
 impl DynamoStore {
     fn hold_write(
@@ -67,40 +67,59 @@ impl DynamoStore {
             .ok_or_else(|| {
                 BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
             })?;
-        let mut reason = REASON_UNAVAILABLE.to_owned();
-        for round in 1..=CLAIM_ROUNDS {
-            let (seat_ids, until) =
-                match decide_claim(&intent.request, &self.candidates(intent).await?, now, hold) {
-                    ClaimDecision::Hold { seat_ids, until } => (seat_ids, until),
-                    ClaimDecision::Reject { reason: why } => {
-                        reason = why;
-                        break;
-                    }
-                };
-            let Ok(held) = job.hold(seat_ids.clone(), until, now) else {
-                return Ok(ClaimOutcome::AlreadyDecided(job.status));
+        // An exact claim that loses a race is lost; a section claim tries other free seats.
+        let section = matches!(intent.request, SeatRequest::Section { .. });
+        for _ in 0..if section { SECTION_ROUNDS } else { 1 } {
+            let mut candidates = self.candidates(intent).await?;
+            // Concurrent section claims each try their own few of the free seats, instead of
+            // all racing for the first ones.
+            fastrand::shuffle(&mut candidates);
+            let (seat_ids, until) = match decide_claim(&intent.request, &candidates, now, hold) {
+                ClaimDecision::Hold { seat_ids, until } => (seat_ids, until),
+                ClaimDecision::Reject { reason } => return self.reject(&job, &reason, now).await,
             };
-            let mut writes = seat_ids
-                .iter()
-                .map(|seat| self.hold_write(&job, seat, until, now))
-                .collect::<Result<Vec<_>, _>>()?;
-            writes.extend(self.transition(&held)?);
-            match transact(&self.db, writes).await? {
-                Transacted::Committed => return Ok(ClaimOutcome::Held { seat_ids, until }),
-                // The job's own condition (after the seats) failed: another delivery decided it.
-                Transacted::ConditionFailed(failed)
-                    if failed.get(seat_ids.len()).copied().unwrap_or(false) =>
-                {
-                    return self.already_decided(intent.job_id).await;
-                }
-                // A seat was taken since it was read; a section claim may find others.
-                Transacted::ConditionFailed(_)
-                    if matches!(intent.request, SeatRequest::Section { .. })
-                        && round < CLAIM_ROUNDS => {}
-                Transacted::ConditionFailed(_) => break,
+            if let Some(outcome) = self.hold_seats(&job, seat_ids, until, now).await? {
+                return Ok(outcome);
             }
         }
-        self.reject(&job, &reason, now).await
+        if section {
+            // The section still had free seats at the last look: never a rejection, a retry.
+            return Err(BackendError::transient(format!(
+                "job {}: section claims kept losing races for its free seats",
+                job.job_id
+            )));
+        }
+        self.reject(&job, REASON_UNAVAILABLE, now).await
+    }
+
+    /// The conditional write of a hold: the seats (each AVAILABLE or lapsed), the job's move
+    /// from PENDING and its event, in one transaction. `None` when a seat was taken since it was
+    /// read; otherwise the job's outcome (held, or decided by another delivery).
+    async fn hold_seats(
+        &self,
+        job: &Job,
+        seat_ids: Vec<SeatId>,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<Option<ClaimOutcome>, BackendError> {
+        let Ok(held) = job.hold(seat_ids.clone(), until, now) else {
+            return Ok(Some(ClaimOutcome::AlreadyDecided(job.status)));
+        };
+        let mut writes = seat_ids
+            .iter()
+            .map(|seat| self.hold_write(job, seat, until, now))
+            .collect::<Result<Vec<_>, _>>()?;
+        writes.extend(self.transition(&held)?);
+        match transact(&self.db, writes).await? {
+            Transacted::Committed => Ok(Some(ClaimOutcome::of(&held))),
+            // The job's own condition (after the seats) failed: another delivery decided it.
+            Transacted::ConditionFailed(failed)
+                if failed.get(seat_ids.len()).copied().unwrap_or(false) =>
+            {
+                self.already_decided(job.job_id).await.map(Some)
+            }
+            Transacted::ConditionFailed(_) => Ok(None),
+        }
     }
 
     /// Rejects a PENDING job for `reason`, unless another delivery decided it first.

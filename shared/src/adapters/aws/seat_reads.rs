@@ -55,8 +55,9 @@ impl DynamoStore {
         Ok(seats)
     }
 
-    /// Free seats of a section from the sparse index, a few more than needed so one lost race
-    /// does not reject an intent that other free seats could satisfy.
+    /// Free seats of a section from the sparse index: a page of many more than needed, so
+    /// concurrent claims can each pick different ones (a short page means the section has no
+    /// more). Eventually consistent: the conditional write is the authority.
     async fn free_seats(
         &self,
         intent: &Intent,
@@ -70,7 +71,7 @@ impl DynamoStore {
             .index_name(FREE_SEATS_INDEX)
             .key_condition_expression("free_key = :key")
             .expression_attribute_values(":key", s(free_key(&intent.event_id, section)))
-            .limit(i32::from(quantity) * 2 + 2)
+            .limit((i32::from(quantity) * 16).clamp(64, 250))
             .send()
             .await
             .map_err(|e| classify("Query free seats", e))?;

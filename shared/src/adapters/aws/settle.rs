@@ -6,10 +6,12 @@ use jiff::Timestamp;
 
 use super::DynamoStore;
 use super::catalog::{free_key, seat_key};
-use super::inventory::CLAIM_ROUNDS;
 use super::item::{Transacted, s, transact, update};
 use crate::domain::{Job, JobAction, JobId, Seat, SeatState, Settlement, Settling};
 use crate::ports::{BackendError, Settled};
+
+/// Rounds of read-decide-write for a settlement that races another writer.
+const SETTLE_ROUNDS: usize = 3;
 
 impl DynamoStore {
     /// The seat writes of a settlement, each conditioned on the seat still being held by the job.
@@ -65,7 +67,7 @@ impl DynamoStore {
         action: JobAction,
         now: Timestamp,
     ) -> Result<Settled, BackendError> {
-        for _ in 0..CLAIM_ROUNDS {
+        for _ in 0..SETTLE_ROUNDS {
             let (
                 job,
                 Settling {
