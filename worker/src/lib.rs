@@ -34,6 +34,7 @@ pub struct Worker {
     backend: Backend,
     settings: WorkerSettings,
     queue: QueuePolicy,
+    claim_loops: usize,
 }
 
 /// What the worker needs to know of the queue's configuration.
@@ -52,7 +53,9 @@ impl Worker {
         backend_settings: &BackendSettings,
     ) -> Self {
         let max_intent_age = settings.max_intent_age();
+        let claim_loops = settings.claim_loops(backend_settings.backend);
         Self {
+            claim_loops,
             backend,
             settings,
             queue: QueuePolicy {
@@ -68,12 +71,17 @@ impl Worker {
     /// Runs until `stop` is cancelled, then finishes the batch in hand (its claims commit and are
     /// acknowledged), lets the relay publish what is recorded, and returns.
     pub async fn run(self, stop: CancellationToken) {
-        let claims = tokio::spawn(claim_loop(
-            self.backend.clone(),
-            self.settings.clone(),
-            self.queue,
-            stop.clone(),
-        ));
+        let claims: Vec<_> = (0..self.claim_loops)
+            .map(|_| {
+                tokio::spawn(claim_loop(
+                    self.backend.clone(),
+                    self.settings.clone(),
+                    self.queue,
+                    stop.clone(),
+                ))
+            })
+            .collect();
+        info!(claim_loops = claims.len(), "worker started");
         let sweeps = tokio::spawn(sweeper::run(
             self.backend.clone(),
             self.settings.sweep_interval(),
@@ -84,17 +92,21 @@ impl Worker {
             DEPTH_SAMPLE_INTERVAL,
             stop.clone(),
         ));
+        // The relay stops only after the last claim loop has decided its batch in hand, so
+        // what those decisions recorded leaves with this process.
+        let relay_stop = CancellationToken::new();
         let relay = tokio::spawn(relay::run(
             self.backend.clone(),
             self.settings.relay_interval(),
-            stop.clone(),
+            relay_stop.clone(),
         ));
-        for (name, task) in [
-            ("claims", claims),
-            ("sweeper", sweeps),
-            ("relay", relay),
-            ("depth", depth),
-        ] {
+        for claim in claims {
+            if let Err(error) = claim.await {
+                warn!(%error, "a claim loop ended abnormally");
+            }
+        }
+        relay_stop.cancel();
+        for (name, task) in [("sweeper", sweeps), ("relay", relay), ("depth", depth)] {
             if let Err(error) = task.await {
                 warn!(%error, name, "worker task ended abnormally");
             }

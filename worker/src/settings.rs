@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use clap::Args;
+use seatclaim_shared::config::BackendKind;
 
 /// How the worker paces itself; read from `SEATCLAIM_*` variables like the rest of the configuration.
 #[derive(Debug, Clone, Args)]
@@ -29,6 +30,14 @@ pub struct WorkerSettings {
     /// Milliseconds the event relay rests when the outbox is empty.
     #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = 200)]
     pub relay_interval_ms: u64,
+
+    /// Claim loops run at once, each receiving and deciding its own batches. On AWS a loop spends
+    /// most of its time waiting on the network, so several keep a task's CPU busy (default 4, for
+    /// a 1 vCPU task); on the embedded backend one loop already keeps the one writer busy
+    /// (default 1).
+    #[arg(long, env = "SEATCLAIM_CLAIM_LOOPS",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub claim_loops: Option<u16>,
 }
 
 impl WorkerSettings {
@@ -50,6 +59,16 @@ impl WorkerSettings {
         Duration::from_millis(self.sweep_interval_ms)
     }
 
+    /// How many claim loops to run on `backend` (see [`WorkerSettings::claim_loops`]).
+    #[must_use]
+    pub fn claim_loops(&self, backend: BackendKind) -> usize {
+        let default = match backend {
+            BackendKind::Embedded => 1,
+            BackendKind::Aws => 4,
+        };
+        usize::from(self.claim_loops.unwrap_or(default))
+    }
+
     /// The relay's idle pause.
     #[must_use]
     pub fn relay_interval(&self) -> Duration {
@@ -65,6 +84,25 @@ impl Default for WorkerSettings {
             sweep_interval_ms: 1_000,
             max_intent_age_secs: 900,
             relay_interval_ms: 200,
+            claim_loops: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_loops_default_by_backend_and_follow_the_setting() {
+        let defaults = WorkerSettings::default();
+        assert_eq!(defaults.claim_loops(BackendKind::Embedded), 1);
+        assert_eq!(defaults.claim_loops(BackendKind::Aws), 4);
+        let set = WorkerSettings {
+            claim_loops: Some(7),
+            ..WorkerSettings::default()
+        };
+        assert_eq!(set.claim_loops(BackendKind::Embedded), 7);
+        assert_eq!(set.claim_loops(BackendKind::Aws), 7);
     }
 }
