@@ -189,6 +189,11 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
         );
         assert_eq!(total(&admission, "SQS"), 1, "admission sends one message");
         assert_eq!(
+            admission.get("DynamoDB.BatchGetItem"),
+            None,
+            "admission reads no seat items: seat ids come from the event cache"
+        );
+        assert_eq!(
             claim.get("DynamoDB.TransactWriteItems"),
             Some(&1),
             "the claim is one write"

@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -27,6 +29,9 @@ pub(super) fn seat_key(event_id: &EventId, seat_id: &SeatId) -> Item {
         ("seat_id".to_owned(), s(seat_id.as_str())),
     ])
 }
+
+/// Events whose metadata a process keeps at once.
+const MAX_CACHED_EVENTS: usize = 64;
 
 /// Reads a seat item into the domain's seat.
 pub(super) fn seat_from_item(item: &Item) -> Result<Seat, BackendError> {
@@ -72,12 +77,47 @@ impl DynamoStore {
         let meta = EventMeta {
             hold_ms: get_n(item, "hold_ms")?,
             sections,
+            seat_ids: Arc::new(self.seat_ids(event_id).await?),
         };
-        self.events
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(event_id.clone(), meta.clone());
+        let mut cache = self.events.lock().map_err(|_| poisoned())?;
+        if cache.len() >= MAX_CACHED_EVENTS {
+            // A process serves few events at once; forgetting one costs one reload.
+            if let Some(evicted) = cache.keys().next().cloned() {
+                cache.remove(&evicted);
+            }
+        }
+        cache.insert(event_id.clone(), meta.clone());
         Ok(Some(meta))
+    }
+
+    /// Every seat id of an event: a paginated, eventually consistent query of the ids alone
+    /// (an event's seats are all written before it is READY).
+    async fn seat_ids(&self, event_id: &EventId) -> Result<HashSet<SeatId>, BackendError> {
+        let mut ids = HashSet::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.names.seats_table)
+                .key_condition_expression("event_id = :event")
+                .expression_attribute_values(":event", s(event_id.as_str()))
+                .projection_expression("seat_id")
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify("Query seat ids", e))?;
+            for item in page.items() {
+                let id = get_s(item, "seat_id")?;
+                ids.insert(SeatId::parse(id).map_err(|_| {
+                    BackendError::permanent(format!("event {event_id} has an invalid seat id"))
+                })?);
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(ids);
+            }
+        }
     }
 
     async fn write_seats(&self, event: &NewEvent) -> Result<(), BackendError> {

@@ -24,7 +24,7 @@ mod send_batcher;
 mod settings;
 mod settle;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
@@ -37,7 +37,7 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::EventId;
+use crate::domain::{EventId, SeatId};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -48,6 +48,9 @@ use queue::SqsQueue;
 struct EventMeta {
     hold_ms: i64,
     sections: Vec<String>,
+    /// Every seat id of the event, so admission checks named seats without reading them: an
+    /// event's seats never change once it is READY (200,000 ids fit in a few MiB).
+    seat_ids: Arc<HashSet<SeatId>>,
 }
 
 /// The DynamoDB-backed ports.
