@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use futures_util::future::join_all;
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatId, SeatRequest,
-    SectionSpec,
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, Seat, SeatId,
+    SeatRequest, SeatState, SectionSpec,
 };
 use seatclaim_shared::ports::{Admission, ClaimOutcome};
 
@@ -87,6 +87,11 @@ async fn claim_from_loops(f: &Fixture, mut intents: Vec<Intent>) -> HashMap<JobI
     join_all(loops).await.into_iter().flatten().collect()
 }
 
+/// The event's seats as the inventory has them.
+async fn seats_of(f: &Fixture, event: &EventId) -> Vec<Seat> {
+    f.backend.catalog.seat_map(event).await.unwrap().unwrap()
+}
+
 /// Ten buyers for each of twenty seats, claimed from four loops at once: each seat has exactly
 /// one winner, the seat map shows that winner, and every other buyer is rejected.
 pub async fn concurrent_claims_from_several_loops_hold_each_seat_once(f: Fixture) {
@@ -112,15 +117,9 @@ pub async fn concurrent_claims_from_several_loops_hold_each_seat_once(f: Fixture
         winners.values().all(|jobs| jobs.len() == 1),
         "a seat held twice: {winners:?}"
     );
-    let seats = f
-        .backend
-        .catalog
-        .seat_map(&intents[0].event_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let seats = seats_of(&f, &intents[0].event_id).await;
     for seat in seats {
-        let seatclaim_shared::domain::SeatState::Held { job_id, .. } = seat.state else {
+        let SeatState::Held { job_id, .. } = seat.state else {
             panic!("{} is not held", seat.seat_id);
         };
         assert_eq!(
@@ -149,16 +148,10 @@ pub async fn racing_section_claims_fill_the_section_before_rejecting(f: Fixture)
         .filter(|o| matches!(o, ClaimOutcome::Rejected { .. }))
         .count();
     assert_eq!((held, rejected), (100, 60), "held and rejected of 160");
-    let seats = f
-        .backend
-        .catalog
-        .seat_map(&intents[0].event_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let seats = seats_of(&f, &intents[0].event_id).await;
     let free: Vec<&SeatId> = seats
         .iter()
-        .filter(|s| s.state == seatclaim_shared::domain::SeatState::Available)
+        .filter(|s| s.state == SeatState::Available)
         .map(|s| &s.seat_id)
         .collect();
     assert!(

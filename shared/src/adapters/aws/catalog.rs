@@ -90,10 +90,29 @@ impl DynamoStore {
         Ok(Some(meta))
     }
 
-    /// Every seat id of an event: a paginated, eventually consistent query of the ids alone
-    /// (an event's seats are all written before it is READY).
+    /// Every seat id of an event, from a query of the ids alone (an event's seats are all
+    /// written before it is READY).
     async fn seat_ids(&self, event_id: &EventId) -> Result<HashSet<SeatId>, BackendError> {
         let mut ids = HashSet::new();
+        self.each_seat_item(event_id, Some("seat_id"), |item| {
+            let id = get_s(item, "seat_id")?;
+            ids.insert(SeatId::parse(id).map_err(|_| {
+                BackendError::permanent(format!("event {event_id} has an invalid seat id"))
+            })?);
+            Ok(())
+        })
+        .await?;
+        Ok(ids)
+    }
+
+    /// Visits every seat item of an event (only `projection`'s attributes, when given), page by
+    /// page: an eventually consistent query, for reads the inventory does not decide on.
+    async fn each_seat_item(
+        &self,
+        event_id: &EventId,
+        projection: Option<&str>,
+        mut visit: impl FnMut(&Item) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
         let mut start = None;
         loop {
             let page = self
@@ -102,20 +121,15 @@ impl DynamoStore {
                 .table_name(&self.names.seats_table)
                 .key_condition_expression("event_id = :event")
                 .expression_attribute_values(":event", s(event_id.as_str()))
-                .projection_expression("seat_id")
+                .set_projection_expression(projection.map(str::to_owned))
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .map_err(|e| classify("Query seat ids", e))?;
-            for item in page.items() {
-                let id = get_s(item, "seat_id")?;
-                ids.insert(SeatId::parse(id).map_err(|_| {
-                    BackendError::permanent(format!("event {event_id} has an invalid seat id"))
-                })?);
-            }
+                .map_err(|e| classify("Query seats", e))?;
+            page.items().iter().try_for_each(&mut visit)?;
             start = page.last_evaluated_key().cloned();
             if start.is_none() {
-                return Ok(ids);
+                return Ok(());
             }
         }
     }
@@ -238,26 +252,11 @@ impl Catalog for DynamoStore {
             return Ok(None);
         }
         let mut seats: Vec<(i64, Seat)> = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.names.seats_table)
-                .key_condition_expression("event_id = :event")
-                .expression_attribute_values(":event", s(event_id.as_str()))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| classify("Query seats", e))?;
-            for item in page.items() {
-                seats.push((get_n(item, "position")?, seat_from_item(item)?));
-            }
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                break;
-            }
-        }
+        self.each_seat_item(event_id, None, |item| {
+            seats.push((get_n(item, "position")?, seat_from_item(item)?));
+            Ok(())
+        })
+        .await?;
         seats.sort_by_key(|(position, _)| *position);
         Ok(Some(seats.into_iter().map(|(_, seat)| seat).collect()))
     }
