@@ -81,7 +81,7 @@ impl Worker {
                 ))
             })
             .collect();
-        info!(claim_loops = claims.len(), "worker started");
+        info!(claim_loops = claims.len(), "claim loops started");
         let sweeps = tokio::spawn(sweeper::run(
             self.backend.clone(),
             self.settings.sweep_interval(),
