@@ -48,9 +48,13 @@ impl DynamoStore {
                 meta.sections.iter().any(|s| s == section.as_str()),
             ),
             SeatRequest::Seats(wanted) => {
+                let known = meta
+                    .seat_ids
+                    .get_or_try_init(|| self.seat_ids(&intent.event_id))
+                    .await?;
                 let found = wanted
                     .iter()
-                    .filter(|id| meta.seat_ids.contains(*id))
+                    .filter(|id| known.contains(*id))
                     .cloned()
                     .collect();
                 (found, false)

@@ -77,7 +77,7 @@ impl DynamoStore {
         let meta = EventMeta {
             hold_ms: get_n(item, "hold_ms")?,
             sections,
-            seat_ids: Arc::new(self.seat_ids(event_id).await?),
+            seat_ids: Arc::default(),
         };
         let mut cache = self.events.lock().map_err(|_| poisoned())?;
         if cache.len() >= MAX_CACHED_EVENTS {
@@ -92,7 +92,10 @@ impl DynamoStore {
 
     /// Every seat id of an event, from a query of the ids alone (an event's seats are all
     /// written before it is READY).
-    async fn seat_ids(&self, event_id: &EventId) -> Result<HashSet<SeatId>, BackendError> {
+    pub(super) async fn seat_ids(
+        &self,
+        event_id: &EventId,
+    ) -> Result<HashSet<SeatId>, BackendError> {
         let mut ids = HashSet::new();
         self.each_seat_item(event_id, Some("seat_id"), |item| {
             let id = get_s(item, "seat_id")?;

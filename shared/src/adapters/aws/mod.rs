@@ -49,8 +49,9 @@ struct EventMeta {
     hold_ms: i64,
     sections: Vec<String>,
     /// Every seat id of the event, so admission checks named seats without reading them: an
-    /// event's seats never change once it is READY (200,000 ids fit in a few MiB).
-    seat_ids: Arc<HashSet<SeatId>>,
+    /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
+    /// first exact-seat admission only: claims and the seat map never need it.
+    seat_ids: Arc<tokio::sync::OnceCell<HashSet<SeatId>>>,
 }
 
 /// The DynamoDB-backed ports.
