@@ -74,6 +74,37 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// Migrates the stored data to this version's schema (see `seatclaimctl migrate`) and
+    /// returns a line for the operator saying what it did.
+    pub async fn migrate(settings: &BackendSettings) -> Result<String, BackendError> {
+        match settings.backend {
+            #[cfg(feature = "aws")]
+            BackendKind::Aws => {
+                crate::adapters::aws::migrate_for(
+                    &settings.aws,
+                    settings.visibility_timeout(),
+                    settings.max_receive_count(),
+                )
+                .await
+            }
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => {
+                Self::open(settings).await?;
+                Ok(format!(
+                    "the embedded database in {} is at the current schema version",
+                    settings.data_dir.display()
+                ))
+            }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a backend is compiled out"
+            )]
+            missing => Err(not_built(missing)),
+        }
+    }
+}
+
 fn not_built(kind: BackendKind) -> BackendError {
     BackendError::permanent(format!(
         "this build has no {} backend: build it with the Cargo feature `{}`",

@@ -11,9 +11,7 @@ use seatclaim_shared::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{
-    Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxId, Settled,
-};
+use seatclaim_shared::ports::{Admission, ClaimOutcome, Delivery, EventCreation, Message, Settled};
 
 pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
@@ -388,8 +386,11 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
             (held.job_id.to_string(), JobStatus::Cancelled),
         ]
     );
-    let first_two: Vec<OutboxId> = entries[..2].iter().map(|e| e.id.clone()).collect();
-    f.backend.outbox.mark_published(&first_two).await.unwrap();
+    f.backend
+        .outbox
+        .mark_published(&entries[..2])
+        .await
+        .unwrap();
     let left = f.backend.outbox.unpublished(100).await.unwrap();
     assert_eq!(left.len(), 2);
     assert_eq!(left[0].event.status, JobStatus::Failed);

@@ -188,6 +188,13 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             "admission is one write"
         );
         assert_eq!(total(&admission, "SQS"), 1, "admission sends one message");
+        if round == "next reservation" {
+            assert_eq!(
+                total(&admission, "DynamoDB"),
+                1,
+                "a warm admission is its one transaction: no key read for a new key"
+            );
+        }
         assert_eq!(
             admission.get("DynamoDB.BatchGetItem"),
             None,
@@ -204,6 +211,11 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             "one receive and one batched delete"
         );
         assert_eq!(relay.get("EventBridge.PutEvents"), Some(&1));
+        assert_eq!(
+            relay.get("DynamoDB.BatchWriteItem"),
+            Some(&1),
+            "the page is marked published in one batch"
+        );
     }
 
     // A burst: admissions that arrive together share SendMessageBatch calls.

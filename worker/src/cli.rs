@@ -82,7 +82,7 @@ pub struct AwsArgs {
     /// Events table (default `<prefix>-events`).
     #[arg(long, env = "SEATCLAIM_EVENTS_TABLE")]
     pub events_table: Option<String>,
-    /// Seats (inventory) table (default `<prefix>-seats`).
+    /// Seats (inventory) table (default `<prefix>-inventory`).
     #[arg(long, env = "SEATCLAIM_SEATS_TABLE")]
     pub seats_table: Option<String>,
     /// Jobs table (default `<prefix>-jobs`).
@@ -91,7 +91,7 @@ pub struct AwsArgs {
     /// Idempotency-key table (default `<prefix>-idempotency`).
     #[arg(long, env = "SEATCLAIM_IDEMPOTENCY_TABLE")]
     pub idempotency_table: Option<String>,
-    /// Outbox table (default `<prefix>-outbox`).
+    /// Outbox table (default `<prefix>-event-outbox`).
     #[arg(long, env = "SEATCLAIM_OUTBOX_TABLE")]
     pub outbox_table: Option<String>,
     /// EventBridge bus for reservation events (default `<prefix>-reservations`).
@@ -101,6 +101,10 @@ pub struct AwsArgs {
     /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
     #[arg(long, env = "SEATCLAIM_SQS_SEND_LINGER_MS")]
     pub sqs_send_linger_ms: Option<u64>,
+    /// Shards of the held-jobs index (default 64): new holds spread over them and the sweeper
+    /// reads them all. Raise it for more holds per second; never lower it while holds are live.
+    #[arg(long, env = "SEATCLAIM_HELD_SHARDS", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub held_shards: Option<u32>,
 }
 
 #[cfg(feature = "aws")]
@@ -117,6 +121,7 @@ impl AwsArgs {
             outbox_table: self.outbox_table.clone(),
             event_bus: self.event_bus.clone(),
             sqs_send_linger_ms: self.sqs_send_linger_ms,
+            held_shards: self.held_shards,
         }
     }
 }

@@ -4,15 +4,28 @@
 use std::time::Duration;
 
 use seatclaim_shared::Backend;
-use seatclaim_shared::app::{RELAY_PAGE, relay_once};
+use seatclaim_shared::app::relay_once;
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
+/// How far the idle pause grows while round after round finds nothing: an idle relay's reads
+/// (one per outbox shard and round on DynamoDB) fall to an eighth, and the first event after a
+/// quiet spell waits at most this many idle pauses.
+const MAX_IDLE_STEPS: u32 = 8;
+
 pub(crate) async fn run(backend: Backend, idle: Duration, stop: CancellationToken) {
+    let mut quiet_rounds = 0_u32;
     loop {
         let (pause, drained) = match relay_once(&backend).await {
-            Ok(RELAY_PAGE) => (Duration::ZERO, false),
-            Ok(_) => (idle, true),
+            // A page, full or not, may have been one relay's share of more: go on at once.
+            Ok(published) if published > 0 => {
+                quiet_rounds = 0;
+                (Duration::ZERO, false)
+            }
+            Ok(_) => {
+                quiet_rounds = (quiet_rounds + 1).min(MAX_IDLE_STEPS);
+                (idle * quiet_rounds, true)
+            }
             Err(error) => {
                 warn!(%error, "relay failed; will try again");
                 (idle, true)

@@ -27,7 +27,8 @@ pub struct WorkerSettings {
           value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub max_intent_age_secs: u64,
 
-    /// Milliseconds the event relay rests when the outbox is empty.
+    /// Milliseconds the event relay rests when the outbox is empty; the pause grows to eight
+    /// times this while round after round finds nothing, and drops back at the first event.
     #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = 200)]
     pub relay_interval_ms: u64,
 

@@ -26,12 +26,7 @@ pub async fn audit_event(
         return Ok(None);
     };
     let jobs = backend.jobs.of_event(event_id).await?;
-    let oldest_unpublished = backend
-        .outbox
-        .unpublished(1)
-        .await?
-        .first()
-        .map(|entry| entry.event.occurred_at);
+    let oldest_unpublished = backend.outbox.oldest_unpublished().await?;
     let violations = audit(
         &seats,
         &jobs,

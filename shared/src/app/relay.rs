@@ -2,12 +2,13 @@
 //! Publication is at-least-once (a crash between publishing and marking repeats a page), and it
 //! never touches seats: follow-on work cannot roll a reservation back.
 
-use crate::ports::{Backend, BackendError, OutboxId};
+use crate::ports::{Backend, BackendError, OutboxEntry};
 
 /// Events read from the outbox per round; a full page means more may be waiting.
 pub const RELAY_PAGE: usize = 100;
 
-/// Publishes one page of the outbox; returns how many events were published. Entries the
+/// Publishes one page of the outbox (this relay's share of it); returns how many events were
+/// published. Entries the
 /// publisher reports as failed stay unpublished and are retried on the next round, alone.
 pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     let entries = backend.outbox.unpublished(RELAY_PAGE).await?;
@@ -25,11 +26,11 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     }
     let events: Vec<_> = entries.iter().map(|entry| entry.event.clone()).collect();
     let failed = backend.publisher.publish(&events).await?;
-    let published: Vec<OutboxId> = entries
+    let published: Vec<OutboxEntry> = entries
         .into_iter()
         .enumerate()
         .filter(|(index, _)| !failed.contains(index))
-        .map(|(_, entry)| entry.id)
+        .map(|(_, entry)| entry)
         .collect();
     backend.outbox.mark_published(&published).await?;
     metrics::counter!("seatclaim_events_published_total").increment(published.len() as u64);

@@ -1,4 +1,5 @@
 use async_trait::async_trait;
+use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::ReservationEvent;
@@ -24,9 +25,15 @@ pub struct OutboxEntry {
 /// The events recorded with each transition, waiting for the relay to publish them.
 #[async_trait]
 pub trait Outbox: Send + Sync {
-    /// Up to `limit` unpublished events, oldest first.
+    /// Up to `limit` unpublished events for this relay to publish now, oldest first (a job's
+    /// events always in the order they happened). A backend that runs several relays side by
+    /// side hands each its own share (DynamoDB: the shards it leases until it marks the page).
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError>;
 
-    /// Marks these entries published so the relay moves past them.
-    async fn mark_published(&self, ids: &[OutboxId]) -> Result<(), BackendError>;
+    /// Marks these entries published so no relay publishes them again.
+    async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError>;
+
+    /// When the oldest unpublished event happened, over every relay's share: the audit's
+    /// measure of a stuck relay.
+    async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError>;
 }

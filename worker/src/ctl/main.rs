@@ -30,6 +30,11 @@ enum Command {
     /// configured prefix, leaving existing ones in place. For emulators and first deploys; on the
     /// embedded backend it creates the data folder and database.
     Init,
+    /// Brings the stored data to this version's schema, then says what it did; safe to run
+    /// again. On AWS it creates this version's resources and copies what an older version
+    /// stored (it scans the old tables, so run it with credentials that may); the embedded
+    /// backend migrates its database file on every start, and this only opens it.
+    Migrate,
     /// Inspects, replays and purges dead-lettered intents.
     #[command(subcommand)]
     Dlq(dlq::DlqCommand),
@@ -49,18 +54,28 @@ async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings();
-    if let Command::Init = cli.command {
-        let ready = Backend::provision(&settings)
-            .await
-            .context("cannot create the backend's resources")?;
-        println!("{ready}");
-        return Ok(ExitCode::SUCCESS);
+    match cli.command {
+        Command::Init => {
+            let ready = Backend::provision(&settings)
+                .await
+                .context("cannot create the backend's resources")?;
+            println!("{ready}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Migrate => {
+            let done = Backend::migrate(&settings)
+                .await
+                .context("the migration failed")?;
+            println!("{done}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
     }
     let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     match cli.command {
-        Command::Init => unreachable!("handled above"),
+        Command::Init | Command::Migrate => unreachable!("handled above"),
         Command::Dlq(command) => dlq::run(&backend, command).await,
         Command::Jobs(command) => jobs::run(&backend, command).await,
         Command::Audit(args) => audit::run(&backend, args).await,

@@ -50,7 +50,7 @@ impl DynamoStore {
             SeatRequest::Seats(wanted) => {
                 let known = meta
                     .seat_ids
-                    .get_or_try_init(|| self.seat_ids(&intent.event_id))
+                    .get_or_try_init(|| self.seat_ids(&intent.event_id, meta.seat_count))
                     .await?;
                 let found = wanted
                     .iter()
@@ -61,6 +61,19 @@ impl DynamoStore {
             }
         };
         Ok(Admission::refusal(&intent.request, &found, section_known))
+    }
+
+    /// The answer for a key used before, if it was: the earlier job (its intent sent again while
+    /// undecided), or the refusal of a key reused for another request.
+    async fn earlier(&self, id: &str, intent: &Intent) -> Result<Option<Admission>, BackendError> {
+        let Some((earlier, job_id)) = self.find_key(id).await? else {
+            return Ok(None);
+        };
+        let answer = Admission::for_earlier(&earlier, intent, job_id);
+        if answer == Admission::Duplicate(job_id) {
+            self.resend_if_pending(job_id).await?;
+        }
+        Ok(Some(answer))
     }
 
     /// A retried admission whose job is still undecided sends its intent again: if the first
@@ -87,51 +100,62 @@ impl DynamoStore {
 
 #[async_trait]
 impl Admissions for DynamoStore {
-    /// The idempotency record and the PENDING job are one conditional transaction; the intent is
-    /// sent to SQS after it commits. If that send fails the client gets an error and retries with
-    /// the same key, which finds the job and sends the intent again.
+    /// The idempotency record and the PENDING job are one conditional transaction, tried first:
+    /// a new key costs that one request. The key is read only when the transaction finds it
+    /// taken, or when the request is refused (a reused key is answered as such, not refused).
+    /// The intent is sent to SQS after the commit; if that send fails the client gets an error
+    /// and retries with the same key, which finds the job and sends the intent again.
     async fn admit(
         &self,
         key: &IdempotencyKey,
         intent: &Intent,
     ) -> Result<Admission, BackendError> {
         let id = key_id(intent, key);
-        let fingerprint = intent.request.fingerprint(&intent.event_id);
-        // Two rounds at most: a lost race with a concurrent identical request is settled by re-reading.
+        if let Some(refusal) = self.check_request(intent).await? {
+            return Ok(match self.earlier(&id, intent).await? {
+                Some(answer) => answer,
+                None => refusal,
+            });
+        }
+        // Two rounds at most: a key taken and then expired between the write and the read.
         for _ in 0..2 {
-            if let Some((earlier, job_id)) = self.find_key(&id).await? {
-                let answer = Admission::for_earlier(&earlier, intent, job_id);
-                if answer == Admission::Duplicate(job_id) {
-                    self.resend_if_pending(job_id).await?;
-                }
-                return Ok(answer);
-            }
-            if let Some(refusal) = self.check_request(intent).await? {
-                return Ok(refusal);
-            }
             let now = self.clock.now();
-            let record = Item::from([
-                ("id".to_owned(), s(id.clone())),
-                ("fingerprint".to_owned(), s(fingerprint.clone())),
-                ("job_id".to_owned(), s(intent.job_id.to_string())),
-                ("created_at".to_owned(), n(now.as_millisecond())),
-                (
-                    "expires_at".to_owned(),
-                    n(now.as_second() + KEY_TTL_SECONDS),
-                ),
-            ]);
             let job = Job::pending(intent);
             let writes = vec![
-                put_new(&self.names.idempotency_table, record, "id")?,
+                put_new(
+                    &self.names.idempotency_table,
+                    key_record(&id, intent, now),
+                    "id",
+                )?,
                 put_new(&self.names.jobs_table, job_item(&job, now)?, "job_id")?,
             ];
             if let Transacted::Committed = transact(&self.db, writes).await? {
                 self.queue.send(std::slice::from_ref(intent)).await?;
                 return Ok(Admission::Accepted(intent.job_id));
             }
+            if let Some(answer) = self.earlier(&id, intent).await? {
+                return Ok(answer);
+            }
         }
         Err(BackendError::transient(
             "idempotency record changed during admission",
         ))
     }
+}
+
+/// The idempotency record of a new admission, expiring after [`KEY_TTL_SECONDS`].
+fn key_record(id: &str, intent: &Intent, now: jiff::Timestamp) -> Item {
+    Item::from([
+        ("id".to_owned(), s(id)),
+        (
+            "fingerprint".to_owned(),
+            s(intent.request.fingerprint(&intent.event_id)),
+        ),
+        ("job_id".to_owned(), s(intent.job_id.to_string())),
+        ("created_at".to_owned(), n(now.as_millisecond())),
+        (
+            "expires_at".to_owned(),
+            n(now.as_second() + KEY_TTL_SECONDS),
+        ),
+    ])
 }

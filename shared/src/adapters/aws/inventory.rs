@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::{SignedDuration, Timestamp};
 
+use futures_util::{StreamExt, TryStreamExt};
+
 use super::DynamoStore;
-use super::catalog::seat_key;
 use super::error::classify;
 use super::item::{Transacted, get_s, n, s, transact, update};
-use super::jobs::HELD_SHARDS;
+use super::keys::{held_shard_key, seat_key};
 use super::names::HELD_JOBS_INDEX;
 use crate::domain::{
     ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, SeatId,
@@ -18,11 +19,42 @@ use crate::domain::{
 };
 use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
 
+/// `held-by-deadline` shards the sweeper reads at once.
+const SWEEP_READS: usize = 16;
+
 /// Rounds of a section claim whose candidates were taken between the (eventually consistent)
 /// index read and the write: each tries fresh ones; past the last, the intent is retried later.
 const SECTION_ROUNDS: usize = 12;
 
 impl DynamoStore {
+    /// Up to `limit` HELD jobs of one `held-by-deadline` shard whose deadline has passed.
+    async fn lapsed_in_shard(
+        &self,
+        shard: u32,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<JobId>, BackendError> {
+        let output = self
+            .db
+            .query()
+            .table_name(&self.names.jobs_table)
+            .index_name(HELD_JOBS_INDEX)
+            .key_condition_expression("held_shard = :shard AND hold_until <= :now")
+            .expression_attribute_values(":shard", s(held_shard_key(shard)))
+            .expression_attribute_values(":now", n(now.as_millisecond()))
+            .projection_expression("job_id")
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .send()
+            .await
+            .map_err(|e| classify("Query held jobs", e))?;
+        output
+            .items()
+            .iter()
+            .map(|item| Ok(JobId::parse(get_s(item, "job_id")?)))
+            .filter_map(Result::transpose)
+            .collect()
+    }
+
     fn hold_write(
         &self,
         job: &Job,
@@ -176,29 +208,20 @@ impl Inventory for DynamoStore {
         now: Timestamp,
         limit: usize,
     ) -> Result<usize, BackendError> {
-        let mut released = 0;
-        for shard in 0..HELD_SHARDS {
-            let output = self
-                .db
-                .query()
-                .table_name(&self.names.jobs_table)
-                .index_name(HELD_JOBS_INDEX)
-                .key_condition_expression("held_shard = :shard AND hold_until <= :now")
-                .expression_attribute_values(":shard", s(format!("held#{shard}")))
-                .expression_attribute_values(":now", n(now.as_millisecond()))
-                .limit(i32::try_from(limit).unwrap_or(i32::MAX))
-                .send()
-                .await
-                .map_err(|e| classify("Query held jobs", e))?;
-            for item in output.items() {
-                let Some(job_id) = JobId::parse(get_s(item, "job_id")?) else {
-                    continue;
-                };
-                if let Settled::Done(job) = self.settle_job(job_id, JobAction::Expire, now).await? {
-                    released += usize::from(job.status == JobStatus::Expired);
-                }
-            }
-        }
-        Ok(released)
+        let lapsed = futures_util::stream::iter(0..self.held_shards)
+            .map(|shard| self.lapsed_in_shard(shard, now, limit))
+            .buffer_unordered(SWEEP_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        // Expirations are conditional writes on separate jobs: they run side by side.
+        let settled = futures_util::stream::iter(lapsed.into_iter().flatten().take(limit))
+            .map(|job_id| self.settle_job(job_id, JobAction::Expire, now))
+            .buffer_unordered(SWEEP_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(settled
+            .iter()
+            .filter(|s| matches!(s, Settled::Done(job) if job.status == JobStatus::Expired))
+            .count())
     }
 }

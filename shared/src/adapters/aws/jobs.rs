@@ -1,24 +1,19 @@
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use futures_util::{StreamExt, TryStreamExt};
 use jiff::Timestamp;
-use uuid::Uuid;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, put_new, s, transact, update};
-use super::names::{EVENTS_BY_JOB_INDEX, JOBS_BY_EVENT_INDEX};
-use crate::codec::{JobRecord, decode_event, encode_event, to_json, to_ms};
+use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, s, transact, update};
+use super::keys::{EVENT_JOB_SHARDS, event_shard, event_shard_key, held_shard};
+use super::names::JOBS_BY_EVENT_INDEX;
+use crate::codec::{JobRecord, decode_event, to_json, to_ms};
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
-/// Held jobs are spread over this many index partitions, so the sweeper's index has no hot key.
-pub(super) const HELD_SHARDS: u128 = 4;
-
-/// The held-index partition of a job.
-fn held_shard(job_id: JobId) -> String {
-    let bits = Uuid::parse_str(&job_id.to_string()).map_or(0, |u| u.as_u128());
-    format!("held#{}", bits % HELD_SHARDS)
-}
+/// Shards of an event's jobs the audit reads at once.
+const AUDIT_READS: usize = 16;
 
 /// The key of a job's item.
 pub(super) fn job_key(job_id: JobId) -> Item {
@@ -30,6 +25,10 @@ pub(super) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> 
     let record = JobRecord::of(job)?;
     Ok(Item::from([
         ("job_id".to_owned(), s(record.job_id)),
+        (
+            "event_shard".to_owned(),
+            s(event_shard(&job.event_id, job.job_id)),
+        ),
         ("event_id".to_owned(), s(record.event_id)),
         ("buyer_id".to_owned(), s(record.buyer_id)),
         ("request".to_owned(), s(record.request)),
@@ -100,7 +99,7 @@ impl DynamoStore {
             (JobStatus::Held, Some(until)) => {
                 set.extend(["hold_until = :until", "held_shard = :shard"]);
                 values.push((":until", n(until.as_millisecond())));
-                values.push((":shard", s(held_shard(job.job_id))));
+                values.push((":shard", s(held_shard(job.job_id, self.held_shards))));
             }
             _ => remove.push("held_shard"),
         }
@@ -124,32 +123,6 @@ impl DynamoStore {
             values,
         )?;
         Ok(vec![job_update, self.outbox_put(&transition.event, now)?])
-    }
-
-    /// The write that records one reservation event in the outbox, marked unpublished.
-    fn outbox_put(
-        &self,
-        event: &ReservationEvent,
-        now: Timestamp,
-    ) -> Result<TransactWriteItem, BackendError> {
-        // Ids sort by time, then by this process's sequence (events of one batch share an instant),
-        // so the unpublished index returns events oldest first; the uuid keeps processes apart.
-        let sequence = self
-            .outbox_sequence
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let id = format!(
-            "{:013}-{sequence:012}-{}",
-            now.as_millisecond(),
-            Uuid::new_v4().simple()
-        );
-        let item = Item::from([
-            ("id".to_owned(), s(id)),
-            ("job_id".to_owned(), s(event.job_id.to_string())),
-            ("body".to_owned(), s(encode_event(event)?)),
-            ("created_at".to_owned(), n(now.as_millisecond())),
-            ("pending".to_owned(), s("pending")),
-        ]);
-        put_new(&self.names.outbox_table, item, "id")
     }
 }
 
@@ -208,7 +181,6 @@ impl Jobs for DynamoStore {
             .db
             .query()
             .table_name(&self.names.outbox_table)
-            .index_name(EVENTS_BY_JOB_INDEX)
             .key_condition_expression("job_id = :job")
             .expression_attribute_values(":job", s(job_id.to_string()))
             .send()
@@ -221,7 +193,19 @@ impl Jobs for DynamoStore {
             .collect()
     }
 
+    /// The event's jobs, shard by shard of the `by-event-shard` index, a few shards at once.
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
+        let shards = futures_util::stream::iter(0..EVENT_JOB_SHARDS)
+            .map(|shard| self.jobs_in_shard(event_shard_key(event_id, shard)))
+            .buffer_unordered(AUDIT_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(shards.into_iter().flatten().collect())
+    }
+}
+
+impl DynamoStore {
+    async fn jobs_in_shard(&self, key: String) -> Result<Vec<Job>, BackendError> {
         let mut jobs = Vec::new();
         let mut start = None;
         loop {
@@ -230,8 +214,8 @@ impl Jobs for DynamoStore {
                 .query()
                 .table_name(&self.names.jobs_table)
                 .index_name(JOBS_BY_EVENT_INDEX)
-                .key_condition_expression("event_id = :event")
-                .expression_attribute_values(":event", s(event_id.as_str()))
+                .key_condition_expression("event_shard = :shard")
+                .expression_attribute_values(":shard", s(key.clone()))
                 .set_exclusive_start_key(start)
                 .send()
                 .await

@@ -14,11 +14,16 @@ mod event_bus;
 mod inventory;
 mod item;
 mod jobs;
+mod keys;
+mod leases;
+mod migrate;
+mod migrate_tables;
 mod names;
 mod outbox;
 mod provision;
 mod queue;
 mod queue_depth;
+mod seat_items;
 mod seat_reads;
 mod send_batcher;
 mod settings;
@@ -30,9 +35,11 @@ use std::sync::{Arc, Mutex};
 
 use aws_config::BehaviorVersion;
 
+pub use keys::DEFAULT_HELD_SHARDS;
+pub use migrate::{Migrated, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
-    AwsNames, EVENTS_BY_JOB_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX,
-    UNPUBLISHED_INDEX,
+    AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, LegacyNames,
+    SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
@@ -48,6 +55,10 @@ use queue::SqsQueue;
 struct EventMeta {
     hold_ms: i64,
     sections: Vec<String>,
+    /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
+    free_shards: HashMap<String, u32>,
+    /// How many seats the event has, which says how many blocks its seat map reads.
+    seat_count: usize,
     /// Every seat id of the event, so admission checks named seats without reading them: an
     /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
     /// first exact-seat admission only: claims and the seat map never need it.
@@ -62,6 +73,12 @@ pub struct DynamoStore {
     clock: Arc<dyn Clock>,
     events: Mutex<HashMap<EventId, EventMeta>>,
     outbox_sequence: AtomicU64,
+    /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
+    held_shards: u32,
+    /// This process's identity as a relay: the owner named in the outbox shard leases it takes.
+    relay_id: String,
+    /// The outbox shards this process leases now, released once their page is marked.
+    leases: Mutex<HashSet<u32>>,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or
@@ -124,6 +141,9 @@ pub async fn open_with(
         clock: Arc::clone(&clock),
         events: Mutex::new(HashMap::new()),
         outbox_sequence: AtomicU64::new(0),
+        held_shards: settings.held_shards(),
+        relay_id: uuid::Uuid::new_v4().to_string(),
+        leases: Mutex::new(HashSet::new()),
     });
     let publisher = Arc::new(EventBus::new(
         aws_sdk_eventbridge::Client::new(config),

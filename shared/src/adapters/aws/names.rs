@@ -9,28 +9,44 @@ pub struct AwsNames {
     pub dlq: String,
     /// Events: `event_id` -> name, hold, sections, status.
     pub events_table: String,
-    /// The inventory: (`event_id`, `seat_id`) -> state, holder, deadline.
+    /// The inventory: `seat_key` (`event_id#seat_id`) -> state, holder, deadline.
     pub seats_table: String,
     /// Jobs: `job_id` -> the buyer-visible record.
     pub jobs_table: String,
     /// Idempotency: `buyer_id#key` -> job and request fingerprint.
     pub idempotency_table: String,
-    /// Outbox: recorded reservation events awaiting publication.
+    /// Outbox: (`job_id`, `id`) -> a recorded reservation event, and the relay's shard leases.
     pub outbox_table: String,
     /// The EventBridge bus.
     pub event_bus: String,
 }
 
-/// Index of AVAILABLE seats by `event#section`, ordered by position (sparse: only free seats).
+/// Index of AVAILABLE seats by `event#section` (or `event#section#shard` in a large section),
+/// ordered by position (sparse: only free seats).
 pub const FREE_SEATS_INDEX: &str = "free-by-section";
-/// Index of HELD jobs by deadline (sparse: only HELD jobs carry its key); the sweeper's work list.
+/// Index of an event's seats by block (`event#block`, a thousand positions each), ordered by
+/// position: the seat map, the audit and the admission cache read it block by block.
+pub const SEATS_BY_BLOCK_INDEX: &str = "by-block";
+/// Index of HELD jobs by deadline over `held#shard` keys (sparse: only HELD jobs carry its key);
+/// the sweeper's work list.
 pub const HELD_JOBS_INDEX: &str = "held-by-deadline";
-/// Index of unpublished outbox entries in order (sparse: published entries drop out).
+/// Index of unpublished outbox entries in order over `pending#shard` keys (sparse: published
+/// entries drop out); each shard is the unit a relay leases.
 pub const UNPUBLISHED_INDEX: &str = "unpublished";
-/// Index of an event's jobs, for the audit.
-pub const JOBS_BY_EVENT_INDEX: &str = "by-event";
-/// Index of a job's recorded events in order, for its history.
-pub const EVENTS_BY_JOB_INDEX: &str = "by-job";
+/// Index of an event's jobs over `event#shard` keys, for the audit.
+pub const JOBS_BY_EVENT_INDEX: &str = "by-event-shard";
+
+/// The tables of schema version 1 that version 2 replaced, by the prefix: what
+/// `seatclaimctl migrate` copies from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyNames {
+    /// Seats keyed by (`event_id`, `seat_id`).
+    pub seats_table: String,
+    /// Outbox entries keyed by `id`.
+    pub outbox_table: String,
+    /// The jobs table's index by `event_id`, dropped after the backfill.
+    pub jobs_by_event_index: &'static str,
+}
 
 impl AwsNames {
     /// Resolves every name: the override if set, else `<prefix>-<resource>`.
@@ -44,11 +60,23 @@ impl AwsNames {
             queue: format!("{prefix}-intents"),
             dlq: format!("{prefix}-intents-dlq"),
             events_table: name(&settings.events_table, "events"),
-            seats_table: name(&settings.seats_table, "seats"),
+            seats_table: name(&settings.seats_table, "inventory"),
             jobs_table: name(&settings.jobs_table, "jobs"),
             idempotency_table: name(&settings.idempotency_table, "idempotency"),
-            outbox_table: name(&settings.outbox_table, "outbox"),
+            outbox_table: name(&settings.outbox_table, "event-outbox"),
             event_bus: name(&settings.event_bus, "reservations"),
+        }
+    }
+}
+
+impl LegacyNames {
+    /// The version 1 names of `prefix`.
+    #[must_use]
+    pub fn for_prefix(prefix: &str) -> Self {
+        Self {
+            seats_table: format!("{prefix}-seats"),
+            outbox_table: format!("{prefix}-outbox"),
+            jobs_by_event_index: "by-event",
         }
     }
 }

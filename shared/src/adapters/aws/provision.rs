@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TableStatus,
+    ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
 use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::AwsNames;
 use super::error::{build_error, classify};
 use super::names::{
-    EVENTS_BY_JOB_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, UNPUBLISHED_INDEX,
+    FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
 };
 use crate::ports::BackendError;
 
@@ -35,6 +35,8 @@ pub struct TableSpec<'a> {
     pub range: Option<KeyAttribute<'a>>,
     /// The indexes.
     pub indexes: Vec<(&'static str, KeyAttribute<'a>, KeyAttribute<'a>)>,
+    /// The attribute DynamoDB's TTL deletes items by (epoch seconds), if any.
+    pub ttl: Option<&'static str>,
 }
 
 /// Every table the AWS backend uses, with its keys and indexes.
@@ -47,12 +49,17 @@ pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
             hash: ("event_id", S),
             range: None,
             indexes: vec![],
+            ttl: None,
         },
         TableSpec {
             name: &names.seats_table,
-            hash: ("event_id", S),
-            range: Some(("seat_id", S)),
-            indexes: vec![(FREE_SEATS_INDEX, ("free_key", S), ("position", N))],
+            hash: ("seat_key", S),
+            range: None,
+            indexes: vec![
+                (FREE_SEATS_INDEX, ("free_key", S), ("position", N)),
+                (SEATS_BY_BLOCK_INDEX, ("block", S), ("position", N)),
+            ],
+            ttl: None,
         },
         TableSpec {
             name: &names.jobs_table,
@@ -60,23 +67,23 @@ pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
             range: None,
             indexes: vec![
                 (HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N)),
-                (JOBS_BY_EVENT_INDEX, ("event_id", S), ("job_id", S)),
+                (JOBS_BY_EVENT_INDEX, ("event_shard", S), ("job_id", S)),
             ],
+            ttl: None,
         },
         TableSpec {
             name: &names.idempotency_table,
             hash: ("id", S),
             range: None,
             indexes: vec![],
+            ttl: Some("expires_at"),
         },
         TableSpec {
             name: &names.outbox_table,
-            hash: ("id", S),
-            range: None,
-            indexes: vec![
-                (UNPUBLISHED_INDEX, ("pending", S), ("id", S)),
-                (EVENTS_BY_JOB_INDEX, ("job_id", S), ("id", S)),
-            ],
+            hash: ("job_id", S),
+            range: Some(("id", S)),
+            indexes: vec![(UNPUBLISHED_INDEX, ("pending", S), ("id", S))],
+            ttl: Some("expires_at"),
         },
     ]
 }
@@ -174,7 +181,8 @@ async fn create_dlq(sqs: &aws_sdk_sqs::Client, names: &AwsNames) -> Result<Strin
         .ok_or_else(|| BackendError::permanent("the DLQ has no ARN"))
 }
 
-fn key(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {
+/// One element of a key schema.
+pub(super) fn key_element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {
     KeySchemaElement::builder()
         .attribute_name(name)
         .key_type(key_type)
@@ -206,16 +214,16 @@ async fn create_table(
                 .map_err(build_error)?,
         );
     }
-    request = request.key_schema(key(spec.hash.0, KeyType::Hash)?);
+    request = request.key_schema(key_element(spec.hash.0, KeyType::Hash)?);
     if let Some((range, _)) = spec.range {
-        request = request.key_schema(key(range, KeyType::Range)?);
+        request = request.key_schema(key_element(range, KeyType::Range)?);
     }
     for (index, (hash, _), (range, _)) in spec.indexes {
         request = request.global_secondary_indexes(
             GlobalSecondaryIndex::builder()
                 .index_name(index)
-                .key_schema(key(hash, KeyType::Hash)?)
-                .key_schema(key(range, KeyType::Range)?)
+                .key_schema(key_element(hash, KeyType::Hash)?)
+                .key_schema(key_element(range, KeyType::Range)?)
                 .projection(
                     Projection::builder()
                         .projection_type(ProjectionType::All)
@@ -233,7 +241,46 @@ async fn create_table(
                 .is_some_and(|e| e.is_resource_in_use_exception()) => {}
         Err(error) => return Err(classify("CreateTable", error)),
     }
-    wait_until_active(db, spec.name).await
+    wait_until_active(db, spec.name).await?;
+    match spec.ttl {
+        Some(attribute) => enable_ttl(db, spec.name, attribute).await,
+        None => Ok(()),
+    }
+}
+
+/// Turns on DynamoDB's TTL by `attribute`; a table that has it on already is left alone.
+async fn enable_ttl(
+    db: &aws_sdk_dynamodb::Client,
+    table: &str,
+    attribute: &str,
+) -> Result<(), BackendError> {
+    let described = db
+        .describe_time_to_live()
+        .table_name(table)
+        .send()
+        .await
+        .map_err(|e| classify("DescribeTimeToLive", e))?;
+    let status = described
+        .time_to_live_description()
+        .and_then(|d| d.time_to_live_status());
+    if matches!(
+        status,
+        Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
+    ) {
+        return Ok(());
+    }
+    let spec = TimeToLiveSpecification::builder()
+        .attribute_name(attribute)
+        .enabled(true)
+        .build()
+        .map_err(build_error)?;
+    db.update_time_to_live()
+        .table_name(table)
+        .time_to_live_specification(spec)
+        .send()
+        .await
+        .map_err(|e| classify("UpdateTimeToLive", e))?;
+    Ok(())
 }
 
 async fn wait_until_active(db: &aws_sdk_dynamodb::Client, table: &str) -> Result<(), BackendError> {

@@ -4,10 +4,11 @@
 use aws_sdk_dynamodb::types::KeysAndAttributes;
 
 use super::DynamoStore;
-use super::catalog::{free_key, seat_from_item, seat_key};
 use super::error::{build_error, classify};
 use super::item::{Item, get_s, s};
+use super::keys::{free_key, seat_key};
 use super::names::FREE_SEATS_INDEX;
+use super::seat_items::seat_from_item;
 use crate::domain::{Intent, Seat, SeatId, SeatRequest, SeatState};
 use crate::ports::BackendError;
 
@@ -55,12 +56,37 @@ impl DynamoStore {
         Ok(seats)
     }
 
-    /// Free seats of a section from the sparse index: a page of many more than needed, so
-    /// concurrent claims can each pick different ones (a short page means the section has no
-    /// more). Eventually consistent: the conditional write is the authority.
+    /// Free seats of a section from the sparse index: pages of many more than needed, so
+    /// concurrent claims can each pick different ones. A large section's free list is sharded:
+    /// the read starts at a random shard and moves on until it has enough, so an empty result
+    /// means every shard was empty. Eventually consistent: the conditional write is the authority.
     async fn free_seats(
         &self,
         intent: &Intent,
+        section: &str,
+        quantity: u8,
+    ) -> Result<Vec<Seat>, BackendError> {
+        let shards = self
+            .event_meta(&intent.event_id)
+            .await?
+            .and_then(|meta| meta.free_shards.get(section).copied())
+            .unwrap_or(1)
+            .max(1);
+        let first = fastrand::u32(..shards);
+        let mut seats = Vec::new();
+        for step in 0..shards {
+            let key = free_key(&intent.event_id, section, (first + step) % shards, shards);
+            seats.extend(self.free_page(key, section, quantity).await?);
+            if seats.len() >= usize::from(quantity) {
+                break;
+            }
+        }
+        Ok(seats)
+    }
+
+    async fn free_page(
+        &self,
+        key: String,
         section: &str,
         quantity: u8,
     ) -> Result<Vec<Seat>, BackendError> {
@@ -70,7 +96,8 @@ impl DynamoStore {
             .table_name(&self.names.seats_table)
             .index_name(FREE_SEATS_INDEX)
             .key_condition_expression("free_key = :key")
-            .expression_attribute_values(":key", s(free_key(&intent.event_id, section)))
+            .expression_attribute_values(":key", s(key))
+            .projection_expression("seat_id")
             .limit((i32::from(quantity) * 16).clamp(64, 250))
             .send()
             .await

@@ -14,19 +14,23 @@ pub struct AwsSettings {
     pub dlq_url: Option<String>,
     /// Events table (default `<prefix>-events`).
     pub events_table: Option<String>,
-    /// Seats (inventory) table (default `<prefix>-seats`).
+    /// Seats (inventory) table (default `<prefix>-inventory`).
     pub seats_table: Option<String>,
     /// Jobs table (default `<prefix>-jobs`).
     pub jobs_table: Option<String>,
     /// Idempotency-key table (default `<prefix>-idempotency`).
     pub idempotency_table: Option<String>,
-    /// Outbox table (default `<prefix>-outbox`).
+    /// Outbox table (default `<prefix>-event-outbox`).
     pub outbox_table: Option<String>,
     /// EventBridge bus for reservation events (default `<prefix>-reservations`).
     pub event_bus: Option<String>,
     /// How long an admission's SQS message waits for others to fill a `SendMessageBatch`, in
     /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
     pub sqs_send_linger_ms: Option<u64>,
+    /// Shards of the `held-by-deadline` index (default 64): new holds spread over them and the
+    /// sweeper reads them all. Raise it for more holds per second; never lower it while holds
+    /// are live (the sweeper would no longer see those in the shards above the new count).
+    pub held_shards: Option<u32>,
 }
 
 /// The prefix every resource name starts with unless configured.
@@ -45,6 +49,7 @@ impl Default for AwsSettings {
             outbox_table: None,
             event_bus: None,
             sqs_send_linger_ms: None,
+            held_shards: None,
         }
     }
 }
@@ -55,5 +60,13 @@ impl AwsSettings {
     pub fn send_linger(&self) -> Duration {
         const DEFAULT_MS: u64 = 10;
         Duration::from_millis(self.sqs_send_linger_ms.unwrap_or(DEFAULT_MS))
+    }
+
+    /// See [`AwsSettings::held_shards`].
+    #[must_use]
+    pub fn held_shards(&self) -> u32 {
+        self.held_shards
+            .unwrap_or(super::keys::DEFAULT_HELD_SHARDS)
+            .clamp(1, 1_024)
     }
 }

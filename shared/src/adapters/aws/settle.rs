@@ -5,8 +5,8 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::Timestamp;
 
 use super::DynamoStore;
-use super::catalog::{free_key, seat_key};
 use super::item::{Transacted, s, transact, update};
+use super::keys::seat_key;
 use crate::domain::{Job, JobAction, JobId, Seat, SeatState, Settlement, Settling};
 use crate::ports::{BackendError, Settled};
 
@@ -40,11 +40,9 @@ impl DynamoStore {
                         vec![(":sold", s("SOLD"))],
                     ),
                     Settlement::Release => (
-                        "SET #state = :available, free_key = :free REMOVE job_id, hold_until",
-                        vec![
-                            (":available", s("AVAILABLE")),
-                            (":free", s(free_key(&job.event_id, seat.section.as_str()))),
-                        ],
+                        // Back into the free-list shard the seat was created in.
+                        "SET #state = :available, free_key = free_home REMOVE job_id, hold_until",
+                        vec![(":available", s("AVAILABLE"))],
                     ),
                 };
                 values.extend([(":held", s("HELD")), (":job", s(job.job_id.to_string()))]);

@@ -1,10 +1,11 @@
 //! The embedded outbox: rows recorded with each transition, read in order by the relay.
 
 use async_trait::async_trait;
-use rusqlite::params;
+use jiff::Timestamp;
+use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{decode_event, to_ms};
+use crate::codec::{decode_event, from_ms, to_ms};
 use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
 #[async_trait]
@@ -31,10 +32,10 @@ impl Outbox for EmbeddedStore {
             .await
     }
 
-    async fn mark_published(&self, ids: &[OutboxId]) -> Result<(), BackendError> {
-        let seqs = ids
+    async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
+        let seqs = entries
             .iter()
-            .map(|id| match id {
+            .map(|entry| match &entry.id {
                 OutboxId::Embedded(seq) => Ok(*seq),
                 OutboxId::Dynamo(_) => Err(BackendError::permanent(
                     "a DynamoDB outbox id was handed to the embedded outbox",
@@ -52,5 +53,21 @@ impl Outbox for EmbeddedStore {
                 Ok(())
             })
             .await
+    }
+
+    async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError> {
+        let oldest: Option<i64> = self
+            .db
+            .read(|tx| {
+                Ok(tx
+                    .query_row(
+                        "SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1",
+                        [],
+                        |row| row.get(0),
+                    )
+                    .optional()?)
+            })
+            .await?;
+        oldest.map(from_ms).transpose()
     }
 }

@@ -1,0 +1,134 @@
+//! Every key value the AWS backend writes, in one place: which item or index partition a seat,
+//! a job or an outbox entry lands in. The shard counts here decide how far a sale's writes
+//! spread (see "DynamoDB tables" in `deploy/README.md` and the capacity report).
+
+use uuid::Uuid;
+
+use super::item::{Item, s};
+use crate::domain::{EventId, JobId, SeatId};
+
+/// Seats per block of the `by-block` index: a block is one page of the seat map.
+pub(super) const BLOCK_SEATS: usize = 1_000;
+/// Seats per shard of a section's free-seat list: a section of up to this many seats has one
+/// `free_key`, a larger one `ceil(seats / FREE_SHARD_SEATS)`.
+pub(super) const FREE_SHARD_SEATS: usize = 1_000;
+/// Shards of an event's jobs in the `by-event-shard` index. Fixed: the audit reads them all,
+/// and a job keeps its shard for life.
+pub(super) const EVENT_JOB_SHARDS: u32 = 128;
+/// Shards of the outbox's `unpublished` index, each leased by one relay at a time. Fixed: a
+/// job's events always land in one shard, which keeps them in order.
+pub(super) const OUTBOX_SHARDS: u32 = 128;
+/// The default number of `held-by-deadline` shards (`SEATCLAIM_HELD_SHARDS`).
+pub const DEFAULT_HELD_SHARDS: u32 = 64;
+
+/// A seat item's key: one partition key per seat, so a sale's seat writes and reads spread
+/// over as many keys as it has seats.
+pub(super) fn seat_key(event_id: &EventId, seat_id: &SeatId) -> Item {
+    Item::from([("seat_key".to_owned(), s(format!("{event_id}#{seat_id}")))])
+}
+
+/// The `by-block` key of the seat at `position` in its event.
+pub(super) fn block_key(event_id: &EventId, block: usize) -> String {
+    format!("{event_id}#{block}")
+}
+
+/// The block of the seat at `position`.
+pub(super) fn block_of(position: usize) -> usize {
+    position / BLOCK_SEATS
+}
+
+/// How many blocks an event of `seats` seats has.
+pub(super) fn block_count(seats: usize) -> usize {
+    seats.div_ceil(BLOCK_SEATS).max(1)
+}
+
+/// How many free-list shards a section of `seats` seats has.
+pub(super) fn free_shard_count(seats: usize) -> u32 {
+    u32::try_from(seats.div_ceil(FREE_SHARD_SEATS).max(1)).unwrap_or(u32::MAX)
+}
+
+/// The `free-by-section` key of one shard of a section. A section with one shard keeps the
+/// unsharded key `event#section`.
+pub(super) fn free_key(event_id: &EventId, section: &str, shard: u32, shards: u32) -> String {
+    if shards <= 1 {
+        format!("{event_id}#{section}")
+    } else {
+        format!("{event_id}#{section}#{shard}")
+    }
+}
+
+/// The low bits of a job id, which spread a job's index entries over shards.
+fn job_bits(job_id: JobId) -> u128 {
+    Uuid::parse_str(&job_id.to_string()).map_or(0, |u| u.as_u128())
+}
+
+fn shard_of(job_id: JobId, shards: u32) -> u128 {
+    job_bits(job_id) % u128::from(shards.max(1))
+}
+
+/// The `held-by-deadline` key of a HELD job.
+pub(super) fn held_shard(job_id: JobId, shards: u32) -> String {
+    format!("held#{}", shard_of(job_id, shards))
+}
+
+/// The `held-by-deadline` key of shard `shard`.
+pub(super) fn held_shard_key(shard: u32) -> String {
+    format!("held#{shard}")
+}
+
+/// The `by-event-shard` key of a job.
+pub(super) fn event_shard(event_id: &EventId, job_id: JobId) -> String {
+    format!("{event_id}#{}", shard_of(job_id, EVENT_JOB_SHARDS))
+}
+
+/// The `by-event-shard` key of shard `shard` of an event.
+pub(super) fn event_shard_key(event_id: &EventId, shard: u32) -> String {
+    format!("{event_id}#{shard}")
+}
+
+/// The `unpublished` shard of a job's events.
+pub(super) fn outbox_shard(job_id: JobId) -> u32 {
+    u32::try_from(shard_of(job_id, OUTBOX_SHARDS)).unwrap_or(0)
+}
+
+/// The `unpublished` key of shard `shard`.
+pub(super) fn pending_key(shard: u32) -> String {
+    format!("pending#{shard}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_section_keeps_the_unsharded_free_key() {
+        let event = EventId::parse("e1").unwrap();
+        assert_eq!(free_shard_count(1), 1);
+        assert_eq!(free_shard_count(1_000), 1);
+        assert_eq!(free_shard_count(1_001), 2);
+        assert_eq!(free_key(&event, "A", 0, 1), "e1#A");
+        assert_eq!(free_key(&event, "A", 1, 2), "e1#A#1");
+    }
+
+    #[test]
+    fn blocks_cover_every_position() {
+        assert_eq!(block_count(0), 1);
+        assert_eq!(block_count(1_000), 1);
+        assert_eq!(block_count(1_001), 2);
+        assert_eq!(block_of(999), 0);
+        assert_eq!(block_of(1_000), 1);
+    }
+
+    #[test]
+    fn job_shards_spread_and_stay_in_range() {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..2_000 {
+            let job = JobId::new();
+            let shard = outbox_shard(job);
+            assert!(shard < OUTBOX_SHARDS);
+            seen.insert(shard);
+            assert_eq!(outbox_shard(job), shard, "a job's shard is stable");
+        }
+        assert!(seen.len() > 100, "2,000 jobs used {} shards", seen.len());
+    }
+}

@@ -1,0 +1,233 @@
+//! Schema migrations of the AWS backend, run by `seatclaimctl migrate`. DynamoDB cannot change a
+//! table's key in place, so version 2 (keys that spread a sale) has new seat and outbox tables:
+//! the migration copies the version 1 items into them, backfills the jobs' new index keys and
+//! then drops the old jobs index. It is idempotent (a copy never overwrites an item the new code
+//! already wrote) and leaves the old tables in place for the operator to delete after checking.
+
+use futures_util::{StreamExt, TryStreamExt};
+
+use super::error::classify;
+use super::item::{Item, get_n, get_s, n, opt_s, s};
+use super::keys::{
+    block_key, block_of, event_shard, free_key, held_shard, outbox_shard, pending_key,
+};
+use super::migrate_tables::{drop_index, ensure_index, scan_all, table_exists};
+use super::names::JOBS_BY_EVENT_INDEX;
+use super::outbox::PUBLISHED_TTL_SECONDS;
+use super::provision::{provision, table_specs};
+use super::{AwsNames, AwsSettings, LegacyNames};
+use crate::domain::{EventId, JobId};
+use crate::ports::BackendError;
+
+/// The schema version this code reads and writes.
+pub const SCHEMA_VERSION: u32 = 2;
+/// Items copied at once.
+const COPIES: usize = 16;
+
+/// What a migration did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Migrated {
+    /// Version 1 seats copied into the new inventory table.
+    pub seats: usize,
+    /// Jobs given their version 2 index keys.
+    pub jobs: usize,
+    /// Version 1 outbox entries copied into the new outbox table.
+    pub outbox_entries: usize,
+}
+
+/// `seatclaimctl migrate` on AWS: brings the resources of the settings' prefix to
+/// [`SCHEMA_VERSION`] and says what it did.
+pub async fn migrate_for(
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    max_receive_count: u32,
+) -> Result<String, BackendError> {
+    let config = super::sdk_config().await;
+    let names = AwsNames::from_settings(settings);
+    provision(&config, &names, visibility_timeout, max_receive_count).await?;
+    let legacy = LegacyNames::for_prefix(&settings.aws_prefix);
+    let db = aws_sdk_dynamodb::Client::new(&config);
+    let done = migrate(&db, &names, &legacy, settings.held_shards()).await?;
+    Ok(format!(
+        "schema version {SCHEMA_VERSION}: copied {} seats from {} and {} outbox entries from {}; \
+         gave {} jobs their new index keys",
+        done.seats, legacy.seats_table, done.outbox_entries, legacy.outbox_table, done.jobs
+    ))
+}
+
+/// Migrates version 1 data into the version 2 tables `names` (which must exist).
+pub async fn migrate(
+    db: &aws_sdk_dynamodb::Client,
+    names: &AwsNames,
+    legacy: &LegacyNames,
+    held_shards: u32,
+) -> Result<Migrated, BackendError> {
+    let mut done = Migrated::default();
+    if table_exists(db, &legacy.seats_table).await? {
+        let items = scan_all(db, &legacy.seats_table).await?;
+        done.seats = copy(db, &names.seats_table, "seat_key", items, seat_v2).await?;
+    }
+    if table_exists(db, &legacy.outbox_table).await? {
+        let items = scan_all(db, &legacy.outbox_table).await?;
+        done.outbox_entries = copy(db, &names.outbox_table, "id", items, outbox_v2).await?;
+    }
+    let specs = table_specs(names);
+    let jobs_spec = specs
+        .iter()
+        .find(|spec| spec.name == names.jobs_table)
+        .ok_or_else(|| BackendError::permanent("no jobs table in the table specs"))?;
+    ensure_index(db, jobs_spec, JOBS_BY_EVENT_INDEX).await?;
+    done.jobs = backfill_jobs(db, &names.jobs_table, held_shards).await?;
+    drop_index(db, &names.jobs_table, legacy.jobs_by_event_index).await?;
+    Ok(done)
+}
+
+/// Puts each converted item unless the new table has it already; returns how many were new.
+async fn copy(
+    db: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &str,
+    items: Vec<Item>,
+    convert: fn(&Item) -> Result<Item, BackendError>,
+) -> Result<usize, BackendError> {
+    let converted = items.iter().map(convert).collect::<Result<Vec<_>, _>>()?;
+    let written = futures_util::stream::iter(converted)
+        .map(|item| async move {
+            let put = db
+                .put_item()
+                .table_name(table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(#key)")
+                .expression_attribute_names("#key", key)
+                .send()
+                .await;
+            match put {
+                Ok(_) => Ok(true),
+                Err(error)
+                    if error
+                        .as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+                {
+                    Ok(false)
+                }
+                Err(error) => Err(classify("PutItem migration copy", error)),
+            }
+        })
+        .buffer_unordered(COPIES)
+        .try_collect::<Vec<bool>>()
+        .await?;
+    Ok(written.into_iter().filter(|new| *new).count())
+}
+
+fn parsed_event(item: &Item) -> Result<EventId, BackendError> {
+    EventId::parse(get_s(item, "event_id")?)
+        .map_err(|_| BackendError::permanent("a version 1 item has an invalid event id"))
+}
+
+fn parsed_job(item: &Item) -> Result<JobId, BackendError> {
+    JobId::parse(get_s(item, "job_id")?)
+        .ok_or_else(|| BackendError::permanent("a version 1 item has an invalid job id"))
+}
+
+/// A version 1 seat (keyed by event and seat) as a version 2 seat item. Version 1 sections had
+/// one free list, `event#section`, which is the one-shard key of version 2.
+fn seat_v2(item: &Item) -> Result<Item, BackendError> {
+    let event_id = parsed_event(item)?;
+    let seat_id = get_s(item, "seat_id")?;
+    let section = get_s(item, "section")?;
+    let position = usize::try_from(get_n(item, "position")?).unwrap_or(0);
+    let mut seat = item.clone();
+    seat.extend([
+        ("seat_key".to_owned(), s(format!("{event_id}#{seat_id}"))),
+        (
+            "free_home".to_owned(),
+            s(free_key(&event_id, section, 0, 1)),
+        ),
+        (
+            "block".to_owned(),
+            s(block_key(&event_id, block_of(position))),
+        ),
+    ]);
+    Ok(seat)
+}
+
+/// A version 1 outbox entry (keyed by `id`) as a version 2 entry under its job: still pending
+/// in its job's shard, or published and given its expiry.
+fn outbox_v2(item: &Item) -> Result<Item, BackendError> {
+    let job_id = parsed_job(item)?;
+    let mut entry = item.clone();
+    if opt_s(item, "pending").is_some() {
+        entry.insert("pending".to_owned(), s(pending_key(outbox_shard(job_id))));
+    } else {
+        let created_s = get_n(item, "created_at")? / 1_000;
+        entry.insert(
+            "expires_at".to_owned(),
+            n(created_s + PUBLISHED_TTL_SECONDS),
+        );
+    }
+    Ok(entry)
+}
+
+/// Gives every job its `by-event-shard` key, and a HELD job its `held-by-deadline` key under
+/// the configured shard count; returns how many jobs changed.
+async fn backfill_jobs(
+    db: &aws_sdk_dynamodb::Client,
+    table: &str,
+    held_shards: u32,
+) -> Result<usize, BackendError> {
+    let jobs = scan_all(db, table).await?;
+    let mut updates = Vec::new();
+    for job in &jobs {
+        let (event_id, job_id) = (parsed_event(job)?, parsed_job(job)?);
+        if opt_s(job, "event_shard").is_none() {
+            updates.push((job_id, "event_shard", event_shard(&event_id, job_id)));
+        }
+        let held = held_shard(job_id, held_shards);
+        if opt_s(job, "held_shard").is_some_and(|key| key != held) {
+            updates.push((job_id, "held_shard", held));
+        }
+    }
+    let changed = futures_util::stream::iter(updates)
+        .map(|(job_id, attribute, value)| set_if_present(db, table, job_id, attribute, value))
+        .buffer_unordered(COPIES)
+        .try_collect::<Vec<bool>>()
+        .await?;
+    Ok(changed.into_iter().filter(|done| *done).count())
+}
+
+/// Sets `attribute` of a job, on condition that the job exists and, for the held key, that it
+/// is still HELD (a job settled since the scan keeps no held key).
+async fn set_if_present(
+    db: &aws_sdk_dynamodb::Client,
+    table: &str,
+    job_id: JobId,
+    attribute: &str,
+    value: String,
+) -> Result<bool, BackendError> {
+    let condition = if attribute == "held_shard" {
+        "attribute_exists(held_shard)"
+    } else {
+        "attribute_exists(job_id)"
+    };
+    let updated = db
+        .update_item()
+        .table_name(table)
+        .key("job_id", s(job_id.to_string()))
+        .update_expression("SET #attribute = :value")
+        .condition_expression(condition)
+        .expression_attribute_names("#attribute", attribute)
+        .expression_attribute_values(":value", s(value))
+        .send()
+        .await;
+    match updated {
+        Ok(_) => Ok(true),
+        Err(error)
+            if error
+                .as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(classify("UpdateItem migration job", error)),
+    }
+}
