@@ -266,6 +266,13 @@ fn every_table_matches_the_code_in_name_keys_types_and_indexes() {
             );
         }
 
+        let ttl = table["TimeToLiveSpecification"]
+            .get("Enabled")
+            .and_then(Value::as_bool)
+            .filter(|enabled| *enabled)
+            .and_then(|_| table["TimeToLiveSpecification"]["AttributeName"].as_str());
+        assert_eq!(ttl, spec.ttl, "{}: the TTL attribute", spec.name);
+
         let indexes: BTreeMap<&str, &Value> = sequence(&table["GlobalSecondaryIndexes"])
             .iter()
             .map(|index| (index["IndexName"].as_str().unwrap(), index))

@@ -85,7 +85,7 @@ pub struct AwsArgs {
     /// Seats (inventory) table (default `<prefix>-inventory`).
     #[arg(long, env = "SEATCLAIM_SEATS_TABLE")]
     pub seats_table: Option<String>,
-    /// Jobs table (default `<prefix>-jobs`).
+    /// Jobs table (default `<prefix>-reservation-jobs`).
     #[arg(long, env = "SEATCLAIM_JOBS_TABLE")]
     pub jobs_table: Option<String>,
     /// Idempotency-key table (default `<prefix>-idempotency`).

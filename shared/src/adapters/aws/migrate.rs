@@ -1,8 +1,9 @@
 //! Schema migrations of the AWS backend, run by `seatclaimctl migrate`. DynamoDB cannot change a
-//! table's key in place, so version 2 (keys that spread a sale) has new seat and outbox tables:
-//! the migration copies the version 1 items into them, backfills the jobs' new index keys and
-//! then drops the old jobs index. It is idempotent (a copy never overwrites an item the new code
-//! already wrote) and leaves the old tables in place for the operator to delete after checking.
+//! table's key in place, and changes an index only online (one per update, with a backfill), so
+//! version 2 (keys that spread a sale) has new seat, job and outbox tables: the migration copies
+//! the version 1 items into them with their new keys. It is idempotent (a copy never overwrites
+//! an item the new code already wrote) and leaves the old tables in place for the operator to
+//! delete after checking.
 
 use futures_util::{StreamExt, TryStreamExt};
 
@@ -11,10 +12,9 @@ use super::item::{Item, get_n, get_s, n, opt_s, s};
 use super::keys::{
     block_key, block_of, event_shard, free_key, held_shard, outbox_shard, pending_key,
 };
-use super::migrate_tables::{drop_index, ensure_index, scan_all, table_exists};
-use super::names::JOBS_BY_EVENT_INDEX;
+use super::migrate_tables::{scan_all, table_exists};
 use super::outbox::PUBLISHED_TTL_SECONDS;
-use super::provision::{provision, table_specs};
+use super::provision::provision;
 use super::{AwsNames, AwsSettings, LegacyNames};
 use crate::domain::{EventId, JobId};
 use crate::ports::BackendError;
@@ -29,7 +29,7 @@ const COPIES: usize = 16;
 pub struct Migrated {
     /// Version 1 seats copied into the new inventory table.
     pub seats: usize,
-    /// Jobs given their version 2 index keys.
+    /// Version 1 jobs copied into the new jobs table.
     pub jobs: usize,
     /// Version 1 outbox entries copied into the new outbox table.
     pub outbox_entries: usize,
@@ -49,9 +49,14 @@ pub async fn migrate_for(
     let db = aws_sdk_dynamodb::Client::new(&config);
     let done = migrate(&db, &names, &legacy, settings.held_shards()).await?;
     Ok(format!(
-        "schema version {SCHEMA_VERSION}: copied {} seats from {} and {} outbox entries from {}; \
-         gave {} jobs their new index keys",
-        done.seats, legacy.seats_table, done.outbox_entries, legacy.outbox_table, done.jobs
+        "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {} and {} outbox \
+         entries from {}",
+        done.seats,
+        legacy.seats_table,
+        done.jobs,
+        legacy.jobs_table,
+        done.outbox_entries,
+        legacy.outbox_table
     ))
 }
 
@@ -67,18 +72,15 @@ pub async fn migrate(
         let items = scan_all(db, &legacy.seats_table).await?;
         done.seats = copy(db, &names.seats_table, "seat_key", items, seat_v2).await?;
     }
+    if table_exists(db, &legacy.jobs_table).await? {
+        let items = scan_all(db, &legacy.jobs_table).await?;
+        let convert = |item: &Item| job_v2(item, held_shards);
+        done.jobs = copy(db, &names.jobs_table, "job_id", items, convert).await?;
+    }
     if table_exists(db, &legacy.outbox_table).await? {
         let items = scan_all(db, &legacy.outbox_table).await?;
         done.outbox_entries = copy(db, &names.outbox_table, "id", items, outbox_v2).await?;
     }
-    let specs = table_specs(names);
-    let jobs_spec = specs
-        .iter()
-        .find(|spec| spec.name == names.jobs_table)
-        .ok_or_else(|| BackendError::permanent("no jobs table in the table specs"))?;
-    ensure_index(db, jobs_spec, JOBS_BY_EVENT_INDEX).await?;
-    done.jobs = backfill_jobs(db, &names.jobs_table, held_shards).await?;
-    drop_index(db, &names.jobs_table, legacy.jobs_by_event_index).await?;
     Ok(done)
 }
 
@@ -88,7 +90,7 @@ async fn copy(
     table: &str,
     key: &str,
     items: Vec<Item>,
-    convert: fn(&Item) -> Result<Item, BackendError>,
+    convert: impl Fn(&Item) -> Result<Item, BackendError>,
 ) -> Result<usize, BackendError> {
     let converted = items.iter().map(convert).collect::<Result<Vec<_>, _>>()?;
     let written = futures_util::stream::iter(converted)
@@ -168,66 +170,14 @@ fn outbox_v2(item: &Item) -> Result<Item, BackendError> {
     Ok(entry)
 }
 
-/// Gives every job its `by-event-shard` key, and a HELD job its `held-by-deadline` key under
-/// the configured shard count; returns how many jobs changed.
-async fn backfill_jobs(
-    db: &aws_sdk_dynamodb::Client,
-    table: &str,
-    held_shards: u32,
-) -> Result<usize, BackendError> {
-    let jobs = scan_all(db, table).await?;
-    let mut updates = Vec::new();
-    for job in &jobs {
-        let (event_id, job_id) = (parsed_event(job)?, parsed_job(job)?);
-        if opt_s(job, "event_shard").is_none() {
-            updates.push((job_id, "event_shard", event_shard(&event_id, job_id)));
-        }
-        let held = held_shard(job_id, held_shards);
-        if opt_s(job, "held_shard").is_some_and(|key| key != held) {
-            updates.push((job_id, "held_shard", held));
-        }
+/// A version 1 job as a version 2 job: with its `by-event-shard` key, and a HELD job's
+/// `held-by-deadline` key under the configured shard count (version 1 had 4 shards).
+fn job_v2(item: &Item, held_shards: u32) -> Result<Item, BackendError> {
+    let (event_id, job_id) = (parsed_event(item)?, parsed_job(item)?);
+    let mut job = item.clone();
+    job.insert("event_shard".to_owned(), s(event_shard(&event_id, job_id)));
+    if job.contains_key("held_shard") {
+        job.insert("held_shard".to_owned(), s(held_shard(job_id, held_shards)));
     }
-    let changed = futures_util::stream::iter(updates)
-        .map(|(job_id, attribute, value)| set_if_present(db, table, job_id, attribute, value))
-        .buffer_unordered(COPIES)
-        .try_collect::<Vec<bool>>()
-        .await?;
-    Ok(changed.into_iter().filter(|done| *done).count())
-}
-
-/// Sets `attribute` of a job, on condition that the job exists and, for the held key, that it
-/// is still HELD (a job settled since the scan keeps no held key).
-async fn set_if_present(
-    db: &aws_sdk_dynamodb::Client,
-    table: &str,
-    job_id: JobId,
-    attribute: &str,
-    value: String,
-) -> Result<bool, BackendError> {
-    let condition = if attribute == "held_shard" {
-        "attribute_exists(held_shard)"
-    } else {
-        "attribute_exists(job_id)"
-    };
-    let updated = db
-        .update_item()
-        .table_name(table)
-        .key("job_id", s(job_id.to_string()))
-        .update_expression("SET #attribute = :value")
-        .condition_expression(condition)
-        .expression_attribute_names("#attribute", attribute)
-        .expression_attribute_values(":value", s(value))
-        .send()
-        .await;
-    match updated {
-        Ok(_) => Ok(true),
-        Err(error)
-            if error
-                .as_service_error()
-                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-        {
-            Ok(false)
-        }
-        Err(error) => Err(classify("UpdateItem migration job", error)),
-    }
+    Ok(job)
 }

@@ -11,7 +11,7 @@ pub struct AwsNames {
     pub events_table: String,
     /// The inventory: `seat_key` (`event_id#seat_id`) -> state, holder, deadline.
     pub seats_table: String,
-    /// Jobs: `job_id` -> the buyer-visible record.
+    /// Jobs: `job_id` -> the buyer-visible record (`<prefix>-reservation-jobs`).
     pub jobs_table: String,
     /// Idempotency: `buyer_id#key` -> job and request fingerprint.
     pub idempotency_table: String,
@@ -44,8 +44,8 @@ pub struct LegacyNames {
     pub seats_table: String,
     /// Outbox entries keyed by `id`.
     pub outbox_table: String,
-    /// The jobs table's index by `event_id`, dropped after the backfill.
-    pub jobs_by_event_index: &'static str,
+    /// Jobs indexed by `event_id` alone.
+    pub jobs_table: String,
 }
 
 impl AwsNames {
@@ -61,7 +61,7 @@ impl AwsNames {
             dlq: format!("{prefix}-intents-dlq"),
             events_table: name(&settings.events_table, "events"),
             seats_table: name(&settings.seats_table, "inventory"),
-            jobs_table: name(&settings.jobs_table, "jobs"),
+            jobs_table: name(&settings.jobs_table, "reservation-jobs"),
             idempotency_table: name(&settings.idempotency_table, "idempotency"),
             outbox_table: name(&settings.outbox_table, "event-outbox"),
             event_bus: name(&settings.event_bus, "reservations"),
@@ -76,7 +76,7 @@ impl LegacyNames {
         Self {
             seats_table: format!("{prefix}-seats"),
             outbox_table: format!("{prefix}-outbox"),
-            jobs_by_event_index: "by-event",
+            jobs_table: format!("{prefix}-jobs"),
         }
     }
 }

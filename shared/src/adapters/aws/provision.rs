@@ -181,8 +181,7 @@ async fn create_dlq(sqs: &aws_sdk_sqs::Client, names: &AwsNames) -> Result<Strin
         .ok_or_else(|| BackendError::permanent("the DLQ has no ARN"))
 }
 
-/// One element of a key schema.
-pub(super) fn key_element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {
+fn key_element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BackendError> {
     KeySchemaElement::builder()
         .attribute_name(name)
         .key_type(key_type)

@@ -16,7 +16,7 @@ pub struct AwsSettings {
     pub events_table: Option<String>,
     /// Seats (inventory) table (default `<prefix>-inventory`).
     pub seats_table: Option<String>,
-    /// Jobs table (default `<prefix>-jobs`).
+    /// Jobs table (default `<prefix>-reservation-jobs`).
     pub jobs_table: Option<String>,
     /// Idempotency-key table (default `<prefix>-idempotency`).
     pub idempotency_table: Option<String>,
