@@ -304,7 +304,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
         .await
         .unwrap()
         .expect("the old event");
-    let states: Vec<_> = seats.iter().map(|seat| seat.state.clone()).collect();
+    let states: Vec<_> = seats.iter().map(|seat| seat.state).collect();
     assert!(matches!(states[0], SeatState::Held { job_id, .. } if job_id == old.held.job_id));
     assert_eq!(states[1], SeatState::Available);
     assert!(matches!(states[2], SeatState::Sold { job_id } if job_id == old.sold.job_id));
