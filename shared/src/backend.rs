@@ -76,32 +76,19 @@ impl Backend {
 
 impl Backend {
     /// Migrates the stored data to this version's schema (see `seatclaimctl migrate`) and
-    /// returns a line for the operator saying what it did.
+    /// returns a line for the operator saying what it did. The embedded file migrates itself
+    /// whenever it is opened, so there this is [`Backend::provision`].
     pub async fn migrate(settings: &BackendSettings) -> Result<String, BackendError> {
-        match settings.backend {
-            #[cfg(feature = "aws")]
-            BackendKind::Aws => {
-                crate::adapters::aws::migrate_for(
-                    &settings.aws,
-                    settings.visibility_timeout(),
-                    settings.max_receive_count(),
-                )
-                .await
-            }
-            #[cfg(feature = "embedded")]
-            BackendKind::Embedded => {
-                Self::open(settings).await?;
-                Ok(format!(
-                    "the embedded database in {} is at the current schema version",
-                    settings.data_dir.display()
-                ))
-            }
-            #[allow(
-                unreachable_patterns,
-                reason = "reached only when a backend is compiled out"
-            )]
-            missing => Err(not_built(missing)),
+        #[cfg(feature = "aws")]
+        if settings.backend == BackendKind::Aws {
+            return crate::adapters::aws::migrate_for(
+                &settings.aws,
+                settings.visibility_timeout(),
+                settings.max_receive_count(),
+            )
+            .await;
         }
+        Self::provision(settings).await
     }
 }
 

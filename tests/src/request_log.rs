@@ -1,6 +1,8 @@
 //! A request log for the emulator: a small HTTP proxy in front of it that counts every AWS
-//! request by service and operation, then forwards it unchanged. It measures what the real code
-//! sends, which is how the AWS cost of one reservation is counted.
+//! request by service and operation, then forwards it. It measures what the real code sends,
+//! which is how the AWS cost of one reservation is counted. An [`Observer`] may also see each
+//! request and answer whole (the capacity tool's ledger), and have DynamoDB requests ask for
+//! their consumed capacity.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +15,13 @@ use axum::response::Response;
 /// Counts of requests by `Service.Operation`.
 pub type Counts = BTreeMap<String, usize>;
 
+/// Sees every request and its answer, after the answer came back.
+pub trait Observer: Send + Sync {
+    /// `operation` is `Service.Operation`; the bodies are as sent and as answered. `status` is
+    /// the answer's HTTP status.
+    fn observe(&self, operation: &str, request: &[u8], status: u16, answer: &[u8]);
+}
+
 #[derive(Clone)]
 struct Proxy {
     upstream: String,
@@ -20,6 +29,7 @@ struct Proxy {
     dynamodb: Option<String>,
     client: reqwest::Client,
     counts: Arc<Mutex<Counts>>,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 /// A running counting proxy.
@@ -33,12 +43,24 @@ impl RequestLog {
     /// Starts a proxy on a free local port in front of `upstream`, sending DynamoDB requests to
     /// `dynamodb` instead when given (DynamoDB Local beside moto).
     pub async fn start(upstream: &str, dynamodb: Option<&str>) -> Self {
+        Self::observed(upstream, dynamodb, None).await
+    }
+
+    /// [`RequestLog::start`] with an observer. DynamoDB requests then also ask for their
+    /// consumed capacity by table and index (`ReturnConsumedCapacity: INDEXES`; the emulator
+    /// does not check signatures, so the changed body is accepted).
+    pub async fn observed(
+        upstream: &str,
+        dynamodb: Option<&str>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Self {
         let counts = Arc::new(Mutex::new(Counts::new()));
         let proxy = Proxy {
             upstream: upstream.trim_end_matches('/').to_owned(),
             dynamodb: dynamodb.map(|d| d.trim_end_matches('/').to_owned()),
             client: reqwest::Client::new(),
             counts: Arc::clone(&counts),
+            observer,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -85,14 +107,17 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
         .expect("counts lock")
         .entry(operation.clone())
         .or_default() += 1;
-    let body: Bytes = axum::body::to_bytes(body, usize::MAX)
+    let mut body: Bytes = axum::body::to_bytes(body, usize::MAX)
         .await
         .unwrap_or_default();
+    if proxy.observer.is_some() && operation.starts_with("DynamoDB.") {
+        body = with_consumed_capacity(&body);
+    }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let mut upstream = proxy
         .client
         .request(parts.method, format!("{upstream}{path}"))
-        .body(body);
+        .body(body.clone());
     for (name, value) in &parts.headers {
         if name != "host" && name != "content-length" {
             upstream = upstream.header(name, value);
@@ -110,6 +135,21 @@ async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
             response = response.header(name, value);
         }
     }
+    let status = answer.status().as_u16();
     let bytes = answer.bytes().await.unwrap_or_default();
+    if let Some(observer) = &proxy.observer {
+        observer.observe(&operation, &body, status, &bytes);
+    }
     response.body(Body::from(bytes)).unwrap_or_default()
+}
+
+/// The request with `ReturnConsumedCapacity: INDEXES` (unchanged if it is not a JSON object).
+fn with_consumed_capacity(body: &Bytes) -> Bytes {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(mut request)) => {
+            request.insert("ReturnConsumedCapacity".into(), "INDEXES".into());
+            serde_json::to_vec(&request).map_or_else(|_| body.clone(), Bytes::from)
+        }
+        _ => body.clone(),
+    }
 }

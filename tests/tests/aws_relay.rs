@@ -70,6 +70,17 @@ async fn record_holds(backend: &Backend, jobs: usize) {
     }
 }
 
+/// Relay rounds until one publishes nothing; how many events they published.
+async fn relay_until_nothing(backend: &Backend) -> usize {
+    let mut published = 0;
+    loop {
+        match relay_once(backend).await.unwrap() {
+            0 => return published,
+            n => published += n,
+        }
+    }
+}
+
 /// Job ids of the delivered events, with how often each was delivered.
 fn deliveries(events: &[serde_json::Value]) -> HashMap<String, usize> {
     let mut seen = HashMap::new();
@@ -144,13 +155,7 @@ async fn a_dead_relays_shards_are_published_once_its_leases_lapse() {
     let taken = dead.outbox.unpublished(100).await.unwrap();
     assert!(!taken.is_empty());
     drop(dead);
-    let mut published = 0;
-    loop {
-        match relay_once(&alive).await.unwrap() {
-            0 => break,
-            n => published += n,
-        }
-    }
+    let published = relay_until_nothing(&alive).await;
     assert_eq!(
         published,
         60 - taken.len(),
@@ -159,13 +164,7 @@ async fn a_dead_relays_shards_are_published_once_its_leases_lapse() {
     assert!(alive.outbox.oldest_unpublished().await.unwrap().is_some());
 
     clock.advance(SignedDuration::from_secs(11));
-    let mut recovered = 0;
-    loop {
-        match relay_once(&alive).await.unwrap() {
-            0 => break,
-            n => recovered += n,
-        }
-    }
+    let recovered = relay_until_nothing(&alive).await;
     assert_eq!(
         recovered,
         taken.len(),

@@ -1,4 +1,5 @@
-//! `seatclaimctl init` as operators run it: the real binary, twice (it must be idempotent).
+//! `seatclaimctl init` and `migrate` as operators run them: the real binary, twice (both must
+//! be idempotent).
 
 #![allow(
     clippy::unwrap_used,
@@ -11,14 +12,18 @@ use seatclaim_e2e::binary;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
 
 fn init(env: &[(&str, String)]) -> String {
+    ctl("init", env)
+}
+
+fn ctl(command: &str, env: &[(&str, String)]) -> String {
     let output = Command::new(binary("seatclaimctl"))
-        .arg("init")
+        .arg(command)
         .envs(env.iter().map(|(k, v)| (*k, v)))
         .output()
         .unwrap();
     assert!(
         output.status.success(),
-        "init failed: {}",
+        "{command} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -74,7 +79,13 @@ async fn init_creates_the_aws_resources_for_a_prefix_and_can_run_again() {
         "attempts (5) + 1"
     );
     let dynamodb = aws_sdk_dynamodb::Client::new(&config);
-    for table in ["events", "seats", "jobs", "idempotency", "outbox"] {
+    for table in [
+        "events",
+        "inventory",
+        "reservation-jobs",
+        "idempotency",
+        "event-outbox",
+    ] {
         let described = dynamodb
             .describe_table()
             .table_name(format!("{prefix}-{table}"))
@@ -82,4 +93,24 @@ async fn init_creates_the_aws_resources_for_a_prefix_and_can_run_again() {
             .await;
         assert!(described.is_ok(), "table {table} exists");
     }
+}
+
+#[tokio::test]
+async fn migrate_on_a_deployment_without_old_tables_copies_nothing_and_can_run_again() {
+    emulator_config().await;
+    let prefix = fresh_settings().aws_prefix;
+    let env = [
+        ("SEATCLAIM_BACKEND", "aws".to_owned()),
+        ("SEATCLAIM_AWS_PREFIX", prefix.clone()),
+    ];
+    for _ in 0..2 {
+        let said = ctl("migrate", &env);
+        assert!(
+            said.starts_with("schema version 2: copied 0 seats"),
+            "{said}"
+        );
+    }
+    let data = tempfile::tempdir().unwrap();
+    let embedded = [("SEATCLAIM_DATA_DIR", data.path().display().to_string())];
+    assert!(ctl("migrate", &embedded).starts_with("ready: embedded backend"));
 }

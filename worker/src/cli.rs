@@ -101,7 +101,7 @@ pub struct AwsArgs {
     /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
     #[arg(long, env = "SEATCLAIM_SQS_SEND_LINGER_MS")]
     pub sqs_send_linger_ms: Option<u64>,
-    /// Shards of the held-jobs index (default 64): new holds spread over them and the sweeper
+    /// Shards of the held-jobs index (default 128): new holds spread over them and the sweeper
     /// reads them all. Raise it for more holds per second; never lower it while holds are live.
     #[arg(long, env = "SEATCLAIM_HELD_SHARDS", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub held_shards: Option<u32>,

@@ -33,7 +33,7 @@ enum Command {
     /// Brings the stored data to this version's schema, then says what it did; safe to run
     /// again. On AWS it creates this version's resources and copies what an older version
     /// stored (it scans the old tables, so run it with credentials that may); the embedded
-    /// backend migrates its database file on every start, and this only opens it.
+    /// backend migrates its database file on every start, and this only opens it (as `init`).
     Migrate,
     /// Inspects, replays and purges dead-lettered intents.
     #[command(subcommand)]

@@ -91,6 +91,24 @@ pub(super) fn put_new(
     Ok(TransactWriteItem::builder().put(put).build())
 }
 
+/// Every item of a paginated read: `page` reads one page from its start key and returns the
+/// page's items and the next start key.
+pub(super) async fn all_pages<F, Fut>(mut page: F) -> Result<Vec<Item>, BackendError>
+where
+    F: FnMut(Option<Item>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<Item>, Option<Item>), BackendError>>,
+{
+    let (mut items, mut start) = (Vec::new(), None);
+    loop {
+        let (found, next) = page(start).await?;
+        items.extend(found);
+        start = next;
+        if start.is_none() {
+            return Ok(items);
+        }
+    }
+}
+
 /// How a transaction ended.
 pub(super) enum Transacted {
     /// Every write applied.

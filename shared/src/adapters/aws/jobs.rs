@@ -5,7 +5,9 @@ use jiff::Timestamp;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, s, transact, update};
+use super::item::{
+    Item, Transacted, all_pages, get_n, get_s, n, opt_n, opt_s, s, transact, update,
+};
 use super::keys::{EVENT_JOB_SHARDS, event_shard, event_shard_key, held_shard};
 use super::names::JOBS_BY_EVENT_INDEX;
 use crate::codec::{JobRecord, decode_event, to_json, to_ms};
@@ -206,9 +208,7 @@ impl Jobs for DynamoStore {
 
 impl DynamoStore {
     async fn jobs_in_shard(&self, key: String) -> Result<Vec<Job>, BackendError> {
-        let mut jobs = Vec::new();
-        let mut start = None;
-        loop {
+        let items = all_pages(|start| async {
             let page = self
                 .db
                 .query()
@@ -220,13 +220,9 @@ impl DynamoStore {
                 .send()
                 .await
                 .map_err(|e| classify("Query jobs of event", e))?;
-            for item in page.items() {
-                jobs.push(job_from_item(item)?);
-            }
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(jobs);
-            }
-        }
+            Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
+        })
+        .await?;
+        items.iter().map(job_from_item).collect()
     }
 }

@@ -14,12 +14,12 @@ pub(super) const BLOCK_SEATS: usize = 1_000;
 pub(super) const FREE_SHARD_SEATS: usize = 1_000;
 /// Shards of an event's jobs in the `by-event-shard` index. Fixed: the audit reads them all,
 /// and a job keeps its shard for life.
-pub(super) const EVENT_JOB_SHARDS: u32 = 128;
+pub(super) const EVENT_JOB_SHARDS: u32 = 512;
 /// Shards of the outbox's `unpublished` index, each leased by one relay at a time. Fixed: a
 /// job's events always land in one shard, which keeps them in order.
-pub(super) const OUTBOX_SHARDS: u32 = 128;
+pub(super) const OUTBOX_SHARDS: u32 = 256;
 /// The default number of `held-by-deadline` shards (`SEATCLAIM_HELD_SHARDS`).
-pub const DEFAULT_HELD_SHARDS: u32 = 64;
+pub const DEFAULT_HELD_SHARDS: u32 = 128;
 
 /// A seat item's key: one partition key per seat, so a sale's seat writes and reads spread
 /// over as many keys as it has seats.
@@ -129,6 +129,6 @@ mod tests {
             seen.insert(shard);
             assert_eq!(outbox_shard(job), shard, "a job's shard is stable");
         }
-        assert!(seen.len() > 100, "2,000 jobs used {} shards", seen.len());
+        assert!(seen.len() > 200, "2,000 jobs used {} shards", seen.len());
     }
 }

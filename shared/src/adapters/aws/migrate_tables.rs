@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::TableDescription;
 
 use super::error::classify;
-use super::item::Item;
+use super::item::{Item, all_pages};
 use crate::ports::BackendError;
 
 async fn describe(
@@ -37,9 +37,7 @@ pub(super) async fn scan_all(
     db: &aws_sdk_dynamodb::Client,
     table: &str,
 ) -> Result<Vec<Item>, BackendError> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
+    all_pages(|start| async {
         let page = db
             .scan()
             .table_name(table)
@@ -47,10 +45,7 @@ pub(super) async fn scan_all(
             .send()
             .await
             .map_err(|e| classify("Scan", e))?;
-        items.extend(page.items().iter().cloned());
-        start = page.last_evaluated_key().cloned();
-        if start.is_none() {
-            return Ok(items);
-        }
-    }
+        Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
+    })
+    .await
 }

@@ -99,18 +99,19 @@ impl DynamoStore {
         Ok(output.items().to_vec())
     }
 
-    /// Shards with something unpublished (a peek of one entry each), starting at a random
-    /// shard so relays do not all queue for the same ones; the peeks stop once twice the
+    /// Shards with something unpublished, with a first page of each, starting at a random
+    /// shard so relays do not all queue for the same ones; the reads stop once twice the
     /// round's leases are found.
-    async fn busy_shards(&self) -> Result<Vec<u32>, BackendError> {
+    async fn busy_shards(&self, limit: usize) -> Result<Vec<(u32, Vec<Item>)>, BackendError> {
         let first = fastrand::u32(..OUTBOX_SHARDS);
+        let page = limit.div_ceil(LEASES_PER_ROUND);
         futures_util::stream::iter(0..OUTBOX_SHARDS)
             .map(|step| {
                 let shard = (first + step) % OUTBOX_SHARDS;
-                async move { Ok::<_, BackendError>((shard, self.shard_page(shard, 1).await?)) }
+                async move { Ok::<_, BackendError>((shard, self.shard_page(shard, page).await?)) }
             })
             .buffered(SHARD_READS)
-            .try_filter_map(|(shard, page)| async move { Ok((!page.is_empty()).then_some(shard)) })
+            .try_filter(|(_, items)| std::future::ready(!items.is_empty()))
             .take(2 * LEASES_PER_ROUND)
             .try_collect()
             .await
@@ -180,22 +181,24 @@ fn entry_of(item: &Item) -> Result<OutboxEntry, BackendError> {
 #[async_trait]
 impl Outbox for DynamoStore {
     /// Leases up to [`LEASES_PER_ROUND`] shards that have work and returns up to `limit` of
-    /// their entries; the leases end when the page is marked (or lapse if this process dies).
+    /// their entries (a page of `limit / LEASES_PER_ROUND` from each); the leases end when the
+    /// page is marked (or lapse if this process dies).
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
         let mut items = Vec::new();
         let mut leased = 0;
-        for shard in self.busy_shards().await? {
-            if items.len() >= limit || leased == LEASES_PER_ROUND {
+        for (shard, page) in self.busy_shards(limit).await? {
+            if leased == LEASES_PER_ROUND {
                 break;
             }
-            if !self.lease(shard).await? {
-                continue;
+            if self.lease(shard).await? {
+                leased += 1;
+                items.extend(page);
             }
-            leased += 1;
-            let page = self.shard_page(shard, limit - items.len()).await?;
-            items.extend(self.still_pending(page).await?);
         }
+        // Read before the lease was taken: what the previous holder published meanwhile goes.
+        let mut items = self.still_pending(items).await?;
         items.sort_by(|a, b| get_s(a, "id").ok().cmp(&get_s(b, "id").ok()));
+        items.truncate(limit);
         items.iter().map(entry_of).collect()
     }
 

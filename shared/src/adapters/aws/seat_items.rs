@@ -8,7 +8,7 @@ use futures_util::{StreamExt, TryStreamExt};
 
 use super::DynamoStore;
 use super::error::{build_error, classify};
-use super::item::{Item, get_s, n, opt_n, opt_s, s};
+use super::item::{Item, all_pages, get_s, n, opt_n, opt_s, s};
 use super::keys::{block_count, block_key, block_of, free_key, free_shard_count, seat_key};
 use super::names::SEATS_BY_BLOCK_INDEX;
 use crate::codec::SeatRecord;
@@ -150,9 +150,7 @@ impl DynamoStore {
         block: String,
         projection: Option<&str>,
     ) -> Result<Vec<Item>, BackendError> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
+        all_pages(|start| async {
             let page = self
                 .db
                 .query()
@@ -166,11 +164,8 @@ impl DynamoStore {
                 .send()
                 .await
                 .map_err(|e| classify("Query seats by block", e))?;
-            items.extend(page.items().iter().cloned());
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(items);
-            }
-        }
+            Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
+        })
+        .await
     }
 }

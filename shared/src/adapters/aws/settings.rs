@@ -27,7 +27,7 @@ pub struct AwsSettings {
     /// How long an admission's SQS message waits for others to fill a `SendMessageBatch`, in
     /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
     pub sqs_send_linger_ms: Option<u64>,
-    /// Shards of the `held-by-deadline` index (default 64): new holds spread over them and the
+    /// Shards of the `held-by-deadline` index (default 128): new holds spread over them and the
     /// sweeper reads them all. Raise it for more holds per second; never lower it while holds
     /// are live (the sweeper would no longer see those in the shards above the new count).
     pub held_shards: Option<u32>,

@@ -1,0 +1,229 @@
+//! `seatclaim-capacity`: the AWS backend's capacity model, measured. Runs the real AWS adapters
+//! against the local emulators (DynamoDB Local and moto, as `tests/emulator/start.sh` starts
+//! them) behind a proxy whose ledger books every DynamoDB request's consumed units by table,
+//! index and partition-key value, then scales the figures to the target sale and prices them.
+//!
+//! Two runs:
+//! 1. **Keys**: an event of the target's full size (100,000 seats), and the first `--slice`
+//!    buyers of the sale with the target's mix. The event's keys (a seat item each, its blocks,
+//!    its sections' free-list shards) and the fixed shards are all there as in the real sale,
+//!    so each key's share of the traffic is the real one; the first buyers are the sale's most
+//!    write-heavy part (most of them get a seat).
+//! 2. **Sale**: a whole sale at a smaller size (`--sale-seats`, ten buyers a seat), every hold
+//!    confirmed: requests, units and CPU per reservation at 10x oversubscription.
+//!
+//! `bash tests/capacity/run.sh` runs it with the emulators and writes `deploy/capacity.json`.
+
+mod ledger;
+mod model;
+mod sale;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use aws_config::BehaviorVersion;
+use clap::Parser;
+use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
+use seatclaim_e2e::request_log::RequestLog;
+use seatclaim_shared::adapters::aws::{self, AwsNames, table_specs};
+use seatclaim_shared::config::AwsSettings;
+use seatclaim_shared::ports::SystemClock;
+
+use ledger::{Ledger, TableKeys};
+use sale::Sale;
+
+/// Measures the AWS backend's capacity model against the local emulators.
+#[derive(Debug, Parser)]
+struct Cli {
+    /// Intents per second of the target sale (1,000,000 buyers in a minute).
+    #[arg(long, default_value_t = 16_700.0)]
+    rate: f64,
+    /// Seats of the target event (run 1 creates an event this size).
+    #[arg(long, default_value_t = 100_000)]
+    seats: u32,
+    /// Sections of each event.
+    #[arg(long, default_value_t = 10)]
+    sections: u32,
+    /// Buyers of run 1: the first ones of the target sale.
+    #[arg(long, default_value_t = 10_000)]
+    slice: usize,
+    /// Seats of run 2's whole sale (ten buyers a seat).
+    #[arg(long, default_value_t = 1_000)]
+    sale_seats: u32,
+    /// Share of buyers who want one of the hot seats.
+    #[arg(long, default_value_t = 0.1)]
+    hot_share: f64,
+    /// How many hot seats.
+    #[arg(long, default_value_t = 10)]
+    hot_seats: u32,
+    /// Claim loops per worker task (`SEATCLAIM_CLAIM_LOOPS`), as the runs use them.
+    #[arg(long, default_value_t = 4)]
+    loops: usize,
+    /// Relays side by side in the runs.
+    #[arg(long, default_value_t = 2)]
+    relays: usize,
+    /// Seed of the buyers' choices.
+    #[arg(long, env = "SEATCLAIM_TEST_SEED")]
+    seed: Option<u64>,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "deploy/capacity.json")]
+    out: std::path::PathBuf,
+}
+
+fn table_keys(names: &AwsNames, prefix: &str) -> HashMap<String, TableKeys> {
+    table_specs(names)
+        .into_iter()
+        .map(|spec| {
+            let label = spec
+                .name
+                .strip_prefix(&format!("{prefix}-"))
+                .unwrap_or(spec.name)
+                .to_owned();
+            let keys = TableKeys {
+                label,
+                hash: spec.hash.0.to_owned(),
+                range: spec.range.as_ref().map(|r| r.0.to_owned()),
+                indexes: spec
+                    .indexes
+                    .iter()
+                    .map(|(index, hash, _)| ((*index).to_owned(), hash.0.to_owned()))
+                    .collect(),
+            };
+            (spec.name.to_owned(), keys)
+        })
+        .collect()
+}
+
+/// Starts the counting proxy with the ledger on a runtime of its own, on threads named
+/// [`sale::PROXY_THREAD`], so its CPU time stays out of the product's.
+fn start_proxy(ledger: Arc<Ledger>) -> anyhow::Result<RequestLog> {
+    let endpoint = |name: &str| std::env::var(name).unwrap_or_default();
+    let (upstream, dynamodb) = (
+        endpoint("AWS_ENDPOINT_URL"),
+        endpoint("AWS_ENDPOINT_URL_DYNAMODB"),
+    );
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(sale::PROXY_THREAD.into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name(sale::PROXY_THREAD)
+                .enable_all()
+                .build()
+                .expect("a runtime for the proxy");
+            runtime.block_on(async move {
+                let log = RequestLog::observed(&upstream, Some(&dynamodb), Some(ledger)).await;
+                let _ = sender.send(log);
+                std::future::pending::<()>().await;
+            });
+        })?;
+    receiver.recv().context("the proxy did not start")
+}
+
+async fn backend_for(
+    endpoint: &str,
+    settings: &AwsSettings,
+) -> anyhow::Result<seatclaim_shared::Backend> {
+    let direct = emulator_config().await;
+    provision(&direct, settings, Duration::from_secs(60), 21).await;
+    let counted = aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .load()
+        .await;
+    Ok(aws::open_with(
+        &counted,
+        settings,
+        Duration::from_secs(60),
+        Arc::new(SystemClock),
+    )
+    .await?)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let seed = cli.seed.unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("capacity: seed {seed} (SEATCLAIM_TEST_SEED={seed} repeats the buyers' choices)");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (keys_run, sale_run) = (fresh_settings(), fresh_settings());
+    let mut tables = HashMap::new();
+    for settings in [&keys_run, &sale_run] {
+        tables.extend(table_keys(
+            &AwsNames::from_settings(settings),
+            &settings.aws_prefix,
+        ));
+    }
+    let ledger = Arc::new(Ledger::new(tables));
+    let log = start_proxy(Arc::clone(&ledger))?;
+    let shape = |seats: u32, buyers: usize, confirm: bool| Sale {
+        seats,
+        sections: cli.sections,
+        buyers,
+        hot_share: cli.hot_share,
+        hot_seats: cli.hot_seats,
+        loops: cli.loops,
+        relays: cli.relays,
+        confirm,
+    };
+
+    let keys_sale = shape(cli.seats, cli.slice, false);
+    let backend = backend_for(&log.endpoint, &keys_run).await?;
+    let event = sale::create_event(&backend, &keys_sale, "capacity").await?;
+    ledger.take();
+    eprintln!(
+        "capacity: run 1, {} buyers on {} seats",
+        cli.slice, cli.seats
+    );
+    let first = sale::run(&backend, &keys_sale, &event, &mut rng).await?;
+    let (keys, _) = ledger.take();
+    eprintln!(
+        "capacity: run 1 held {} and rejected {}",
+        first.held, first.rejected
+    );
+
+    let whole = shape(cli.sale_seats, cli.sale_seats as usize * 10, true);
+    let backend = backend_for(&log.endpoint, &sale_run).await?;
+    let event = sale::create_event(&backend, &whole, "capacity").await?;
+    ledger.take();
+    log.take();
+    eprintln!(
+        "capacity: run 2, {} buyers on {} seats",
+        whole.buyers, whole.seats
+    );
+    let second = sale::run(&backend, &whole, &event, &mut rng).await?;
+    let (sale_units, sale_requests) = ledger.take();
+    let n = whole.buyers as f64;
+    let inputs = model::Inputs {
+        rate: cli.rate,
+        loops: cli.loops,
+        hot_keys: (1..=cli.hot_seats)
+            .map(|seat| format!("capacity#A-1-{seat}"))
+            .collect(),
+        keys,
+        key_intents: cli.slice as f64,
+        sale: sale_units,
+        sale_dynamodb_requests: sale_requests as f64,
+        sale_counts: log.take(),
+        sale_events: (second.held * 2 + second.rejected) as f64,
+        sale_intents: n,
+        api_cpu: second.api_cpu / n,
+        worker_cpu: second.worker_cpu / n,
+    };
+    let report = model::report(&inputs);
+    let report = serde_json::json!({
+        "command": "bash tests/capacity/run.sh",
+        "seed": seed,
+        "runs": {
+            "keys": {"seats": cli.seats, "buyers": cli.slice, "held": first.held, "rejected": first.rejected},
+            "sale": {"seats": whole.seats, "buyers": whole.buyers, "held": second.held, "rejected": second.rejected},
+        },
+        "model": report,
+    });
+    std::fs::write(&cli.out, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("cannot write {}", cli.out.display()))?;
+    println!("{}", model::markdown(&report["model"]));
+    Ok(())
+}

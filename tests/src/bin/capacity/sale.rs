@@ -1,0 +1,263 @@
+//! A flash sale driven through the real AWS adapters: buyers admitted as the API admits them,
+//! intents decided by several claim loops as the worker decides them, events relayed by several
+//! relays, and (optionally) every hold confirmed. CPU time is measured per phase on the threads
+//! that run this code (the ledger's proxy runs on threads of its own, left out).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use seatclaim_shared::Backend;
+use seatclaim_shared::app::relay_once;
+use seatclaim_shared::domain::{
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, NewEvent, SeatRequest,
+    SectionSpec,
+};
+use seatclaim_worker::{Limits, process_batch};
+
+/// Threads of the ledger's proxy: their CPU time is the measurement's, not the product's.
+pub const PROXY_THREAD: &str = "ledger-proxy";
+
+/// The sale's shape.
+#[derive(Debug, Clone)]
+pub struct Sale {
+    /// Seats of the event, split evenly over `sections` sections of rows of 50.
+    pub seats: u32,
+    /// Sections.
+    pub sections: u32,
+    /// Buyers, each with one intent.
+    pub buyers: usize,
+    /// Share of buyers who want one of the hot seats.
+    pub hot_share: f64,
+    /// The hot seats: the first seats of the first section.
+    pub hot_seats: u32,
+    /// Claim loops deciding side by side.
+    pub loops: usize,
+    /// Relays side by side.
+    pub relays: usize,
+    /// Whether every hold is confirmed (bought) after the claims.
+    pub confirm: bool,
+}
+
+/// What the sale did, and the CPU time it took.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Jobs held (and confirmed, when asked).
+    pub held: usize,
+    /// Jobs rejected.
+    pub rejected: usize,
+    /// CPU seconds of admission (the API's share), confirmations included.
+    pub api_cpu: f64,
+    /// CPU seconds of claims and relaying (the worker's share).
+    pub worker_cpu: f64,
+}
+
+/// CPU seconds used so far by this process's threads, the proxy's excepted.
+pub fn own_cpu_seconds() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let ticks_per_second = 100.0;
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| !name.trim().starts_with(PROXY_THREAD))
+        })
+        .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
+        .filter_map(|stat| {
+            // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let user: f64 = fields.get(11)?.parse().ok()?;
+            let system: f64 = fields.get(12)?.parse().ok()?;
+            Some((user + system) / ticks_per_second)
+        })
+        .sum()
+}
+
+fn section_name(index: u32) -> String {
+    char::from_u32(u32::from('A') + index).map_or_else(|| format!("S{index}"), String::from)
+}
+
+/// Creates the sale's event (not part of any per-intent figure).
+pub async fn create_event(
+    backend: &Backend,
+    sale: &Sale,
+    event_id: &str,
+) -> anyhow::Result<EventId> {
+    let per_section = sale.seats / sale.sections;
+    let sections = (0..sale.sections)
+        .map(|index| SectionSpec {
+            section: section_name(index),
+            rows: per_section.div_ceil(50),
+            seats_per_row: per_section.min(50),
+        })
+        .collect();
+    let event = NewEvent::parse(EventSpec {
+        event_id: event_id.into(),
+        name: "capacity".into(),
+        hold_seconds: Some(600),
+        sections: Some(sections),
+        seats: None,
+    })
+    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    backend.catalog.create_event(&event).await?;
+    Ok(event.event_id)
+}
+
+/// The buyers' intents: `hot_share` on the hot seats, the rest half on a random seat and half on
+/// any seat of a random section.
+pub fn intents(
+    sale: &Sale,
+    event: &EventId,
+    rng: &mut fastrand::Rng,
+    at: jiff::Timestamp,
+) -> Vec<Intent> {
+    let per_section = sale.seats / sale.sections;
+    let seat = |section: u32, index: u32| {
+        let row = index / 50 + 1;
+        let number = index % 50 + 1;
+        format!("{}-{row}-{number}", section_name(section))
+    };
+    (0..sale.buyers)
+        .map(|n| {
+            let draw = rng.f64();
+            let request = if draw < sale.hot_share {
+                SeatRequest::exact(&[seat(0, rng.u32(..sale.hot_seats))])
+            } else if draw < sale.hot_share + (1.0 - sale.hot_share) / 2.0 {
+                SeatRequest::exact(&[seat(rng.u32(..sale.sections), rng.u32(..per_section))])
+            } else {
+                SeatRequest::in_section(&section_name(rng.u32(..sale.sections)), 1)
+            }
+            .expect("a valid request");
+            Intent {
+                job_id: JobId::new(),
+                event_id: event.clone(),
+                buyer_id: BuyerId::parse(&format!("buyer-{n}")).expect("a buyer id"),
+                request,
+                accepted_at: at,
+            }
+        })
+        .collect()
+}
+
+/// Admits every intent, 64 at a time, as concurrent POSTs would.
+pub async fn admit(backend: &Backend, intents: &[Intent]) -> anyhow::Result<()> {
+    let admitted = futures_util::stream::iter(intents)
+        .map(|intent| async move {
+            let key = IdempotencyKey::parse(&intent.job_id.to_string()).expect("a key");
+            backend.admissions.admit(&key, intent).await
+        })
+        .buffer_unordered(64)
+        .collect::<Vec<_>>()
+        .await;
+    for result in admitted {
+        result?;
+    }
+    Ok(())
+}
+
+/// Decides every intent with `loops` claim loops, then relays until the outbox is empty.
+pub async fn decide(
+    backend: &Backend,
+    sale: &Sale,
+    total: usize,
+) -> anyhow::Result<(usize, usize)> {
+    let (held, rejected, done) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let claim_loop = |backend: Backend| {
+        let (held, rejected, done) = (held.clone(), rejected.clone(), done.clone());
+        async move {
+            while done.load(Ordering::Relaxed) < total {
+                let deliveries = backend.queue.receive(10, Duration::from_secs(1)).await?;
+                let outcome = process_batch(&backend, deliveries, Limits::attempts(20)).await;
+                held.fetch_add(outcome.held, Ordering::Relaxed);
+                rejected.fetch_add(outcome.rejected, Ordering::Relaxed);
+                done.fetch_add(
+                    outcome.held + outcome.rejected + outcome.dead_lettered,
+                    Ordering::Relaxed,
+                );
+            }
+            anyhow::Ok(())
+        }
+    };
+    futures_util::future::try_join_all((0..sale.loops).map(|_| claim_loop(backend.clone())))
+        .await?;
+    relay_all(backend, sale.relays).await?;
+    Ok((
+        held.load(Ordering::Relaxed),
+        rejected.load(Ordering::Relaxed),
+    ))
+}
+
+/// Publishes the whole outbox with `relays` relays side by side. They run after the claims:
+/// at the target rate every shard has a deep backlog each round, which is what this models
+/// (relays racing a slow emulator would find a few entries a round and overstate their reads).
+async fn relay_all(backend: &Backend, relays: usize) -> anyhow::Result<()> {
+    let relay_loop = || async {
+        while relay_once(backend).await? > 0 || backend.outbox.oldest_unpublished().await?.is_some()
+        {
+            // The rest is leased by the other relays: the worker's relay rests between rounds
+            // that find nothing of its own.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        anyhow::Ok(())
+    };
+    futures_util::future::try_join_all((0..relays).map(|_| relay_loop())).await?;
+    Ok(())
+}
+
+/// Confirms every HELD job of `intents` (the buyers pay), then relays the Sold events.
+pub async fn confirm_all(
+    backend: &Backend,
+    intents: &[Intent],
+    relays: usize,
+) -> anyhow::Result<()> {
+    let confirmed = futures_util::stream::iter(intents)
+        .map(|intent| async move {
+            let job = backend.jobs.job(intent.job_id).await?;
+            if job.is_some_and(|job| job.status == seatclaim_shared::domain::JobStatus::Held) {
+                backend
+                    .inventory
+                    .settle(intent.job_id, JobAction::Confirm, backend.clock.now())
+                    .await?;
+            }
+            anyhow::Ok(())
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    for result in confirmed {
+        result?;
+    }
+    relay_all(backend, relays).await
+}
+
+/// Runs the whole sale on `backend` and measures each phase's CPU time.
+pub async fn run(
+    backend: &Backend,
+    sale: &Sale,
+    event: &EventId,
+    rng: &mut fastrand::Rng,
+) -> anyhow::Result<Outcome> {
+    let intents = intents(sale, event, rng, backend.clock.now());
+    let start = own_cpu_seconds();
+    admit(backend, &intents).await?;
+    let admitted = own_cpu_seconds();
+    let (held, rejected) = decide(backend, sale, intents.len()).await?;
+    let decided = own_cpu_seconds();
+    if sale.confirm {
+        confirm_all(backend, &intents, sale.relays).await?;
+    }
+    let confirmed = own_cpu_seconds();
+    Ok(Outcome {
+        held,
+        rejected,
+        api_cpu: (admitted - start) + (confirmed - decided),
+        worker_cpu: decided - admitted,
+    })
+}
