@@ -10,6 +10,10 @@ use std::sync::Mutex;
 use seatclaim_e2e::request_log::Observer;
 use serde_json::Value;
 
+use crate::expressions::{
+    Change, Operand, consumed_for, item_values, parse_update, query_key, text, transaction_items,
+};
+
 /// One table's key attributes and its indexes' partition-key attributes.
 #[derive(Debug, Clone)]
 pub struct TableKeys {
@@ -51,14 +55,6 @@ struct Books {
 pub struct Ledger {
     tables: HashMap<String, TableKeys>,
     books: Mutex<Books>,
-}
-
-fn text(value: &Value) -> Option<String> {
-    value
-        .get("S")
-        .or_else(|| value.get("N"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
 }
 
 impl Ledger {
@@ -105,94 +101,6 @@ impl Ledger {
             Self::book(books, &label, key, share, 0.0);
         }
     }
-}
-
-/// The write requests of one table within a request: (item key value, the change).
-enum Change {
-    Put(HashMap<String, String>),
-    Update {
-        set: Vec<(String, Operand)>,
-        remove: Vec<String>,
-    },
-    Delete,
-}
-
-enum Operand {
-    Value(String),
-    Copy(String),
-    Other,
-}
-
-fn attribute_name(token: &str, names: &Value) -> String {
-    let token = token.trim();
-    names
-        .get(token)
-        .and_then(Value::as_str)
-        .map_or_else(|| token.to_owned(), str::to_owned)
-}
-
-/// Splits at commas outside parentheses.
-fn top_level(list: &str) -> Vec<&str> {
-    let (mut depth, mut start, mut parts) = (0_i32, 0, Vec::new());
-    for (at, c) in list.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&list[start..at]);
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&list[start..]);
-    parts
-}
-
-/// Parses the code's update expressions: `SET a = :v, b = c, d = f(..) REMOVE e, f`.
-fn parse_update(request: &Value) -> Change {
-    let expression = request["UpdateExpression"].as_str().unwrap_or_default();
-    let (names, values) = (
-        &request["ExpressionAttributeNames"],
-        &request["ExpressionAttributeValues"],
-    );
-    let (set_part, remove_part) = match expression.find("REMOVE") {
-        Some(at) => (&expression[..at], &expression[at + "REMOVE".len()..]),
-        None => (expression, ""),
-    };
-    let set_part = set_part.trim().strip_prefix("SET").unwrap_or("");
-    let set = top_level(set_part)
-        .into_iter()
-        .filter_map(|assignment| assignment.split_once('='))
-        .map(|(lhs, rhs)| {
-            let rhs = rhs.trim();
-            let operand = if rhs.starts_with(':') {
-                text(&values[rhs]).map_or(Operand::Other, Operand::Value)
-            } else if rhs
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '#')
-            {
-                Operand::Copy(attribute_name(rhs, names))
-            } else {
-                Operand::Other
-            };
-            (attribute_name(lhs, names), operand)
-        })
-        .collect();
-    let remove = remove_part
-        .split(',')
-        .filter(|name| !name.trim().is_empty())
-        .map(|name| attribute_name(name, names))
-        .collect();
-    Change::Update { set, remove }
-}
-
-fn item_values(item: &Value) -> HashMap<String, String> {
-    item.as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(name, value)| text(value).map(|v| (name.clone(), v)))
-        .collect()
 }
 
 impl Ledger {
@@ -305,22 +213,6 @@ impl Ledger {
     }
 }
 
-/// The consumed capacity of `table` in an answer (one object, or a list of them).
-fn consumed_for<'a>(answer: &'a Value, table: &str) -> Option<&'a Value> {
-    match &answer["ConsumedCapacity"] {
-        Value::Array(list) => list.iter().find(|c| c["TableName"] == table),
-        object @ Value::Object(_) => Some(object),
-        _ => None,
-    }
-}
-
-fn query_key(request: &Value) -> Option<String> {
-    let condition = request["KeyConditionExpression"].as_str()?;
-    let first = condition.split(" AND ").next()?;
-    let (_, placeholder) = first.split_once('=')?;
-    text(&request["ExpressionAttributeValues"][placeholder.trim()])
-}
-
 impl Ledger {
     /// Books a read request.
     fn book_read(&self, books: &mut Books, op: &str, request: &Value, answer: &Value) {
@@ -417,31 +309,6 @@ impl Ledger {
     }
 }
 
-/// A transaction's writes, by table.
-fn transaction_items(request: &Value) -> HashMap<String, Vec<(Value, Change)>> {
-    let mut by_table: HashMap<String, Vec<(Value, Change)>> = HashMap::new();
-    for entry in request["TransactItems"].as_array().into_iter().flatten() {
-        let (table, item) = if let Some(put) = entry.get("Put") {
-            (
-                &put["TableName"],
-                (put["Item"].clone(), Change::Put(item_values(&put["Item"]))),
-            )
-        } else if let Some(update) = entry.get("Update") {
-            (
-                &update["TableName"],
-                (update["Key"].clone(), parse_update(update)),
-            )
-        } else {
-            continue;
-        };
-        by_table
-            .entry(table.as_str().unwrap_or_default().to_owned())
-            .or_default()
-            .push(item);
-    }
-    by_table
-}
-
 impl Observer for Ledger {
     fn observe(&self, operation: &str, request: &[u8], status: u16, answer: &[u8]) {
         let Some(op) = operation.strip_prefix("DynamoDB.") else {
@@ -462,5 +329,78 @@ impl Observer for Ledger {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn seats() -> Ledger {
+        let keys = TableKeys {
+            label: "inventory".into(),
+            hash: "seat_key".into(),
+            range: None,
+            indexes: vec![("free-by-section".into(), "free_key".into())],
+        };
+        Ledger::new(HashMap::from([("p-inventory".to_owned(), keys)]))
+    }
+
+    fn update(ledger: &Ledger, expression: &str, values: serde_json::Value, index_units: f64) {
+        let request = json!({"TableName": "p-inventory", "Key": {"seat_key": {"S": "e#A-1-1"}},
+                             "UpdateExpression": expression, "ExpressionAttributeValues": values});
+        let answer = json!({"ConsumedCapacity": {"TableName": "p-inventory", "Table": {"CapacityUnits": 1.0},
+                            "GlobalSecondaryIndexes": {"free-by-section": {"CapacityUnits": index_units}}}});
+        let (request, answer) = (request.to_string(), answer.to_string());
+        ledger.observe(
+            "DynamoDB.UpdateItem",
+            request.as_bytes(),
+            200,
+            answer.as_bytes(),
+        );
+    }
+
+    #[test]
+    fn index_writes_are_booked_to_the_keys_the_item_left_and_entered() {
+        let ledger = seats();
+        let put = json!({"TableName": "p-inventory", "Item": {"seat_key": {"S": "e#A-1-1"},
+                         "free_key": {"S": "e#A#0"}, "free_home": {"S": "e#A#0"}}});
+        let answer = json!({"ConsumedCapacity": {"TableName": "p-inventory", "Table": {"CapacityUnits": 1.0},
+                            "GlobalSecondaryIndexes": {"free-by-section": {"CapacityUnits": 1.0}}}});
+        let (put, answer) = (put.to_string(), answer.to_string());
+        ledger.observe("DynamoDB.PutItem", put.as_bytes(), 200, answer.as_bytes());
+        // A hold removes the index key: the write lands on the key the seat had.
+        update(
+            &ledger,
+            "SET job_id = :j REMOVE free_key",
+            json!({":j": {"S": "j"}}),
+            1.0,
+        );
+        // A release copies free_home back: the write lands on that key.
+        update(
+            &ledger,
+            "SET free_key = free_home REMOVE job_id",
+            json!({}),
+            1.0,
+        );
+        let (usage, requests) = ledger.take();
+        assert_eq!(requests, 3);
+        let index = &usage[&("inventory/free-by-section".to_owned(), "e#A#0".to_owned())];
+        assert!((index.writes - 3.0).abs() < 1e-9, "{index:?}");
+        let table = &usage[&("inventory".to_owned(), "e#A-1-1".to_owned())];
+        assert!((table.writes - 3.0).abs() < 1e-9, "{table:?}");
+    }
+
+    #[test]
+    fn a_refused_conditional_write_still_costs_its_table_units() {
+        let ledger = seats();
+        let request = json!({"TableName": "p-inventory", "Key": {"seat_key": {"S": "e#A-1-1"}},
+                             "UpdateExpression": "SET a = :a", "ExpressionAttributeValues": {":a": {"S": "x"}}})
+        .to_string();
+        ledger.observe("DynamoDB.UpdateItem", request.as_bytes(), 400, b"{}");
+        let (usage, _) = ledger.take();
+        assert!((usage[&("inventory".to_owned(), "e#A-1-1".to_owned())].writes - 1.0).abs() < 1e-9);
     }
 }

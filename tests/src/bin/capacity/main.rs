@@ -14,6 +14,7 @@
 //!
 //! `bash tests/capacity/run.sh` runs it with the emulators and writes `deploy/capacity.json`.
 
+mod expressions;
 mod ledger;
 mod model;
 mod sale;
