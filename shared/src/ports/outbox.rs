@@ -28,6 +28,7 @@ pub trait Outbox: Send + Sync {
     /// Up to `limit` unpublished events for this relay to publish now, oldest first (a job's
     /// events always in the order they happened). A backend that runs several relays side by
     /// side hands each its own share (DynamoDB: the shards it leases until it marks the page).
+    /// One relay loop per backend instance: the instance is the relay.
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError>;
 
     /// Marks these entries published so no relay publishes them again.

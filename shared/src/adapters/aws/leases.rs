@@ -1,8 +1,9 @@
 //! Outbox shard leases: a relay publishes a shard's entries only while it holds the shard's
 //! lease, a conditional write on the shard's lease item (`job_id` = `lease#<shard>`, in the
-//! outbox table). Relays side by side therefore publish different shards, and an entry is
-//! published twice only when a relay died between publishing and marking: its leases lapse after
-//! [`LEASE_MS`] and another relay takes the shard over.
+//! outbox table) naming the relay (one per store) as owner. Relays side by side therefore
+//! publish different shards, and an entry is published twice only when a relay died between
+//! publishing and marking: its leases lapse after [`LEASE_MS`] and another relay takes the shard
+//! over. A relay whose publishing failed takes its own shards again at once.
 
 use super::DynamoStore;
 use super::error::classify;
@@ -54,15 +55,20 @@ impl DynamoStore {
         }
     }
 
-    /// Ends every lease this process holds, so the next round of any relay may take the shards.
-    pub(super) async fn release_leases(&self) -> Result<(), BackendError> {
-        let shards: Vec<u32> = self
-            .leases
-            .lock()
-            .map_err(|_| poisoned())?
-            .drain()
-            .collect();
-        let releases = shards.into_iter().map(|shard| async move {
+    /// Ends the leases this process holds on `shards`, so the next round of any relay may take
+    /// them.
+    pub(super) async fn release(
+        &self,
+        shards: impl IntoIterator<Item = u32>,
+    ) -> Result<(), BackendError> {
+        let held: Vec<u32> = {
+            let mut leases = self.leases.lock().map_err(|_| poisoned())?;
+            shards
+                .into_iter()
+                .filter(|shard| leases.remove(shard))
+                .collect()
+        };
+        let releases = held.into_iter().map(|shard| async move {
             let released = self
                 .db
                 .update_item()

@@ -75,9 +75,10 @@ pub struct DynamoStore {
     outbox_sequence: AtomicU64,
     /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
     held_shards: u32,
-    /// This process's identity as a relay: the owner named in the outbox shard leases it takes.
+    /// This store's identity as a relay: the owner named in the outbox shard leases it takes.
+    /// One relay loop per store (the worker runs one per process).
     relay_id: String,
-    /// The outbox shards this process leases now, released once their page is marked.
+    /// The outbox shards this store leases now, released once their entries are marked.
     leases: Mutex<HashSet<u32>>,
 }
 

@@ -4,6 +4,8 @@
 //! publisher at a time; a published entry loses its mark and gets `expires_at`, so DynamoDB's
 //! TTL removes it after [`PUBLISHED_TTL_SECONDS`].
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{KeysAndAttributes, PutRequest, TransactWriteItem, WriteRequest};
 use futures_util::{StreamExt, TryStreamExt};
@@ -171,6 +173,11 @@ impl DynamoStore {
     }
 }
 
+/// The `unpublished` shard an item is in.
+fn item_shard(item: &Item) -> Option<u32> {
+    crate::domain::JobId::parse(get_s(item, "job_id").ok()?).map(outbox_shard)
+}
+
 fn entry_of(item: &Item) -> Result<OutboxEntry, BackendError> {
     Ok(OutboxEntry {
         id: OutboxId::Dynamo(get_s(item, "id")?.to_owned()),
@@ -184,27 +191,29 @@ impl Outbox for DynamoStore {
     /// their entries (a page of `limit / LEASES_PER_ROUND` from each); the leases end when the
     /// page is marked (or lapse if this process dies).
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
-        let mut items = Vec::new();
-        let mut leased = 0;
+        let (mut items, mut leased) = (Vec::new(), Vec::new());
         for (shard, page) in self.busy_shards(limit).await? {
-            if leased == LEASES_PER_ROUND {
+            if leased.len() == LEASES_PER_ROUND {
                 break;
             }
             if self.lease(shard).await? {
-                leased += 1;
+                leased.push(shard);
                 items.extend(page);
             }
         }
         // Read before the lease was taken: what the previous holder published meanwhile goes.
         let mut items = self.still_pending(items).await?;
+        let busy: HashSet<u32> = items.iter().filter_map(item_shard).collect();
+        self.release(leased.into_iter().filter(|shard| !busy.contains(shard)))
+            .await?;
         items.sort_by(|a, b| get_s(a, "id").ok().cmp(&get_s(b, "id").ok()));
         items.truncate(limit);
         items.iter().map(entry_of).collect()
     }
 
     /// Re-puts each entry without its mark and with `expires_at`, 25 to a `BatchWriteItem`
-    /// (an entry never changes once written, so the re-put loses nothing), then ends this
-    /// process's leases.
+    /// (an entry never changes once written, so the re-put loses nothing), then ends the leases
+    /// of the entries' shards.
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
         let expires = n(self.clock.now().as_second() + PUBLISHED_TTL_SECONDS);
         let requests = entries
@@ -223,7 +232,8 @@ impl Outbox for DynamoStore {
             .chunks(WRITE_BATCH)
             .map(|chunk| self.batch_write(&self.names.outbox_table, chunk.to_vec()));
         futures_util::future::try_join_all(writes).await?;
-        self.release_leases().await
+        self.release(entries.iter().map(|entry| outbox_shard(entry.event.job_id)))
+            .await
     }
 
     async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError> {

@@ -62,7 +62,7 @@ struct Cli {
     /// Claim loops per worker task (`SEATCLAIM_CLAIM_LOOPS`), as the runs use them.
     #[arg(long, default_value_t = 4)]
     loops: usize,
-    /// Relays side by side in the runs.
+    /// Relays side by side in the runs (a backend instance each, as a worker process each).
     #[arg(long, default_value_t = 2)]
     relays: usize,
     /// Seed of the buyers' choices.
@@ -71,6 +71,23 @@ struct Cli {
     /// Where to write the JSON report.
     #[arg(long, default_value = "deploy/capacity.json")]
     out: std::path::PathBuf,
+    /// The document whose report section (between its `capacity report` markers) is replaced.
+    #[arg(long, default_value = "deploy/README.md")]
+    document: std::path::PathBuf,
+}
+
+/// Replaces what stands between the report markers of `document` with `report`.
+fn update_document(document: &std::path::Path, report: &str) -> anyhow::Result<()> {
+    const START: &str = "<!-- capacity report: start -->\n";
+    const END: &str = "<!-- capacity report: end -->";
+    let text = std::fs::read_to_string(document)
+        .with_context(|| format!("cannot read {}", document.display()))?;
+    let (Some(start), Some(end)) = (text.find(START), text.find(END)) else {
+        anyhow::bail!("{} has no capacity report markers", document.display());
+    };
+    let updated = format!("{}{START}{report}{}", &text[..start], &text[end..]);
+    std::fs::write(document, updated)
+        .with_context(|| format!("cannot write {}", document.display()))
 }
 
 fn table_keys(names: &AwsNames, prefix: &str) -> HashMap<String, TableKeys> {
@@ -124,23 +141,33 @@ fn start_proxy(ledger: Arc<Ledger>) -> anyhow::Result<RequestLog> {
     receiver.recv().context("the proxy did not start")
 }
 
-async fn backend_for(
+/// The backend of `settings` (provisioned first) through the proxy, and `relays` more
+/// instances of it for the relays (each worker process is one relay).
+async fn backends_for(
     endpoint: &str,
     settings: &AwsSettings,
-) -> anyhow::Result<seatclaim_shared::Backend> {
+    relays: usize,
+) -> anyhow::Result<(seatclaim_shared::Backend, Vec<seatclaim_shared::Backend>)> {
     let direct = emulator_config().await;
     provision(&direct, settings, Duration::from_secs(60), 21).await;
     let counted = aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(endpoint)
         .load()
         .await;
-    Ok(aws::open_with(
-        &counted,
-        settings,
-        Duration::from_secs(60),
-        Arc::new(SystemClock),
-    )
-    .await?)
+    let open = || {
+        aws::open_with(
+            &counted,
+            settings,
+            Duration::from_secs(60),
+            Arc::new(SystemClock),
+        )
+    };
+    let backend = open().await?;
+    let mut others = Vec::new();
+    for _ in 0..relays {
+        others.push(open().await?);
+    }
+    Ok((backend, others))
 }
 
 #[tokio::main]
@@ -166,19 +193,18 @@ async fn main() -> anyhow::Result<()> {
         hot_share: cli.hot_share,
         hot_seats: cli.hot_seats,
         loops: cli.loops,
-        relays: cli.relays,
         confirm,
     };
 
     let keys_sale = shape(cli.seats, cli.slice, false);
-    let backend = backend_for(&log.endpoint, &keys_run).await?;
+    let (backend, relays) = backends_for(&log.endpoint, &keys_run, cli.relays).await?;
     let event = sale::create_event(&backend, &keys_sale, "capacity").await?;
     ledger.take();
     eprintln!(
         "capacity: run 1, {} buyers on {} seats",
         cli.slice, cli.seats
     );
-    let first = sale::run(&backend, &keys_sale, &event, &mut rng).await?;
+    let first = sale::run(&backend, &relays, &keys_sale, &event, &mut rng).await?;
     let (keys, _) = ledger.take();
     eprintln!(
         "capacity: run 1 held {} and rejected {}",
@@ -186,7 +212,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let whole = shape(cli.sale_seats, cli.sale_seats as usize * 10, true);
-    let backend = backend_for(&log.endpoint, &sale_run).await?;
+    let (backend, relays) = backends_for(&log.endpoint, &sale_run, cli.relays).await?;
     let event = sale::create_event(&backend, &whole, "capacity").await?;
     ledger.take();
     log.take();
@@ -194,7 +220,7 @@ async fn main() -> anyhow::Result<()> {
         "capacity: run 2, {} buyers on {} seats",
         whole.buyers, whole.seats
     );
-    let second = sale::run(&backend, &whole, &event, &mut rng).await?;
+    let second = sale::run(&backend, &relays, &whole, &event, &mut rng).await?;
     let (sale_units, sale_requests) = ledger.take();
     let n = whole.buyers as f64;
     let inputs = model::Inputs {
@@ -225,6 +251,20 @@ async fn main() -> anyhow::Result<()> {
     });
     std::fs::write(&cli.out, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("cannot write {}", cli.out.display()))?;
-    println!("{}", model::markdown(&report["model"]));
-    Ok(())
+    let tables = format!(
+        "From `bash tests/capacity/run.sh` on {} (seed {seed}). Run 1: {} buyers on {} seats, {} held, \
+         {} rejected. Run 2: {} buyers on {} seats, {} held (all confirmed), {} rejected.\n\n{}",
+        jiff::Zoned::now().date(),
+        cli.slice,
+        cli.seats,
+        first.held,
+        first.rejected,
+        whole.buyers,
+        whole.seats,
+        second.held,
+        second.rejected,
+        model::markdown(&report["model"])
+    );
+    println!("{tables}");
+    update_document(&cli.document, &tables)
 }

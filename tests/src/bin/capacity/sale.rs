@@ -34,8 +34,6 @@ pub struct Sale {
     pub hot_seats: u32,
     /// Claim loops deciding side by side.
     pub loops: usize,
-    /// Relays side by side.
-    pub relays: usize,
     /// Whether every hold is confirmed (bought) after the claims.
     pub confirm: bool,
 }
@@ -142,14 +140,21 @@ pub fn intents(
         .collect()
 }
 
-/// Admits every intent, 64 at a time, as concurrent POSTs would.
+/// Admits every intent, 32 at a time, as concurrent POSTs would; a transient failure (the API's
+/// 503) is retried with the same key, as a client does.
 pub async fn admit(backend: &Backend, intents: &[Intent]) -> anyhow::Result<()> {
     let admitted = futures_util::stream::iter(intents)
         .map(|intent| async move {
             let key = IdempotencyKey::parse(&intent.job_id.to_string()).expect("a key");
-            backend.admissions.admit(&key, intent).await
+            let mut attempt = 0;
+            loop {
+                match backend.admissions.admit(&key, intent).await {
+                    Err(error) if error.is_transient() && attempt < 10 => attempt += 1,
+                    other => return other,
+                }
+            }
         })
-        .buffer_unordered(64)
+        .buffer_unordered(32)
         .collect::<Vec<_>>()
         .await;
     for result in admitted {
@@ -158,7 +163,7 @@ pub async fn admit(backend: &Backend, intents: &[Intent]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Decides every intent with `loops` claim loops, then relays until the outbox is empty.
+/// Decides `total` intents with `loops` claim loops.
 pub async fn decide(
     backend: &Backend,
     sale: &Sale,
@@ -187,44 +192,59 @@ pub async fn decide(
     };
     futures_util::future::try_join_all((0..sale.loops).map(|_| claim_loop(backend.clone())))
         .await?;
-    relay_all(backend, sale.relays).await?;
     Ok((
         held.load(Ordering::Relaxed),
         rejected.load(Ordering::Relaxed),
     ))
 }
 
-/// Publishes the whole outbox with `relays` relays side by side. They run after the claims:
+/// Publishes the whole outbox with `relays` side by side (a backend each, as each worker
+/// process is one relay). They run after the claims:
 /// at the target rate every shard has a deep backlog each round, which is what this models
 /// (relays racing a slow emulator would find a few entries a round and overstate their reads).
-async fn relay_all(backend: &Backend, relays: usize) -> anyhow::Result<()> {
-    let relay_loop = || async {
-        while relay_once(backend).await? > 0 || backend.outbox.oldest_unpublished().await?.is_some()
-        {
+async fn relay_all(relays: &[Backend]) -> anyhow::Result<()> {
+    let relay_loop = |backend: Backend| async move {
+        // A transient failure is retried as the worker's relay does: the page stays unpublished.
+        let round = || async {
+            match relay_once(&backend).await {
+                Err(error) if error.is_transient() => Ok(1),
+                other => other,
+            }
+        };
+        while round().await? > 0 || backend.outbox.oldest_unpublished().await?.is_some() {
             // The rest is leased by the other relays: the worker's relay rests between rounds
             // that find nothing of its own.
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         anyhow::Ok(())
     };
-    futures_util::future::try_join_all((0..relays).map(|_| relay_loop())).await?;
+    futures_util::future::try_join_all(relays.iter().cloned().map(relay_loop)).await?;
     Ok(())
 }
 
 /// Confirms every HELD job of `intents` (the buyers pay), then relays the Sold events.
 pub async fn confirm_all(
     backend: &Backend,
+    relays: &[Backend],
     intents: &[Intent],
-    relays: usize,
 ) -> anyhow::Result<()> {
     let confirmed = futures_util::stream::iter(intents)
         .map(|intent| async move {
             let job = backend.jobs.job(intent.job_id).await?;
             if job.is_some_and(|job| job.status == seatclaim_shared::domain::JobStatus::Held) {
-                backend
-                    .inventory
-                    .settle(intent.job_id, JobAction::Confirm, backend.clock.now())
-                    .await?;
+                // A transient failure (the API's 503) is retried, as a buyer's client does.
+                let mut attempt = 0;
+                loop {
+                    let now = backend.clock.now();
+                    match backend
+                        .inventory
+                        .settle(intent.job_id, JobAction::Confirm, now)
+                        .await
+                    {
+                        Err(error) if error.is_transient() && attempt < 10 => attempt += 1,
+                        other => break other.map(|_| ())?,
+                    }
+                }
             }
             anyhow::Ok(())
         })
@@ -234,30 +254,41 @@ pub async fn confirm_all(
     for result in confirmed {
         result?;
     }
-    relay_all(backend, relays).await
+    relay_all(relays).await
 }
 
-/// Runs the whole sale on `backend` and measures each phase's CPU time.
+/// Intents admitted before the claim loops take them: SQS keeps a short queue in a sale, and
+/// moto's SQS slows with a long one (each send counts the queue's delayed messages).
+const WAVE: usize = 1_000;
+
+/// Runs the whole sale on `backend`, wave after wave of admissions each decided before the
+/// next, and measures each phase's CPU time.
 pub async fn run(
     backend: &Backend,
+    relays: &[Backend],
     sale: &Sale,
     event: &EventId,
     rng: &mut fastrand::Rng,
 ) -> anyhow::Result<Outcome> {
     let intents = intents(sale, event, rng, backend.clock.now());
-    let start = own_cpu_seconds();
-    admit(backend, &intents).await?;
-    let admitted = own_cpu_seconds();
-    let (held, rejected) = decide(backend, sale, intents.len()).await?;
-    let decided = own_cpu_seconds();
-    if sale.confirm {
-        confirm_all(backend, &intents, sale.relays).await?;
+    let mut outcome = Outcome::default();
+    for wave in intents.chunks(WAVE) {
+        let start = own_cpu_seconds();
+        admit(backend, wave).await?;
+        let admitted = own_cpu_seconds();
+        let (held, rejected) = decide(backend, sale, wave.len()).await?;
+        outcome.api_cpu += admitted - start;
+        outcome.worker_cpu += own_cpu_seconds() - admitted;
+        outcome.held += held;
+        outcome.rejected += rejected;
     }
-    let confirmed = own_cpu_seconds();
-    Ok(Outcome {
-        held,
-        rejected,
-        api_cpu: (admitted - start) + (confirmed - decided),
-        worker_cpu: decided - admitted,
-    })
+    let start = own_cpu_seconds();
+    relay_all(relays).await?;
+    outcome.worker_cpu += own_cpu_seconds() - start;
+    if sale.confirm {
+        let start = own_cpu_seconds();
+        confirm_all(backend, relays, &intents).await?;
+        outcome.api_cpu += own_cpu_seconds() - start;
+    }
+    Ok(outcome)
 }
