@@ -83,15 +83,11 @@ impl DynamoStore {
         intent: &Intent,
         now: Timestamp,
     ) -> Result<ClaimOutcome, BackendError> {
-        let Some(job) = self.load_job(intent.job_id).await? else {
-            return Err(BackendError::permanent(format!(
-                "intent for unknown job {}",
-                intent.job_id
-            )));
-        };
-        if job.status != JobStatus::Pending {
-            return Ok(ClaimOutcome::AlreadyDecided(job.status));
-        }
+        // The job as admission stored it: an undecided job is exactly the intent's PENDING job,
+        // and every write below is conditioned on it still being PENDING, so it is not read
+        // first (one request fewer per claim). A redelivery of a decided job fails that
+        // condition, and only then is the job read to say how it was decided.
+        let job = Job::pending(intent);
         let hold = self
             .event_meta(&intent.event_id)
             .await?

@@ -10,7 +10,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use super::error::classify;
 use super::item::{Item, get_n, get_s, n, opt_s, s};
 use super::keys::{
-    block_key, block_of, event_shard, free_key, held_shard, outbox_shard, pending_key,
+    block_key, block_of, event_shard, free_key, free_rank, held_shard, outbox_shard, pending_key,
 };
 use super::migrate_tables::{scan_all, table_exists};
 use super::outbox::PUBLISHED_TTL_SECONDS;
@@ -149,6 +149,7 @@ fn seat_v2(item: &Item) -> Result<Item, BackendError> {
             "block".to_owned(),
             s(block_key(&event_id, block_of(position))),
         ),
+        ("free_rank".to_owned(), n(free_rank(position))),
     ]);
     Ok(seat)
 }

@@ -22,7 +22,7 @@ pub struct AwsNames {
 }
 
 /// Index of AVAILABLE seats by `event#section` (or `event#section#shard` in a large section),
-/// ordered by position (sparse: only free seats).
+/// in scrambled order (`free_rank`; sparse: only free seats).
 pub const FREE_SEATS_INDEX: &str = "free-by-section";
 /// Index of an event's seats by block (`event#block`, a thousand positions each), ordered by
 /// position: the seat map, the audit and the admission cache read it block by block.

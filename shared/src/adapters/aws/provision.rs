@@ -56,7 +56,7 @@ pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
             hash: ("seat_key", S),
             range: None,
             indexes: vec![
-                (FREE_SEATS_INDEX, ("free_key", S), ("position", N)),
+                (FREE_SEATS_INDEX, ("free_key", S), ("free_rank", N)),
                 (SEATS_BY_BLOCK_INDEX, ("block", S), ("position", N)),
             ],
             ttl: None,

@@ -9,7 +9,9 @@ use futures_util::{StreamExt, TryStreamExt};
 use super::DynamoStore;
 use super::error::{build_error, classify};
 use super::item::{Item, all_pages, get_s, n, opt_n, opt_s, s};
-use super::keys::{block_count, block_key, block_of, free_key, free_shard_count, seat_key};
+use super::keys::{
+    block_count, block_key, block_of, free_key, free_rank, free_shard_count, seat_key,
+};
 use super::names::SEATS_BY_BLOCK_INDEX;
 use crate::codec::SeatRecord;
 use crate::domain::{EventId, NewEvent, Seat};
@@ -65,6 +67,7 @@ fn new_seat_item(
             n(i64::try_from(position).unwrap_or(i64::MAX)),
         ),
         ("state".to_owned(), s("AVAILABLE")),
+        ("free_rank".to_owned(), n(free_rank(position))),
         ("free_key".to_owned(), s(home.clone())),
         ("free_home".to_owned(), s(home)),
         (
