@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SectionSpec,
 };
 use seatclaim_shared::ports::{Admission, ClaimOutcome, Delivery, EventCreation, Message, Settled};
+use seatclaim_shared::{Backend, app};
 
 pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
@@ -93,12 +93,13 @@ async fn admitted(f: &Fixture, event: &EventId, buyer: &str, request: SeatReques
 }
 
 async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
-    let mut outcomes = f
-        .backend
-        .inventory
-        .claim(std::slice::from_ref(intent), f.backend.clock.now())
-        .await
-        .unwrap();
+    let mut outcomes = app::claim(
+        &f.backend,
+        std::slice::from_ref(intent),
+        f.backend.clock.now(),
+    )
+    .await
+    .unwrap();
     assert_eq!(outcomes.len(), 1);
     outcomes.remove(0)
 }
@@ -195,10 +196,7 @@ pub async fn one_batch_racing_for_a_seat_has_exactly_one_winner(f: Fixture) {
     for buyer in ["b1", "b2", "b3", "b4", "b5"] {
         racers.push(admitted(&f, &event, buyer, exact(&["A-1-4"])).await);
     }
-    let outcomes = f
-        .backend
-        .inventory
-        .claim(&racers, f.backend.clock.now())
+    let outcomes = app::claim(&f.backend, &racers, f.backend.clock.now())
         .await
         .unwrap();
     let held = outcomes
@@ -330,7 +328,8 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     assert!(matches!(cancel, Settled::Conflict(_)));
 }
 
-/// Each decided transition is in the outbox until it is marked published.
+/// Each decided transition is in the job's history, and in the outbox until it is marked
+/// published, except a rejection the worker published as it was decided (DynamoDB's).
 pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     let event = with_event(&f).await;
     let held = admitted(&f, &event, "b1", exact(&["A-1-1"])).await;
@@ -372,19 +371,29 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
         .await
         .unwrap();
 
+    let rejection = f.backend.jobs.history(rejected.job_id).await.unwrap();
+    assert!(
+        matches!(&rejection[..], [event] if event.status == JobStatus::Rejected),
+        "{rejection:?}"
+    );
     let entries = f.backend.outbox.unpublished(100).await.unwrap();
     let seen: Vec<(String, JobStatus)> = entries
         .iter()
         .map(|e| (e.event.job_id.to_string(), e.event.status))
+        .filter(|(job, _)| *job != rejected.job_id.to_string())
         .collect();
     assert_eq!(
         seen,
         [
             (held.job_id.to_string(), JobStatus::Held),
-            (rejected.job_id.to_string(), JobStatus::Rejected),
             (failed.job_id.to_string(), JobStatus::Failed),
             (held.job_id.to_string(), JobStatus::Cancelled),
         ]
+    );
+    let waiting = entries.len();
+    assert!(
+        waiting == 3 || entries[1].event.job_id == rejected.job_id,
+        "a waiting rejection waits in its turn"
     );
     f.backend
         .outbox
@@ -392,8 +401,8 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
         .await
         .unwrap();
     let left = f.backend.outbox.unpublished(100).await.unwrap();
-    assert_eq!(left.len(), 2);
-    assert_eq!(left[0].event.status, JobStatus::Failed);
+    assert_eq!(left.len(), waiting - 2);
+    assert_eq!(left[0].event.status, entries[2].event.status);
 }
 
 /// A received message is hidden for the visibility timeout, then delivered again with a higher

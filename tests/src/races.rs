@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
+use seatclaim_shared::app;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, Seat, SeatId,
     SeatRequest, SeatState, SectionSpec,
@@ -74,10 +75,7 @@ async fn claim_from_loops(f: &Fixture, mut intents: Vec<Intent>) -> HashMap<JobI
     let loops = shares.iter().map(|share| async move {
         let mut outcomes = Vec::new();
         for batch in share.chunks(BATCH) {
-            let decided = f
-                .backend
-                .inventory
-                .claim(batch, f.backend.clock.now())
+            let decided = app::claim(&f.backend, batch, f.backend.clock.now())
                 .await
                 .unwrap();
             outcomes.extend(batch.iter().map(|i| i.job_id).zip(decided));

@@ -16,7 +16,7 @@ use jiff::SignedDuration;
 use seatclaim_e2e::JumpClock;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
 use seatclaim_shared::adapters::aws::{self, AwsNames, AwsSettings, LegacyNames};
-use seatclaim_shared::app::{audit_event, relay_once, sweep_once};
+use seatclaim_shared::app::{self, audit_event, relay_once, sweep_once};
 use seatclaim_shared::codec::{JobRecord, encode_event};
 use seatclaim_shared::domain::{
     AuditLimits, BuyerId, EventId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId,
@@ -339,9 +339,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
             let intent = intent(&event, buyer, backend.clock.now());
             let key = IdempotencyKey::parse(buyer).unwrap();
             backend.admissions.admit(&key, &intent).await.unwrap();
-            backend
-                .inventory
-                .claim(&[intent], backend.clock.now())
+            app::claim(&backend, &[intent], backend.clock.now())
                 .await
                 .unwrap()
                 .remove(0)

@@ -18,7 +18,10 @@ use seatclaim_shared::config::AwsSettings;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::{Backend, app::relay_once};
+use seatclaim_shared::{
+    Backend,
+    app::{self, relay_once},
+};
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 
@@ -62,9 +65,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         backend.admissions.admit(&key, intent).await.unwrap();
     }
     for batch in intents.chunks(10) {
-        backend
-            .inventory
-            .claim(batch, backend.clock.now())
+        app::claim(backend, batch, backend.clock.now())
             .await
             .unwrap();
     }

@@ -16,9 +16,7 @@ use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::ReservationEvent;
 use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
-use seatclaim_shared::ports::{
-    BackendError, ClaimOutcome, Delivery, EventPublisher, Inventory, Settled,
-};
+use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_worker::{BatchOutcome, Limits, process_batch, relay_once};
 use serde_json::json;
 
@@ -31,11 +29,7 @@ struct Faulty {
 
 #[async_trait]
 impl Inventory for Faulty {
-    async fn claim(
-        &self,
-        intents: &[Intent],
-        now: Timestamp,
-    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
         let failing = self
             .failures
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))

@@ -14,8 +14,7 @@ use jiff::Timestamp;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, JobAction, JobId, ReservationEvent};
 use crate::ports::Backend;
 use crate::ports::{
-    Admission, Admissions, BackendError, ClaimOutcome, EventPublisher, IntentQueue, Inventory,
-    Settled,
+    Admission, Admissions, BackendError, Claims, EventPublisher, IntentQueue, Inventory, Settled,
 };
 
 /// Which faults to inject. All are off by default.
@@ -158,11 +157,7 @@ impl Unreliable {
 
 #[async_trait]
 impl Inventory for Unreliable {
-    async fn claim(
-        &self,
-        intents: &[Intent],
-        now: Timestamp,
-    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
         if intents.iter().any(|intent| self.poisoned(&intent.buyer_id)) {
             return Err(injected("this buyer's claims always fail"));
         }

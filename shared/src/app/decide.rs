@@ -7,8 +7,9 @@ use jiff::SignedDuration;
 use tracing::{Instrument, info, info_span, warn};
 
 use super::give_up::{expire, give_up, retry_or_give_up};
+use super::relay::publish_and_record;
 use crate::domain::Intent;
-use crate::ports::{Backend, BackendError, ClaimOutcome, Delivery, Message, Receipt};
+use crate::ports::{Backend, BackendError, ClaimOutcome, Claims, Delivery, Message, Receipt};
 
 /// The limits a batch is decided under.
 #[derive(Debug, Clone, Copy)]
@@ -142,6 +143,22 @@ async fn sort_out(
     work
 }
 
+/// Claims a batch at `now`, then publishes and records the events the backend left unrecorded:
+/// when this returns, every decision of the batch has its event, so its intents may be
+/// acknowledged.
+pub async fn claim(
+    backend: &Backend,
+    intents: &[Intent],
+    now: jiff::Timestamp,
+) -> Result<Vec<ClaimOutcome>, BackendError> {
+    let Claims {
+        outcomes,
+        unrecorded,
+    } = backend.inventory.claim(intents, now).await?;
+    publish_and_record(backend, &unrecorded).await?;
+    Ok(outcomes)
+}
+
 /// Claims the batch in one call; if that fails, claims each intent alone so that one intent's
 /// permanent error fails only that intent.
 async fn claim_each(
@@ -149,7 +166,7 @@ async fn claim_each(
     intents: &[Intent],
 ) -> Vec<Result<ClaimOutcome, BackendError>> {
     let now = backend.clock.now();
-    match backend.inventory.claim(intents, now).await {
+    match claim(backend, intents, now).await {
         Ok(outcomes) => outcomes.into_iter().map(Ok).collect(),
         Err(error) if intents.len() == 1 => vec![Err(error)],
         Err(error) => {
@@ -157,10 +174,7 @@ async fn claim_each(
             let mut results = Vec::with_capacity(intents.len());
             for intent in intents {
                 let now = backend.clock.now();
-                let result = backend
-                    .inventory
-                    .claim(std::slice::from_ref(intent), now)
-                    .await;
+                let result = claim(backend, std::slice::from_ref(intent), now).await;
                 results.push(result.and_then(|mut single| {
                     single
                         .pop()

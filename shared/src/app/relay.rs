@@ -2,6 +2,7 @@
 //! Publication is at-least-once (a crash between publishing and marking repeats a page), and it
 //! never touches seats: follow-on work cannot roll a reservation back.
 
+use crate::domain::ReservationEvent;
 use crate::ports::{Backend, BackendError, OutboxEntry};
 
 /// Events read from the outbox per round; a full page means more may be waiting.
@@ -38,4 +39,30 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
         metrics::counter!("seatclaim_publish_failures_total").increment(failed.len() as u64);
     }
     Ok(published.len())
+}
+
+/// Publishes events decided without an outbox entry (`Claims::unrecorded`) and records them:
+/// as published, or, for those the publisher refused (all of them if it failed), as waiting for
+/// the relay. Either way each event is durable when this returns.
+pub async fn publish_and_record(
+    backend: &Backend,
+    events: &[ReservationEvent],
+) -> Result<(), BackendError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let refused = match backend.publisher.publish(events).await {
+        Ok(refused) => refused,
+        Err(error) => {
+            tracing::warn!(%error, count = events.len(), "events left to the relay: publishing failed");
+            (0..events.len()).collect()
+        }
+    };
+    backend.outbox.record(events, &refused).await?;
+    let published = events.len() - refused.len();
+    metrics::counter!("seatclaim_events_published_total").increment(published as u64);
+    if !refused.is_empty() {
+        metrics::counter!("seatclaim_publish_failures_total").increment(refused.len() as u64);
+    }
+    Ok(())
 }

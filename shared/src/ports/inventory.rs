@@ -3,7 +3,8 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    Intent, Job, JobAction, JobConflict, JobId, JobStatus, SeatId, Settling, Transition,
+    Intent, Job, JobAction, JobConflict, JobId, JobStatus, ReservationEvent, SeatId, Settling,
+    Transition,
 };
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
@@ -40,6 +41,18 @@ impl ClaimOutcome {
             },
         }
     }
+}
+
+/// A claimed batch: one outcome per intent, and the events the backend left to its caller.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// One outcome per intent, in the intents' order.
+    pub outcomes: Vec<ClaimOutcome>,
+    /// Events of this batch's decisions that have no outbox entry (DynamoDB's rejections: a
+    /// transaction would make the most common decision of a sale twice as dear). The caller
+    /// publishes and records them (`app::claim`) before it acknowledges any intent, so a crash
+    /// leaves them to the redelivery, which finds them still unrecorded. Empty on SQLite.
+    pub unrecorded: Vec<ReservationEvent>,
 }
 
 /// What a confirm, cancel or expiry did.
@@ -80,13 +93,10 @@ impl Settled {
 pub trait Inventory: Send + Sync {
     /// Decides each intent at `now`, in order, one outcome per intent. A seat is held only if it
     /// is still AVAILABLE (or its hold lapsed) when written; a multi-seat intent holds all or none.
-    /// An intent whose job was already decided changes nothing. On error none of the outcomes
-    /// are known and the caller retries the whole batch, which idempotency makes safe.
-    async fn claim(
-        &self,
-        intents: &[Intent],
-        now: Timestamp,
-    ) -> Result<Vec<ClaimOutcome>, BackendError>;
+    /// An intent whose job was already decided changes nothing, but a rejection whose event
+    /// is still unrecorded is handed back in [`Claims::unrecorded`] again. On error none of the
+    /// outcomes are known and the caller retries the whole batch, which idempotency makes safe.
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError>;
 
     /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides: the seat
     /// writes conditioned on this job's hold, and the job's transition, in one atomic step.

@@ -25,6 +25,6 @@ pub use event_publisher::EventPublisher;
 pub use intent_queue::{
     DeadLetter, DeadLetterHandle, Delivery, IntentQueue, Message, QueueDepth, Receipt,
 };
-pub use inventory::{ClaimOutcome, Inventory, Settled};
+pub use inventory::{ClaimOutcome, Claims, Inventory, Settled};
 pub use jobs::Jobs;
 pub use outbox::{Outbox, OutboxEntry, OutboxId};

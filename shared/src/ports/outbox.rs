@@ -34,6 +34,16 @@ pub trait Outbox: Send + Sync {
     /// Marks these entries published so no relay publishes them again.
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError>;
 
+    /// Records events decided without an entry ([`crate::ports::Claims::unrecorded`]): each as
+    /// published (the job's history), except those at the positions in `refused`, which the
+    /// publisher did not take and which wait for the relay. Recording an event again replaces
+    /// its record.
+    async fn record(
+        &self,
+        events: &[ReservationEvent],
+        refused: &[usize],
+    ) -> Result<(), BackendError>;
+
     /// When the oldest unpublished event happened, over every relay's share: the audit's
     /// measure of a stuck relay.
     async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError>;

@@ -46,6 +46,27 @@ where
     }
 }
 
+/// The end of a conditional write: `Ok(true)` if it applied, `Ok(false)` if its condition
+/// failed (an outcome, not an error), otherwise the classified error.
+pub(super) fn applied<T, E, R>(
+    operation: &str,
+    result: Result<T, SdkError<E, R>>,
+) -> Result<bool, BackendError>
+where
+    E: ProvideErrorMetadata + Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    match result {
+        Ok(_) => Ok(true),
+        Err(SdkError::ServiceError(context))
+            if context.err().code() == Some("ConditionalCheckFailedException") =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(classify(operation, error)),
+    }
+}
+
 /// A request the code built could not be built: a bug, never worth retrying.
 pub(super) fn build_error(error: impl std::fmt::Display) -> BackendError {
     BackendError::permanent(format!("cannot build an AWS request: {error}"))

@@ -1,6 +1,8 @@
-//! The claim on DynamoDB (seat reads are in `seat_reads.rs`, settlements in `settle.rs`). Each
-//! intent is one transaction: a conditional update per seat
-//! (AVAILABLE, or HELD past its deadline), the job's move from PENDING, and the outbox event.
+//! The claim on DynamoDB (seat reads are in `seat_reads.rs`, settlements in `settle.rs`). A hold
+//! is one transaction: a conditional update per seat (AVAILABLE, or HELD past its deadline), the
+//! job's move from PENDING, and the outbox event. A rejection is the job's conditional update
+//! alone; its event is handed back to be published and recorded (`Claims::unrecorded`, and
+//! `rejections.rs`).
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
@@ -14,10 +16,10 @@ use super::item::{Transacted, get_s, n, s, transact, update};
 use super::keys::{held_shard_key, seat_key};
 use super::names::HELD_JOBS_INDEX;
 use crate::domain::{
-    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, SeatId,
-    SeatRequest, decide_claim,
+    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, ReservationEvent,
+    SeatId, SeatRequest, decide_claim,
 };
-use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
+use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
 const SWEEP_READS: usize = 16;
@@ -25,6 +27,9 @@ const SWEEP_READS: usize = 16;
 /// Rounds of a section claim whose candidates were taken between the (eventually consistent)
 /// index read and the write: each tries fresh ones; past the last, the intent is retried later.
 const SECTION_ROUNDS: usize = 12;
+
+/// A claim's outcome, with the event of a rejection still to publish and record.
+type Claimed = (ClaimOutcome, Option<ReservationEvent>);
 
 impl DynamoStore {
     /// Up to `limit` HELD jobs of one `held-by-deadline` shard whose deadline has passed.
@@ -78,11 +83,7 @@ impl DynamoStore {
         )
     }
 
-    async fn claim_one(
-        &self,
-        intent: &Intent,
-        now: Timestamp,
-    ) -> Result<ClaimOutcome, BackendError> {
+    async fn claim_one(&self, intent: &Intent, now: Timestamp) -> Result<Claimed, BackendError> {
         // The job as admission stored it: an undecided job is exactly the intent's PENDING job,
         // and every write below is conditioned on it still being PENDING, so it is not read
         // first (one request fewer per claim). A redelivery of a decided job fails that
@@ -129,9 +130,9 @@ impl DynamoStore {
         seat_ids: Vec<SeatId>,
         until: Timestamp,
         now: Timestamp,
-    ) -> Result<Option<ClaimOutcome>, BackendError> {
+    ) -> Result<Option<Claimed>, BackendError> {
         let Ok(held) = job.hold(seat_ids.clone(), until, now) else {
-            return Ok(Some(ClaimOutcome::AlreadyDecided(job.status)));
+            return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
         };
         let mut writes = seat_ids
             .iter()
@@ -139,7 +140,7 @@ impl DynamoStore {
             .collect::<Result<Vec<_>, _>>()?;
         writes.extend(self.transition(&held)?);
         match transact(&self.db, writes).await? {
-            Transacted::Committed => Ok(Some(ClaimOutcome::of(&held))),
+            Transacted::Committed => Ok(Some((ClaimOutcome::of(&held), None))),
             // The job's own condition (after the seats) failed: another delivery decided it.
             Transacted::ConditionFailed(failed)
                 if failed.get(seat_ids.len()).copied().unwrap_or(false) =>
@@ -150,44 +151,52 @@ impl DynamoStore {
         }
     }
 
-    /// Rejects a PENDING job for `reason`, unless another delivery decided it first.
+    /// Rejects a PENDING job for `reason` (the job's update alone: its event is recorded after),
+    /// unless another delivery decided it first.
     async fn reject(
         &self,
         job: &Job,
         reason: &str,
         now: Timestamp,
-    ) -> Result<ClaimOutcome, BackendError> {
+    ) -> Result<Claimed, BackendError> {
         let Ok(rejected) = job.reject(reason, now) else {
-            return Ok(ClaimOutcome::AlreadyDecided(job.status));
+            return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
         };
-        match transact(&self.db, self.transition(&rejected)?).await? {
-            Transacted::Committed => Ok(ClaimOutcome::of(&rejected)),
+        match transact(&self.db, vec![self.job_write(&rejected)?]).await? {
+            Transacted::Committed => Ok((ClaimOutcome::of(&rejected), Some(rejected.event))),
             Transacted::ConditionFailed(_) => self.already_decided(job.job_id).await,
         }
     }
 
-    async fn already_decided(&self, job_id: JobId) -> Result<ClaimOutcome, BackendError> {
-        let job = self
-            .load_job(job_id)
+    /// How another delivery decided the job; a rejection whose event a crash kept from being
+    /// recorded gets it recorded now.
+    async fn already_decided(&self, job_id: JobId) -> Result<Claimed, BackendError> {
+        let (job, at) = self
+            .load_job_at(job_id)
             .await?
             .ok_or_else(|| BackendError::permanent(format!("job {job_id} vanished")))?;
-        Ok(ClaimOutcome::AlreadyDecided(job.status))
+        let unrecorded = job.status == JobStatus::Rejected && !self.is_recorded(job_id, at).await?;
+        let event = unrecorded.then(|| ReservationEvent::of(&job, at));
+        Ok((ClaimOutcome::AlreadyDecided(job.status), event))
     }
 }
 
 #[async_trait]
 impl Inventory for DynamoStore {
-    async fn claim(
-        &self,
-        intents: &[Intent],
-        now: Timestamp,
-    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
         // Intents are independent decisions (the conditions settle any race between them), so
         // the batch is claimed concurrently: its latency is one claim's, not ten.
-        futures_util::future::join_all(intents.iter().map(|intent| self.claim_one(intent, now)))
-            .await
-            .into_iter()
-            .collect()
+        let claimed = futures_util::future::join_all(
+            intents.iter().map(|intent| self.claim_one(intent, now)),
+        )
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+        let (outcomes, unrecorded): (Vec<_>, Vec<_>) = claimed.into_iter().unzip();
+        Ok(Claims {
+            outcomes,
+            unrecorded: unrecorded.into_iter().flatten().collect(),
+        })
     }
 
     async fn settle(

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 
-use super::error::{build_error, classify};
+use super::error::{applied, build_error, classify};
 use crate::ports::BackendError;
 
 /// One DynamoDB item.
@@ -119,10 +119,17 @@ pub(super) enum Transacted {
 
 /// Runs a transaction. A condition that failed is an outcome (a lost race, a decided job); a
 /// cancellation for any other reason (conflict with another transaction, throttling) is transient.
+/// A transaction of one write runs as that plain write: atomic all the same, at half the price
+/// (a transactional write costs two write units).
 pub(super) async fn transact(
     db: &aws_sdk_dynamodb::Client,
-    items: Vec<TransactWriteItem>,
+    mut items: Vec<TransactWriteItem>,
 ) -> Result<Transacted, BackendError> {
+    if items.len() == 1 {
+        if let Some(item) = items.pop() {
+            return write_one(db, item).await;
+        }
+    }
     let error = match db
         .transact_write_items()
         .set_transact_items(Some(items))
@@ -153,4 +160,44 @@ pub(super) async fn transact(
         )));
     }
     Err(classify("TransactWriteItems", error))
+}
+
+/// One conditional write as an `UpdateItem` or a `PutItem`.
+async fn write_one(
+    db: &aws_sdk_dynamodb::Client,
+    item: TransactWriteItem,
+) -> Result<Transacted, BackendError> {
+    let done = if let Some(update) = item.update {
+        let sent = db
+            .update_item()
+            .table_name(update.table_name)
+            .set_key(Some(update.key))
+            .update_expression(update.update_expression)
+            .set_condition_expression(update.condition_expression)
+            .set_expression_attribute_names(update.expression_attribute_names)
+            .set_expression_attribute_values(update.expression_attribute_values)
+            .send()
+            .await;
+        applied("UpdateItem", sent)?
+    } else if let Some(put) = item.put {
+        let sent = db
+            .put_item()
+            .table_name(put.table_name)
+            .set_item(Some(put.item))
+            .set_condition_expression(put.condition_expression)
+            .set_expression_attribute_names(put.expression_attribute_names)
+            .set_expression_attribute_values(put.expression_attribute_values)
+            .send()
+            .await;
+        applied("PutItem", sent)?
+    } else {
+        return Err(BackendError::permanent(
+            "a write that is neither an update nor a put",
+        ));
+    };
+    Ok(if done {
+        Transacted::Committed
+    } else {
+        Transacted::ConditionFailed(vec![true])
+    })
 }

@@ -10,7 +10,7 @@ use super::item::{
 };
 use super::keys::{EVENT_JOB_SHARDS, event_shard, event_shard_key, held_shard};
 use super::names::JOBS_BY_EVENT_INDEX;
-use crate::codec::{JobRecord, decode_event, to_json, to_ms};
+use crate::codec::{JobRecord, decode_event, from_ms, to_json, to_ms};
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
@@ -62,6 +62,14 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
 impl DynamoStore {
     /// Reads a job with a strongly consistent read: decisions must see the latest state.
     pub(super) async fn load_job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
+        Ok(self.load_job_at(job_id).await?.map(|(job, _)| job))
+    }
+
+    /// A job (strongly consistent) and when it last changed: its last transition's instant.
+    pub(super) async fn load_job_at(
+        &self,
+        job_id: JobId,
+    ) -> Result<Option<(Job, Timestamp)>, BackendError> {
         let output = self
             .db
             .get_item()
@@ -71,7 +79,10 @@ impl DynamoStore {
             .send()
             .await
             .map_err(|e| classify("GetItem job", e))?;
-        output.item().map(job_from_item).transpose()
+        output
+            .item()
+            .map(|item| Ok((job_from_item(item)?, from_ms(get_n(item, "updated_at")?)?)))
+            .transpose()
     }
 
     /// The writes that persist a decided transition and record its reservation event: the job
@@ -80,6 +91,18 @@ impl DynamoStore {
         &self,
         transition: &Transition,
     ) -> Result<Vec<TransactWriteItem>, BackendError> {
+        Ok(vec![
+            self.job_write(transition)?,
+            self.outbox_put(&transition.event, transition.event.occurred_at)?,
+        ])
+    }
+
+    /// The job's update of a transition, conditioned on the status it moved from; its
+    /// `updated_at` is the event's instant (which a rejection's record is named by).
+    pub(super) fn job_write(
+        &self,
+        transition: &Transition,
+    ) -> Result<TransactWriteItem, BackendError> {
         let (job, from, now) = (
             &transition.job,
             transition.from,
@@ -116,15 +139,14 @@ impl DynamoStore {
         if !remove.is_empty() {
             expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
         }
-        let job_update = update(
+        update(
             &self.names.jobs_table,
             job_key(job.job_id),
             &expression,
             "#status = :from",
             &[("#status", "status")],
             values,
-        )?;
-        Ok(vec![job_update, self.outbox_put(&transition.event, now)?])
+        )
     }
 }
 

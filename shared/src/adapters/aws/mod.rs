@@ -2,9 +2,11 @@
 //! idempotency keys and outbox, EventBridge for reservation events. Table design: see
 //! `deploy/README.md` ("DynamoDB tables") and [`names`].
 //!
-//! Every decision is a DynamoDB condition: the claim is one `TransactWriteItems` that moves the
+//! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
 //! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)
-//! and records the outbox event, so a lost race or a redelivery can never hold a seat twice.
+//! and records the outbox event, so a lost race or a redelivery can never hold a seat twice. A
+//! rejection is the job's conditional update alone; its event is published by the worker and
+//! recorded after it (`rejections.rs`).
 
 mod admissions;
 mod catalog;
@@ -23,6 +25,7 @@ mod outbox;
 mod provision;
 mod queue;
 mod queue_depth;
+mod rejections;
 mod seat_items;
 mod seat_reads;
 mod send_batcher;

@@ -29,11 +29,15 @@ const SHARD_READS: usize = 16;
 /// running side by side take different shards.
 pub(super) const LEASES_PER_ROUND: usize = 4;
 /// DynamoDB's limits on one BatchWriteItem and one BatchGetItem.
-const WRITE_BATCH: usize = 25;
+pub(super) const WRITE_BATCH: usize = 25;
 const READ_BATCH: usize = 100;
 
 /// An outbox item: the entry of `event`, with its `pending` mark while unpublished.
-fn outbox_item(event: &ReservationEvent, id: String, pending: bool) -> Result<Item, BackendError> {
+pub(super) fn outbox_item(
+    event: &ReservationEvent,
+    id: String,
+    pending: bool,
+) -> Result<Item, BackendError> {
     let mut item = Item::from([
         ("job_id".to_owned(), s(event.job_id.to_string())),
         ("id".to_owned(), s(id)),
@@ -234,6 +238,14 @@ impl Outbox for DynamoStore {
         futures_util::future::try_join_all(writes).await?;
         self.release(entries.iter().map(|entry| outbox_shard(entry.event.job_id)))
             .await
+    }
+
+    async fn record(
+        &self,
+        events: &[ReservationEvent],
+        refused: &[usize],
+    ) -> Result<(), BackendError> {
+        self.put_records(events, refused).await
     }
 
     async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError> {

@@ -207,10 +207,14 @@ mod tests {
 
         follow(&api.db, &api.decisions).await.expect("follow");
         let mut watch = api.decisions.watch(intent.job_id);
-        worker
+        let claims = worker
             .claim(std::slice::from_ref(&intent), SystemClock.now())
             .await
             .expect("claim");
+        assert!(
+            claims.unrecorded.is_empty(),
+            "SQLite records every event itself"
+        );
         let decided = tokio::time::timeout(Duration::from_secs(30), watch.decided())
             .await
             .expect("the follower announces the decision")

@@ -15,15 +15,11 @@ use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
     SeatId, SeatRequest, Settlement, Settling, decide_claim,
 };
-use crate::ports::{BackendError, ClaimOutcome, Inventory, Settled};
+use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
 #[async_trait]
 impl Inventory for EmbeddedStore {
-    async fn claim(
-        &self,
-        intents: &[Intent],
-        now: Timestamp,
-    ) -> Result<Vec<ClaimOutcome>, BackendError> {
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
@@ -37,7 +33,7 @@ impl Inventory for EmbeddedStore {
                     .collect()
             })
             .await?;
-        Ok(decided
+        let outcomes = decided
             .into_iter()
             .map(|(outcome, job)| {
                 if let Some(job) = &job {
@@ -45,7 +41,12 @@ impl Inventory for EmbeddedStore {
                 }
                 outcome
             })
-            .collect())
+            .collect();
+        // Every event is in the outbox with its transition: nothing is left to the caller.
+        Ok(Claims {
+            outcomes,
+            unrecorded: Vec::new(),
+        })
     }
 
     async fn settle(

@@ -5,7 +5,8 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{decode_event, from_ms, to_ms};
+use crate::codec::{decode_event, encode_event, from_ms, to_ms};
+use crate::domain::ReservationEvent;
 use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
 #[async_trait]
@@ -49,6 +50,38 @@ impl Outbox for EmbeddedStore {
                     tx.prepare_cached("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
                 for seq in &seqs {
                     update.execute(params![seq, now])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    async fn record(
+        &self,
+        events: &[ReservationEvent],
+        refused: &[usize],
+    ) -> Result<(), BackendError> {
+        let now = to_ms(self.clock.now());
+        let rows = events
+            .iter()
+            .enumerate()
+            .map(|(i, event)| {
+                let published = (!refused.contains(&i)).then_some(now);
+                Ok((
+                    event.job_id.to_string(),
+                    encode_event(event)?,
+                    to_ms(event.occurred_at),
+                    published,
+                ))
+            })
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        self.db
+            .write(move |tx| {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO outbox (job_id, body, created_at, published_at) VALUES (?1, ?2, ?3, ?4)",
+                )?;
+                for (job_id, body, at, published) in &rows {
+                    insert.execute(params![job_id, body, at, published])?;
                 }
                 Ok(())
             })

@@ -18,12 +18,12 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use clap::{Parser, Subcommand};
-use seatclaim_shared::Backend;
 use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
 use seatclaim_shared::ports::{ClaimOutcome, Message};
+use seatclaim_shared::{Backend, app};
 use seatclaim_worker::{Limits, decide_batch};
 use serde_json::json;
 
@@ -183,11 +183,7 @@ async fn decide(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
         ..Tally::default()
     };
     for intents in batches {
-        for outcome in backend
-            .inventory
-            .claim(&intents, backend.clock.now())
-            .await?
-        {
+        for outcome in app::claim(backend, &intents, backend.clock.now()).await? {
             match outcome {
                 ClaimOutcome::Held { .. } => tally.held += 1,
                 ClaimOutcome::Rejected { .. } => tally.rejected += 1,

@@ -1,0 +1,213 @@
+//! Rejections on AWS: the job's conditional update alone, its event published by the worker on
+//! the spot and recorded after it (or left to the relay while the bus refuses it), and a crash
+//! between the update and the record mended by the redelivery. On DynamoDB Local and moto (the
+//! bus, with a consumer queue that sees every delivery).
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use seatclaim_e2e::JumpClock;
+use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
+use seatclaim_e2e::eventually;
+use seatclaim_shared::adapters::aws;
+use seatclaim_shared::adapters::faults::FaultSettings;
+use seatclaim_shared::domain::{
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent,
+    ReservationEvent, SeatRequest, SectionSpec,
+};
+use seatclaim_shared::ports::ClaimOutcome;
+use seatclaim_shared::{
+    Backend,
+    app::{self, relay_once},
+};
+
+const VISIBILITY: Duration = Duration::from_secs(30);
+
+/// A backend on a fresh prefix, with an event of one seat, `A-1-1`, and a consumer of its bus.
+async fn one_seat() -> (Backend, EventConsumer) {
+    let config = emulator_config().await;
+    let settings = fresh_settings();
+    provision(&config, &settings, VISIBILITY, 3).await;
+    let consumer = EventConsumer::subscribe(&config, &settings).await;
+    let backend = aws::open_with(
+        &config,
+        &settings,
+        VISIBILITY,
+        Arc::new(JumpClock::default()),
+    )
+    .await
+    .unwrap();
+    let event = NewEvent::parse(EventSpec {
+        event_id: "e1".into(),
+        name: "rejections".into(),
+        hold_seconds: Some(600),
+        sections: Some(vec![SectionSpec {
+            section: "A".into(),
+            rows: 1,
+            seats_per_row: 1,
+        }]),
+        seats: None,
+    })
+    .unwrap();
+    backend.catalog.create_event(&event).await.unwrap();
+    (backend, consumer)
+}
+
+/// An admitted intent of `buyer` for the one seat.
+async fn admitted(backend: &Backend, buyer: &str) -> Intent {
+    let intent = Intent {
+        job_id: JobId::new(),
+        event_id: EventId::parse("e1").unwrap(),
+        buyer_id: BuyerId::parse(buyer).unwrap(),
+        request: SeatRequest::exact(&["A-1-1".to_owned()]).unwrap(),
+        accepted_at: backend.clock.now(),
+    };
+    let key = IdempotencyKey::parse(buyer).unwrap();
+    backend.admissions.admit(&key, &intent).await.unwrap();
+    intent
+}
+
+/// What identifies events: job, status and instant (stored to the millisecond).
+fn summary(events: &[ReservationEvent]) -> Vec<(JobId, JobStatus, i64)> {
+    events
+        .iter()
+        .map(|e| (e.job_id, e.status, e.occurred_at.as_millisecond()))
+        .collect()
+}
+
+/// The delivered events' (job id, detail-type) pairs.
+async fn delivered(consumer: &EventConsumer, want: usize) -> Vec<(String, String)> {
+    eventually(
+        Duration::from_secs(30),
+        "the events reach the consumer",
+        || async {
+            let seen: Vec<(String, String)> = consumer
+                .drain()
+                .await
+                .iter()
+                .map(|e| {
+                    let job = e["detail"]["job_id"].as_str().unwrap_or_default();
+                    let kind = e["detail-type"].as_str().unwrap_or_default();
+                    (job.to_owned(), kind.to_owned())
+                })
+                .collect();
+            (seen.len() >= want).then_some(seen)
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mended() {
+    let (backend, consumer) = one_seat().await;
+    let holder = admitted(&backend, "b1").await;
+    let loser = admitted(&backend, "b2").await;
+    let now = backend.clock.now();
+    app::claim(&backend, &[holder], now).await.unwrap();
+    let claims = backend
+        .inventory
+        .claim(std::slice::from_ref(&loser), now)
+        .await
+        .unwrap();
+    assert!(matches!(
+        claims.outcomes[..],
+        [ClaimOutcome::Rejected { .. }]
+    ));
+    assert_eq!(
+        claims.unrecorded.len(),
+        1,
+        "the rejection's event is handed back"
+    );
+    // The worker dies here: its event neither published nor recorded. The redelivery finds
+    // the job decided and hands the event back again.
+    let again = backend
+        .inventory
+        .claim(std::slice::from_ref(&loser), now)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.outcomes,
+        [ClaimOutcome::AlreadyDecided(JobStatus::Rejected)]
+    );
+    assert_eq!(summary(&again.unrecorded), summary(&claims.unrecorded));
+    app::claim(&backend, std::slice::from_ref(&loser), now)
+        .await
+        .unwrap();
+    let settled = backend
+        .inventory
+        .claim(std::slice::from_ref(&loser), now)
+        .await
+        .unwrap();
+    assert!(
+        settled.unrecorded.is_empty(),
+        "recorded once, handed back no more"
+    );
+
+    let history = backend.jobs.history(loser.job_id).await.unwrap();
+    assert_eq!(
+        summary(&history),
+        summary(&claims.unrecorded),
+        "the job's history has its rejection once"
+    );
+    let seen = delivered(&consumer, 1).await;
+    assert_eq!(
+        seen,
+        [(loser.job_id.to_string(), "Reservation Rejected".to_owned())],
+        "published without the relay, once"
+    );
+    assert_eq!(
+        relay_once(&backend).await.unwrap(),
+        1,
+        "only the hold waited"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejections_the_bus_refuses_wait_in_the_outbox_for_the_relay() {
+    let (backend, consumer) = one_seat().await;
+    let down = FaultSettings {
+        bus_down: true,
+        ..FaultSettings::default()
+    }
+    .inject(backend.clone());
+    let holder = admitted(&backend, "b1").await;
+    let loser = admitted(&backend, "b2").await;
+    let now = backend.clock.now();
+    let outcomes = app::claim(&down, &[holder.clone(), loser.clone()], now)
+        .await
+        .unwrap();
+    // Within one batch either may win: the outcomes say which.
+    let (held, rejected) = match outcomes[..] {
+        [ClaimOutcome::Held { .. }, ClaimOutcome::Rejected { .. }] => (holder, loser),
+        [ClaimOutcome::Rejected { .. }, ClaimOutcome::Held { .. }] => (loser, holder),
+        _ => panic!("one hold and one rejection, got {outcomes:?}"),
+    };
+    assert!(
+        relay_once(&down).await.is_err(),
+        "the relay cannot publish either"
+    );
+    assert_eq!(
+        backend.jobs.history(rejected.job_id).await.unwrap().len(),
+        1
+    );
+
+    assert_eq!(
+        relay_once(&backend).await.unwrap(),
+        2,
+        "the hold and the rejection"
+    );
+    let mut seen = delivered(&consumer, 2).await;
+    seen.sort();
+    let mut want = vec![
+        (held.job_id.to_string(), "Reservation Held".to_owned()),
+        (
+            rejected.job_id.to_string(),
+            "Reservation Rejected".to_owned(),
+        ),
+    ];
+    want.sort();
+    assert_eq!(seen, want, "each published once, by the relay");
+    assert!(backend.outbox.oldest_unpublished().await.unwrap().is_none());
+}
