@@ -380,3 +380,48 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
         "a second run copies nothing: {again}"
     );
 }
+
+/// Version 3 drops version 2's `by-event-shard` index of jobs: `migrate` deletes it once, and the
+/// audit's read (a scan) still finds the version 2 job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_2_jobs_table_loses_its_jobs_by_event_index() {
+    let config = emulator_config().await;
+    let settings = fresh_settings();
+    let db = aws_sdk_dynamodb::Client::new(&config);
+    let names = AwsNames::from_settings(&settings);
+    create_v1_table(
+        &db,
+        &names.jobs_table,
+        &[("job_id", KeyType::Hash)],
+        &[
+            ("held-by-deadline", "held_shard", "hold_until"),
+            ("by-event-shard", "event_shard", "job_id"),
+        ],
+    )
+    .await;
+    let event = EventId::parse("v2").unwrap();
+    let job = Job::pending(&intent(&event, "b1", jiff::Timestamp::now()));
+    let mut item = v1_job(&job, 1_000);
+    item.insert("event_shard".to_owned(), s("v2#7"));
+    put(&db, &names.jobs_table, item).await;
+
+    let said = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let dropped = format!("dropped indexes: {}/by-event-shard", names.jobs_table);
+    assert!(said.contains(&dropped), "{said}");
+    let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    assert!(again.contains("dropped indexes: none"), "{again}");
+
+    let backend = aws::open_with(
+        &config,
+        &settings,
+        VISIBILITY,
+        Arc::new(JumpClock::default()),
+    )
+    .await
+    .unwrap();
+    let jobs = backend.jobs.of_event(&event).await.unwrap();
+    assert_eq!(
+        jobs.iter().map(|j| j.job_id).collect::<Vec<_>>(),
+        [job.job_id]
+    );
+}

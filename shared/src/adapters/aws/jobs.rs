@@ -8,14 +8,13 @@ use super::error::classify;
 use super::item::{
     Item, Transacted, all_pages, get_n, get_s, n, opt_n, opt_s, s, transact, update,
 };
-use super::keys::{EVENT_JOB_SHARDS, event_shard, event_shard_key, held_shard};
-use super::names::JOBS_BY_EVENT_INDEX;
+use super::keys::held_shard;
 use crate::codec::{JobRecord, decode_event, from_ms, to_json, to_ms};
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
-/// Shards of an event's jobs the audit reads at once.
-const AUDIT_READS: usize = 16;
+/// Segments of the audit's parallel scan of the jobs table, all read at once.
+const AUDIT_SEGMENTS: i32 = 16;
 
 /// The key of a job's item.
 pub(super) fn job_key(job_id: JobId) -> Item {
@@ -27,10 +26,6 @@ pub(super) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> 
     let record = JobRecord::of(job)?;
     Ok(Item::from([
         ("job_id".to_owned(), s(record.job_id)),
-        (
-            "event_shard".to_owned(),
-            s(event_shard(&job.event_id, job.job_id)),
-        ),
         ("event_id".to_owned(), s(record.event_id)),
         ("buyer_id".to_owned(), s(record.buyer_id)),
         ("request".to_owned(), s(record.request)),
@@ -217,31 +212,38 @@ impl Jobs for DynamoStore {
             .collect()
     }
 
-    /// The event's jobs, shard by shard of the `by-event-shard` index, a few shards at once.
+    /// The event's jobs, by a parallel scan of the jobs table (the audit's read; no index of
+    /// jobs by event is kept, as every job write would pay for it): it reads the whole table,
+    /// [`AUDIT_SEGMENTS`] segments at once, and keeps the event's jobs.
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
-        let shards = futures_util::stream::iter(0..EVENT_JOB_SHARDS)
-            .map(|shard| self.jobs_in_shard(event_shard_key(event_id, shard)))
-            .buffer_unordered(AUDIT_READS)
+        let segments = futures_util::stream::iter(0..AUDIT_SEGMENTS)
+            .map(|segment| self.jobs_in_segment(event_id, segment))
+            .buffer_unordered(usize::try_from(AUDIT_SEGMENTS).unwrap_or(1))
             .try_collect::<Vec<_>>()
             .await?;
-        Ok(shards.into_iter().flatten().collect())
+        Ok(segments.into_iter().flatten().collect())
     }
 }
 
 impl DynamoStore {
-    async fn jobs_in_shard(&self, key: String) -> Result<Vec<Job>, BackendError> {
+    async fn jobs_in_segment(
+        &self,
+        event_id: &EventId,
+        segment: i32,
+    ) -> Result<Vec<Job>, BackendError> {
         let items = all_pages(|start| async {
             let page = self
                 .db
-                .query()
+                .scan()
                 .table_name(&self.names.jobs_table)
-                .index_name(JOBS_BY_EVENT_INDEX)
-                .key_condition_expression("event_shard = :shard")
-                .expression_attribute_values(":shard", s(key.clone()))
+                .segment(segment)
+                .total_segments(AUDIT_SEGMENTS)
+                .filter_expression("event_id = :event")
+                .expression_attribute_values(":event", s(event_id.to_string()))
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .map_err(|e| classify("Query jobs of event", e))?;
+                .map_err(|e| classify("Scan jobs of event", e))?;
             Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
         })
         .await?;

@@ -12,9 +12,6 @@ pub(super) const BLOCK_SEATS: usize = 1_000;
 /// Seats per shard of a section's free-seat list: a section of up to this many seats has one
 /// `free_key`, a larger one `ceil(seats / FREE_SHARD_SEATS)`.
 pub(super) const FREE_SHARD_SEATS: usize = 1_000;
-/// Shards of an event's jobs in the `by-event-shard` index. Fixed: the audit reads them all,
-/// and a job keeps its shard for life.
-pub(super) const EVENT_JOB_SHARDS: u32 = 512;
 /// Shards of the outbox's `unpublished` index, each leased by one relay at a time. Fixed: a
 /// job's events always land in one shard, which keeps them in order.
 pub(super) const OUTBOX_SHARDS: u32 = 256;
@@ -83,16 +80,6 @@ pub(super) fn held_shard(job_id: JobId, shards: u32) -> String {
 /// The `held-by-deadline` key of shard `shard`.
 pub(super) fn held_shard_key(shard: u32) -> String {
     format!("held#{shard}")
-}
-
-/// The `by-event-shard` key of a job.
-pub(super) fn event_shard(event_id: &EventId, job_id: JobId) -> String {
-    format!("{event_id}#{}", shard_of(job_id, EVENT_JOB_SHARDS))
-}
-
-/// The `by-event-shard` key of shard `shard` of an event.
-pub(super) fn event_shard_key(event_id: &EventId, shard: u32) -> String {
-    format!("{event_id}#{shard}")
 }
 
 /// The `unpublished` shard of a job's events.

@@ -1,7 +1,8 @@
 //! Schema migrations of the AWS backend, run by `seatclaimctl migrate`. DynamoDB cannot change a
 //! table's key in place, and changes an index only online (one per update, with a backfill), so
 //! version 2 (keys that spread a sale) has new seat, job and outbox tables: the migration copies
-//! the version 1 items into them with their new keys. It is idempotent (a copy never overwrites
+//! the version 1 items into them with their new keys. Version 3 drops the jobs table's
+//! `by-event-shard` index (the audit scans instead). It is idempotent (a copy never overwrites
 //! an item the new code already wrote) and leaves the old tables in place for the operator to
 //! delete after checking.
 
@@ -10,9 +11,10 @@ use futures_util::{StreamExt, TryStreamExt};
 use super::error::classify;
 use super::item::{Item, get_n, get_s, n, opt_s, s};
 use super::keys::{
-    block_key, block_of, event_shard, free_key, free_rank, held_shard, outbox_shard, pending_key,
+    block_key, block_of, free_key, free_rank, held_shard, outbox_shard, pending_key,
 };
-use super::migrate_tables::{scan_all, table_exists};
+use super::migrate_tables::{drop_index, scan_all, table_exists};
+use super::names::DROPPED_JOBS_BY_EVENT_INDEX;
 use super::outbox::PUBLISHED_TTL_SECONDS;
 use super::provision::provision;
 use super::{AwsNames, AwsSettings, LegacyNames};
@@ -20,7 +22,7 @@ use crate::domain::{EventId, JobId};
 use crate::ports::BackendError;
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// Items copied at once.
 const COPIES: usize = 16;
 
@@ -33,6 +35,8 @@ pub struct Migrated {
     pub jobs: usize,
     /// Version 1 outbox entries copied into the new outbox table.
     pub outbox_entries: usize,
+    /// Indexes of earlier versions deleted (`table/index`).
+    pub dropped_indexes: Vec<String>,
 }
 
 /// `seatclaimctl migrate` on AWS: brings the resources of the settings' prefix to
@@ -48,9 +52,14 @@ pub async fn migrate_for(
     let legacy = LegacyNames::for_prefix(&settings.aws_prefix);
     let db = aws_sdk_dynamodb::Client::new(&config);
     let done = migrate(&db, &names, &legacy, settings.held_shards()).await?;
+    let dropped = if done.dropped_indexes.is_empty() {
+        "none".to_owned()
+    } else {
+        done.dropped_indexes.join(", ")
+    };
     Ok(format!(
         "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {} and {} outbox \
-         entries from {}",
+         entries from {}; dropped indexes: {dropped}",
         done.seats,
         legacy.seats_table,
         done.jobs,
@@ -60,7 +69,8 @@ pub async fn migrate_for(
     ))
 }
 
-/// Migrates version 1 data into the version 2 tables `names` (which must exist).
+/// Migrates version 1 data into the tables `names` (which must exist) and drops the indexes
+/// version 3 no longer has.
 pub async fn migrate(
     db: &aws_sdk_dynamodb::Client,
     names: &AwsNames,
@@ -80,6 +90,12 @@ pub async fn migrate(
     if table_exists(db, &legacy.outbox_table).await? {
         let items = scan_all(db, &legacy.outbox_table).await?;
         done.outbox_entries = copy(db, &names.outbox_table, "id", items, outbox_v2).await?;
+    }
+    if drop_index(db, &names.jobs_table, DROPPED_JOBS_BY_EVENT_INDEX).await? {
+        done.dropped_indexes.push(format!(
+            "{}/{DROPPED_JOBS_BY_EVENT_INDEX}",
+            names.jobs_table
+        ));
     }
     Ok(done)
 }
@@ -171,12 +187,11 @@ fn outbox_v2(item: &Item) -> Result<Item, BackendError> {
     Ok(entry)
 }
 
-/// A version 1 job as a version 2 job: with its `by-event-shard` key, and a HELD job's
-/// `held-by-deadline` key under the configured shard count (version 1 had 4 shards).
+/// A version 1 job as it is now: a HELD job gets its `held-by-deadline` key under the
+/// configured shard count (version 1 had 4 shards).
 fn job_v2(item: &Item, held_shards: u32) -> Result<Item, BackendError> {
-    let (event_id, job_id) = (parsed_event(item)?, parsed_job(item)?);
+    let job_id = parsed_job(item)?;
     let mut job = item.clone();
-    job.insert("event_shard".to_owned(), s(event_shard(&event_id, job_id)));
     if job.contains_key("held_shard") {
         job.insert("held_shard".to_owned(), s(held_shard(job_id, held_shards)));
     }

@@ -41,7 +41,7 @@ use aws_config::BehaviorVersion;
 pub use keys::DEFAULT_HELD_SHARDS;
 pub use migrate::{Migrated, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
-    AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, LegacyNames,
+    AwsNames, DROPPED_JOBS_BY_EVENT_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames,
     SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};

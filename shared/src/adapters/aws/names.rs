@@ -33,8 +33,10 @@ pub const HELD_JOBS_INDEX: &str = "held-by-deadline";
 /// Index of unpublished outbox entries in order over `pending#shard` keys (sparse: published
 /// entries drop out); each shard is the unit a relay leases.
 pub const UNPUBLISHED_INDEX: &str = "unpublished";
-/// Index of an event's jobs over `event#shard` keys, for the audit.
-pub const JOBS_BY_EVENT_INDEX: &str = "by-event-shard";
+/// Schema version 2's index of an event's jobs, which version 3 dropped: every job write paid
+/// for its entry, for the audit alone, which now scans the jobs table. `seatclaimctl migrate`
+/// deletes it.
+pub const DROPPED_JOBS_BY_EVENT_INDEX: &str = "by-event-shard";
 
 /// The tables of schema version 1 that version 2 replaced, by the prefix: what
 /// `seatclaimctl migrate` copies from.

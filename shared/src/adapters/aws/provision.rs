@@ -11,9 +11,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::AwsNames;
 use super::error::{build_error, classify};
-use super::names::{
-    FREE_SEATS_INDEX, HELD_JOBS_INDEX, JOBS_BY_EVENT_INDEX, SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
-};
+use super::names::{FREE_SEATS_INDEX, HELD_JOBS_INDEX, SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX};
 use crate::ports::BackendError;
 
 /// Messages are kept for the longest time SQS allows (14 days): intents through a long outage,
@@ -65,10 +63,7 @@ pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
             name: &names.jobs_table,
             hash: ("job_id", S),
             range: None,
-            indexes: vec![
-                (HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N)),
-                (JOBS_BY_EVENT_INDEX, ("event_shard", S), ("job_id", S)),
-            ],
+            indexes: vec![(HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N))],
             ttl: None,
         },
         TableSpec {
