@@ -67,14 +67,31 @@ async fn with_event(f: &Fixture) -> EventId {
     event.event_id
 }
 
+/// An intent of `buyer` with a fresh key of its own.
 fn intent(f: &Fixture, event: &EventId, buyer: &str, request: SeatRequest) -> Intent {
+    keyed(f, event, buyer, &fresh_key(), request)
+}
+
+/// An intent of `buyer` sent with `key`: its job id is the one the store gives that key.
+fn keyed(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    key: &IdempotencyKey,
+    request: SeatRequest,
+) -> Intent {
+    let buyer_id = BuyerId::parse(buyer).unwrap();
     Intent {
-        job_id: seatclaim_shared::domain::JobId::new(),
+        job_id: f.backend.admissions.new_job_id(&buyer_id, key),
         event_id: event.clone(),
-        buyer_id: BuyerId::parse(buyer).unwrap(),
+        buyer_id,
         request,
         accepted_at: f.backend.clock.now(),
     }
+}
+
+fn fresh_key() -> IdempotencyKey {
+    IdempotencyKey::parse(&format!("key-{}", uuid::Uuid::new_v4())).unwrap()
 }
 
 fn exact(ids: &[&str]) -> SeatRequest {
@@ -83,8 +100,8 @@ fn exact(ids: &[&str]) -> SeatRequest {
 
 /// Admits an intent (creating its PENDING job) and returns it.
 async fn admitted(f: &Fixture, event: &EventId, buyer: &str, request: SeatRequest) -> Intent {
-    let intent = intent(f, event, buyer, request);
-    let key = IdempotencyKey::parse(&format!("key-{}", intent.job_id)).unwrap();
+    let key = fresh_key();
+    let intent = keyed(f, event, buyer, &key, request);
     assert_eq!(
         f.backend.admissions.admit(&key, &intent).await.unwrap(),
         Admission::Accepted(intent.job_id)
@@ -117,49 +134,49 @@ async fn status(f: &Fixture, intent: &Intent) -> JobStatus {
 /// Admission is idempotent per buyer and key, and refuses what the event does not have.
 pub async fn admission_is_idempotent_and_checks_the_event(f: Fixture) {
     let event = with_event(&f).await;
-    let first = intent(&f, &event, "b1", exact(&["A-1-1"]));
     let key = IdempotencyKey::parse("k").unwrap();
+    let first = keyed(&f, &event, "b1", &key, exact(&["A-1-1"]));
     let admissions = &f.backend.admissions;
     assert_eq!(
         admissions.admit(&key, &first).await.unwrap(),
         Admission::Accepted(first.job_id)
     );
-    let retry = Intent {
-        job_id: seatclaim_shared::domain::JobId::new(),
-        ..first.clone()
-    };
+    // A retry is a new request to the API, which asks the store for its job id again.
+    let retry = keyed(&f, &event, "b1", &key, exact(&["A-1-1"]));
     assert_eq!(
         admissions.admit(&key, &retry).await.unwrap(),
         Admission::Duplicate(first.job_id)
     );
-    let other = intent(&f, &event, "b1", exact(&["A-1-2"]));
+    let other = keyed(&f, &event, "b1", &key, exact(&["A-1-2"]));
     assert_eq!(
         admissions.admit(&key, &other).await.unwrap(),
         Admission::KeyReused
     );
-    let other_buyer = intent(&f, &event, "b2", exact(&["A-1-1"]));
+    let other_buyer = keyed(&f, &event, "b2", &key, exact(&["A-1-1"]));
     assert_eq!(
         admissions.admit(&key, &other_buyer).await.unwrap(),
         Admission::Accepted(other_buyer.job_id)
     );
 
     let fresh = IdempotencyKey::parse("fresh").unwrap();
-    let unknown_event = intent(
+    let unknown_event = keyed(
         &f,
         &EventId::parse("nope").unwrap(),
         "b3",
+        &fresh,
         exact(&["A-1-1"]),
     );
     assert_eq!(
         admissions.admit(&fresh, &unknown_event).await.unwrap(),
         Admission::UnknownEvent
     );
-    let unknown_seat = intent(&f, &event, "b3", exact(&["A-1-1", "Z-1"]));
+    let unknown_seat = keyed(&f, &event, "b3", &fresh, exact(&["A-1-1", "Z-1"]));
     assert_eq!(
         admissions.admit(&fresh, &unknown_seat).await.unwrap(),
         Admission::UnknownSeats(vec![SeatId::parse("Z-1").unwrap()])
     );
-    let unknown_section = intent(&f, &event, "b3", SeatRequest::in_section("Z", 1).unwrap());
+    let section = SeatRequest::in_section("Z", 1).unwrap();
+    let unknown_section = keyed(&f, &event, "b3", &fresh, section);
     assert!(matches!(
         admissions.admit(&fresh, &unknown_section).await.unwrap(),
         Admission::UnknownSection(_)

@@ -44,9 +44,9 @@ async fn admitted_crowd(
         .enumerate()
         .map(|(n, request)| crowd_intent(f, &event.event_id, n, request))
         .collect();
-    for chunk in intents.chunks(20) {
-        let admitted = join_all(chunk.iter().map(|intent| {
-            let key = IdempotencyKey::parse(&format!("race-{}", intent.job_id)).unwrap();
+    for (c, chunk) in intents.chunks(20).enumerate() {
+        let admitted = join_all(chunk.iter().enumerate().map(|(i, intent)| {
+            let key = race_key(c * 20 + i);
             async move { f.backend.admissions.admit(&key, intent).await.unwrap() }
         }))
         .await;
@@ -55,11 +55,19 @@ async fn admitted_crowd(
     intents
 }
 
+fn racer(n: usize) -> BuyerId {
+    BuyerId::parse(&format!("racer-{n}")).unwrap()
+}
+
+fn race_key(n: usize) -> IdempotencyKey {
+    IdempotencyKey::parse(&format!("race-{n}")).unwrap()
+}
+
 fn crowd_intent(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> Intent {
     Intent {
-        job_id: JobId::new(),
+        job_id: f.backend.admissions.new_job_id(&racer(n), &race_key(n)),
         event_id: event.clone(),
-        buyer_id: BuyerId::parse(&format!("racer-{n}")).unwrap(),
+        buyer_id: racer(n),
         request,
         accepted_at: f.backend.clock.now(),
     }

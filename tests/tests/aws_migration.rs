@@ -19,10 +19,10 @@ use seatclaim_shared::adapters::aws::{self, AwsNames, AwsSettings, LegacyNames};
 use seatclaim_shared::app::{self, audit_event, relay_once, sweep_once};
 use seatclaim_shared::codec::{JobRecord, encode_event};
 use seatclaim_shared::domain::{
-    AuditLimits, BuyerId, EventId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatId,
-    SeatRequest, SeatState,
+    AuditLimits, BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobId, JobStatus,
+    NewEvent, SeatId, SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{ClaimOutcome, Clock};
+use seatclaim_shared::ports::{Admission, ClaimOutcome, Clock};
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 type Item = std::collections::HashMap<String, AttributeValue>;
@@ -152,11 +152,13 @@ fn v1_seat(event: &str, seat: &str, position: i64, state: &str, job: Option<&Job
     item
 }
 
+/// An intent of `buyer`, sent with the key `buyer`.
 fn intent(event: &EventId, buyer: &str, at: jiff::Timestamp) -> Intent {
+    let buyer_id = BuyerId::parse(buyer).unwrap();
     Intent {
-        job_id: JobId::new(),
+        job_id: JobId::for_key(&buyer_id, &IdempotencyKey::parse(buyer).unwrap()),
         event_id: event.clone(),
-        buyer_id: BuyerId::parse(buyer).unwrap(),
+        buyer_id,
         request: SeatRequest::in_section("A", 1).unwrap(),
         accepted_at: at,
     }
@@ -291,7 +293,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     let said = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
     eprintln!("{said}");
     assert!(said.contains("copied 3 seats"), "{said}");
-    assert!(said.contains("and 3 outbox entries"), "{said}");
+    assert!(said.contains(", 3 outbox entries"), "{said}");
     assert!(said.contains("3 jobs from"), "{said}");
 
     let backend = aws::open_with(&config, &settings, VISIBILITY, clock.clone())
@@ -381,10 +383,13 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     );
 }
 
-/// Version 3 drops version 2's `by-event-shard` index of jobs: `migrate` deletes it once, and the
-/// audit's read (a scan) still finds the version 2 job.
+/// Version 3 keeps a key's record in its job item and no longer uses version 2's
+/// `by-event-shard` index of jobs: `migrate` copies version 2's idempotency records as aliases
+/// (once), so a retry with a key admitted before the upgrade still gets its job, and reports the
+/// index; the audit's read (a scan) finds the version 2 job and the new one, and the new one
+/// stays out of the old index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_version_2_jobs_table_loses_its_jobs_by_event_index() {
+async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index() {
     let config = emulator_config().await;
     let settings = fresh_settings();
     let db = aws_sdk_dynamodb::Client::new(&config);
@@ -399,17 +404,33 @@ async fn a_version_2_jobs_table_loses_its_jobs_by_event_index() {
         ],
     )
     .await;
+    create_v1_table(&db, &names.idempotency_table, &[("id", KeyType::Hash)], &[]).await;
     let event = EventId::parse("v2").unwrap();
-    let job = Job::pending(&intent(&event, "b1", jiff::Timestamp::now()));
+    // Version 2 gave jobs random ids and kept the key's record apart.
+    let earlier = intent(&event, "b1", jiff::Timestamp::now());
+    let job = Job::pending(&Intent {
+        job_id: JobId::new(),
+        ..earlier.clone()
+    });
     let mut item = v1_job(&job, 1_000);
     item.insert("event_shard".to_owned(), s("v2#7"));
     put(&db, &names.jobs_table, item).await;
+    let fingerprint = earlier.request.fingerprint(&event);
+    let record = Item::from([
+        ("id".to_owned(), s("b1#b1")),
+        ("fingerprint".to_owned(), s(fingerprint)),
+        ("job_id".to_owned(), s(job.job_id.to_string())),
+        ("created_at".to_owned(), n(1_000)),
+        ("expires_at".to_owned(), n(4_000_000_000)),
+    ]);
+    put(&db, &names.idempotency_table, record).await;
 
     let said = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    let dropped = format!("dropped indexes: {}/by-event-shard", names.jobs_table);
-    assert!(said.contains(&dropped), "{said}");
+    let unused = format!("unused indexes: {}/by-event-shard", names.jobs_table);
+    assert!(said.contains(&unused), "{said}");
+    assert!(said.contains("and 1 idempotency keys"), "{said}");
     let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    assert!(again.contains("dropped indexes: none"), "{again}");
+    assert!(again.contains("and 0 idempotency keys"), "{again}");
 
     let backend = aws::open_with(
         &config,
@@ -419,9 +440,74 @@ async fn a_version_2_jobs_table_loses_its_jobs_by_event_index() {
     )
     .await
     .unwrap();
+    let key = IdempotencyKey::parse("b1").unwrap();
+    assert_eq!(
+        backend.admissions.admit(&key, &earlier).await.unwrap(),
+        Admission::Duplicate(job.job_id),
+        "a retry across the upgrade gets the job it was given before"
+    );
+    let other = Intent {
+        request: SeatRequest::in_section("A", 2).unwrap(),
+        ..earlier.clone()
+    };
+    assert_eq!(
+        backend.admissions.admit(&key, &other).await.unwrap(),
+        Admission::KeyReused
+    );
+    assert!(
+        backend.jobs.job(earlier.job_id).await.unwrap().is_none(),
+        "the alias is no job"
+    );
     let jobs = backend.jobs.of_event(&event).await.unwrap();
     assert_eq!(
         jobs.iter().map(|j| j.job_id).collect::<Vec<_>>(),
         [job.job_id]
     );
+    let fresh = intent(&event, "b2", jiff::Timestamp::now());
+    backend.catalog.create_event(&v2_event()).await.unwrap();
+    let key = IdempotencyKey::parse("b2").unwrap();
+    assert_eq!(
+        backend.admissions.admit(&key, &fresh).await.unwrap(),
+        Admission::Accepted(fresh.job_id)
+    );
+    let mut found: Vec<_> = backend
+        .jobs
+        .of_event(&event)
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| j.job_id)
+        .collect();
+    found.sort();
+    let mut want = vec![job.job_id, fresh.job_id];
+    want.sort();
+    assert_eq!(found, want);
+    let indexed = db
+        .scan()
+        .table_name(&names.jobs_table)
+        .index_name("by-event-shard")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        indexed.count(),
+        1,
+        "only the version 2 job is in the old index"
+    );
+}
+
+/// The event of the version 2 test: section A of one seat.
+fn v2_event() -> NewEvent {
+    NewEvent::parse(EventSpec {
+        event_id: "v2".into(),
+        name: "v2".into(),
+        hold_seconds: Some(600),
+        sections: Some(vec![SectionSpec {
+            section: "A".into(),
+            rows: 1,
+            seats_per_row: 1,
+        }]),
+        seats: None,
+    })
+    .unwrap()
 }

@@ -57,14 +57,17 @@ async fn one_seat() -> (Backend, EventConsumer) {
 
 /// An admitted intent of `buyer` for the one seat.
 async fn admitted(backend: &Backend, buyer: &str) -> Intent {
+    let (buyer_id, key) = (
+        BuyerId::parse(buyer).unwrap(),
+        IdempotencyKey::parse(buyer).unwrap(),
+    );
     let intent = Intent {
-        job_id: JobId::new(),
+        job_id: JobId::for_key(&buyer_id, &key),
         event_id: EventId::parse("e1").unwrap(),
-        buyer_id: BuyerId::parse(buyer).unwrap(),
+        buyer_id,
         request: SeatRequest::exact(&["A-1-1".to_owned()]).unwrap(),
         accepted_at: backend.clock.now(),
     };
-    let key = IdempotencyKey::parse(buyer).unwrap();
     backend.admissions.admit(&key, &intent).await.unwrap();
     intent
 }

@@ -35,6 +35,11 @@ async fn relay(
         .expect("the AWS backend opens on the emulator")
 }
 
+/// Each buyer's one key: its own id.
+fn key_of(buyer: &BuyerId) -> IdempotencyKey {
+    IdempotencyKey::parse(buyer.as_str()).unwrap()
+}
+
 /// Records one Held event for each of `jobs` new jobs (admitted and claimed, any seat of A).
 async fn record_holds(backend: &Backend, jobs: usize) {
     let event_id = EventId::parse("e1").unwrap();
@@ -52,16 +57,19 @@ async fn record_holds(backend: &Backend, jobs: usize) {
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();
     let intents: Vec<Intent> = (0..jobs)
-        .map(|n| Intent {
-            job_id: JobId::new(),
-            event_id: event_id.clone(),
-            buyer_id: BuyerId::parse(&format!("b{n}")).unwrap(),
-            request: SeatRequest::in_section("A", 1).unwrap(),
-            accepted_at: backend.clock.now(),
+        .map(|n| {
+            let buyer_id = BuyerId::parse(&format!("b{n}")).unwrap();
+            Intent {
+                job_id: JobId::for_key(&buyer_id, &key_of(&buyer_id)),
+                event_id: event_id.clone(),
+                buyer_id,
+                request: SeatRequest::in_section("A", 1).unwrap(),
+                accepted_at: backend.clock.now(),
+            }
         })
         .collect();
     for intent in &intents {
-        let key = IdempotencyKey::parse(&intent.job_id.to_string()).unwrap();
+        let key = key_of(&intent.buyer_id);
         backend.admissions.admit(&key, intent).await.unwrap();
     }
     for batch in intents.chunks(10) {

@@ -79,13 +79,7 @@ async fn init_creates_the_aws_resources_for_a_prefix_and_can_run_again() {
         "attempts (5) + 1"
     );
     let dynamodb = aws_sdk_dynamodb::Client::new(&config);
-    for table in [
-        "events",
-        "inventory",
-        "reservation-jobs",
-        "idempotency",
-        "event-outbox",
-    ] {
+    for table in ["events", "inventory", "reservation-jobs", "event-outbox"] {
         let described = dynamodb
             .describe_table()
             .table_name(format!("{prefix}-{table}"))
@@ -93,6 +87,15 @@ async fn init_creates_the_aws_resources_for_a_prefix_and_can_run_again() {
             .await;
         assert!(described.is_ok(), "table {table} exists");
     }
+    let legacy = dynamodb
+        .describe_table()
+        .table_name(format!("{prefix}-idempotency"))
+        .send()
+        .await;
+    assert!(
+        legacy.is_err(),
+        "a job item is its key's record: no idempotency table"
+    );
 }
 
 #[tokio::test]

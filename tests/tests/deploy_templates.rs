@@ -343,18 +343,18 @@ fn every_table_matches_the_code_in_name_keys_types_and_indexes() {
         Some(true),
         "the inventory table is deletion-protected"
     );
-    let ttl = &tables[names.idempotency_table.as_str()]["TimeToLiveSpecification"];
+    let ttl = &tables[names.jobs_table.as_str()]["TimeToLiveSpecification"];
     assert_eq!(
         ttl["Enabled"].as_bool(),
         Some(true),
-        "idempotency keys expire"
+        "the aliases of version 2's idempotency keys expire"
     );
     let ttl_attribute = ttl["AttributeName"].as_str().unwrap();
-    // The attribute name is a literal in the admissions adapter; make sure it is still written.
-    let admissions = read("shared/src/adapters/aws/admissions.rs");
+    // The attribute name is a literal where aliases are made; make sure it is still written.
+    let migration = read("shared/src/adapters/aws/migrate.rs");
     assert!(
-        admissions.contains(&format!("\"{ttl_attribute}\"")),
-        "the idempotency TTL attribute {ttl_attribute} is no longer written by the code"
+        migration.contains(&format!("\"{ttl_attribute}\"")),
+        "the jobs table's TTL attribute {ttl_attribute} is no longer written by the code"
     );
 }
 

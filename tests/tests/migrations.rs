@@ -119,14 +119,17 @@ async fn the_idempotency_records_of_a_version_one_folder_still_decide_retries() 
     let dir = copy_of_fixture();
     let backend = open(dir.path(), Timestamp::now()).await;
     let held = decided_jobs()["held"];
+    let (buyer_id, key) = (
+        BuyerId::parse("b-held").unwrap(),
+        IdempotencyKey::parse("k-held").unwrap(),
+    );
     let retry = Intent {
-        job_id: backend.admissions.new_job_id(),
+        job_id: backend.admissions.new_job_id(&buyer_id, &key),
         event_id: EventId::parse("e1").unwrap(),
-        buyer_id: BuyerId::parse("b-held").unwrap(),
+        buyer_id,
         request: SeatRequest::exact(&["A-1-1".into(), "A-1-2".into()]).unwrap(),
         accepted_at: backend.clock.now(),
     };
-    let key = IdempotencyKey::parse("k-held").unwrap();
     assert_eq!(
         backend.admissions.admit(&key, &retry).await.unwrap(),
         Admission::Duplicate(held)

@@ -88,7 +88,8 @@ pub struct AwsArgs {
     /// Jobs table (default `<prefix>-reservation-jobs`).
     #[arg(long, env = "SEATCLAIM_JOBS_TABLE")]
     pub jobs_table: Option<String>,
-    /// Idempotency-key table (default `<prefix>-idempotency`).
+    /// Schema version 2's idempotency-key table, which `migrate` copies keys from (default
+    /// `<prefix>-idempotency`).
     #[arg(long, env = "SEATCLAIM_IDEMPOTENCY_TABLE")]
     pub idempotency_table: Option<String>,
     /// Outbox table (default `<prefix>-event-outbox`).

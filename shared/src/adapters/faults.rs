@@ -132,8 +132,8 @@ impl Admissions for Duplicating {
         Ok(admission)
     }
 
-    fn new_job_id(&self) -> JobId {
-        self.inner.new_job_id()
+    fn new_job_id(&self, buyer: &BuyerId, key: &IdempotencyKey) -> JobId {
+        self.inner.new_job_id(buyer, key)
     }
 }
 

@@ -13,7 +13,7 @@ pub async fn admit(
     request: SeatRequest,
 ) -> Result<Admission, BackendError> {
     let intent = Intent {
-        job_id: backend.admissions.new_job_id(),
+        job_id: backend.admissions.new_job_id(&buyer_id, key),
         event_id,
         buyer_id,
         request,

@@ -113,6 +113,10 @@ impl IdempotencyKey {
     }
 }
 
+/// The namespace of key-named job ids ([`JobId::for_key`]); fixed for ever, as ids made from it
+/// are stored.
+const JOB_ID_NAMESPACE: Uuid = Uuid::from_u128(0x5ea7_c1a1_0b1d_4e5a_9a7e_51d3_a11c_0001);
+
 /// Identifies a job: the server's handle on one accepted intent, handed to the client in the 202.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -138,6 +142,16 @@ impl JobId {
         Self(Uuid::now_v7())
     }
 
+    /// The id of the job a buyer's idempotency key names (UUIDv5 of `buyer#key`): the same for
+    /// every retry, so a store whose job item is also the key's record (DynamoDB) admits with
+    /// one conditional write. Buyer ids cannot contain '#', so the pair is unambiguous; the
+    /// hash does not reveal the key.
+    #[must_use]
+    pub fn for_key(buyer: &BuyerId, key: &IdempotencyKey) -> Self {
+        let name = format!("{}#{}", buyer.as_str(), key.as_str());
+        Self(Uuid::new_v5(&JOB_ID_NAMESPACE, name.as_bytes()))
+    }
+
     /// Reads an id from a URL or a message; `None` for anything that is not a UUID, which callers treat as unknown.
     #[must_use]
     pub fn parse(value: &str) -> Option<Self> {
@@ -154,6 +168,22 @@ impl fmt::Display for JobId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_names_one_job_per_buyer() {
+        let key = IdempotencyKey::parse("order-1").unwrap();
+        let other = IdempotencyKey::parse("order-2").unwrap();
+        let (b1, b2) = (BuyerId::parse("b1").unwrap(), BuyerId::parse("b2").unwrap());
+        assert_eq!(JobId::for_key(&b1, &key), JobId::for_key(&b1, &key));
+        assert_ne!(JobId::for_key(&b1, &key), JobId::for_key(&b2, &key));
+        assert_ne!(JobId::for_key(&b1, &key), JobId::for_key(&b1, &other));
+        // Stored ids depend on it: the namespace and the name's form never change.
+        let pinned = Uuid::new_v5(
+            &Uuid::from_u128(0x5ea7_c1a1_0b1d_4e5a_9a7e_51d3_a11c_0001),
+            b"b1#order-1",
+        );
+        assert_eq!(JobId::for_key(&b1, &key).to_string(), pinned.to_string());
+    }
 
     /// The embedded store's locality rests on this: ids made later sort later.
     #[test]

@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{IdempotencyKey, Intent, JobId, SeatId, SeatRequest, Section};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, JobId, SeatId, SeatRequest, Section};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,9 +63,8 @@ pub trait Admissions: Send + Sync {
     async fn admit(&self, key: &IdempotencyKey, intent: &Intent)
     -> Result<Admission, BackendError>;
 
-    /// The id of a new job: the store that keeps jobs chooses the kind that suits its keys
-    /// (random by default, see [`JobId::new`]).
-    fn new_job_id(&self) -> JobId {
-        JobId::new()
-    }
+    /// The id of the job `buyer` asks for with `key`: the store that keeps jobs chooses the kind
+    /// that suits its keys (SQLite: time-ordered, [`JobId::time_ordered`]; DynamoDB: named by
+    /// the key, [`JobId::for_key`], and then it admits only intents whose id is that one).
+    fn new_job_id(&self, buyer: &BuyerId, key: &IdempotencyKey) -> JobId;
 }

@@ -1,40 +1,40 @@
+//! Admission on DynamoDB: the job item is also its idempotency key's record. A job's id is named
+//! by the buyer and key ([`JobId::for_key`]), so admitting a new key is one conditional
+//! `PutItem` of the PENDING job with the request's fingerprint, and a retry finds that same item.
+//! Keys recorded by schema version 2 (a separate table) were copied by `seatclaimctl migrate`
+//! as alias items: the key's job id holding `alias_of`, the job it named.
+
 use async_trait::async_trait;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{Item, Transacted, get_s, n, put_new, s, transact};
-use super::jobs::job_item;
-use crate::domain::{IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
+use super::item::{Transacted, get_s, opt_s, put_new, s, transact};
+use super::jobs::{job_item, job_key};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, IntentQueue};
 
-/// Idempotency records expire (DynamoDB TTL) after a week: far longer than any client retries.
-const KEY_TTL_SECONDS: i64 = 7 * 24 * 3600;
-
-fn key_id(intent: &Intent, key: &IdempotencyKey) -> String {
-    // Buyer ids cannot contain '#', so the pair is unambiguous.
-    format!("{}#{}", intent.buyer_id, key.as_str())
-}
-
 impl DynamoStore {
-    async fn find_key(&self, id: &str) -> Result<Option<(String, JobId)>, BackendError> {
+    /// The request fingerprint and job of a key used before, from its job item or its alias.
+    async fn find_key(&self, key_job: JobId) -> Result<Option<(String, JobId)>, BackendError> {
         let output = self
             .db
             .get_item()
-            .table_name(&self.names.idempotency_table)
-            .key("id", s(id))
+            .table_name(&self.names.jobs_table)
+            .set_key(Some(job_key(key_job)))
             .consistent_read(true)
+            .projection_expression("fingerprint, alias_of")
             .send()
             .await
-            .map_err(|e| classify("GetItem idempotency", e))?;
-        output
-            .item()
-            .map(|item| {
-                let job_id = JobId::parse(get_s(item, "job_id")?).ok_or_else(|| {
-                    BackendError::permanent("idempotency record names an invalid job")
-                })?;
-                Ok((get_s(item, "fingerprint")?.to_owned(), job_id))
-            })
-            .transpose()
+            .map_err(|e| classify("GetItem job by key", e))?;
+        let Some(item) = output.item() else {
+            return Ok(None);
+        };
+        let job_id = match opt_s(item, "alias_of") {
+            Some(alias) => JobId::parse(alias)
+                .ok_or_else(|| BackendError::permanent("an alias names an invalid job"))?,
+            None => key_job,
+        };
+        Ok(Some((get_s(item, "fingerprint")?.to_owned(), job_id)))
     }
 
     /// Refuses requests for an event, seats or section that do not exist.
@@ -65,8 +65,8 @@ impl DynamoStore {
 
     /// The answer for a key used before, if it was: the earlier job (its intent sent again while
     /// undecided), or the refusal of a key reused for another request.
-    async fn earlier(&self, id: &str, intent: &Intent) -> Result<Option<Admission>, BackendError> {
-        let Some((earlier, job_id)) = self.find_key(id).await? else {
+    async fn earlier(&self, intent: &Intent) -> Result<Option<Admission>, BackendError> {
+        let Some((earlier, job_id)) = self.find_key(intent.job_id).await? else {
             return Ok(None);
         };
         let answer = Admission::for_earlier(&earlier, intent, job_id);
@@ -100,62 +100,41 @@ impl DynamoStore {
 
 #[async_trait]
 impl Admissions for DynamoStore {
-    /// The idempotency record and the PENDING job are one conditional transaction, tried first:
-    /// a new key costs that one request. The key is read only when the transaction finds it
-    /// taken, or when the request is refused (a reused key is answered as such, not refused).
-    /// The intent is sent to SQS after the commit; if that send fails the client gets an error
-    /// and retries with the same key, which finds the job and sends the intent again.
+    /// The PENDING job, with its request's fingerprint, is put on condition that its key-named
+    /// id is new: a new key costs that one write unit and one request. The item is read only
+    /// when the put finds it taken, or when the request is refused (a reused key is answered as
+    /// such, not refused). The intent is sent to SQS after the write; if that send fails the
+    /// client gets an error and retries with the same key, which finds the job and sends the
+    /// intent again.
     async fn admit(
         &self,
         key: &IdempotencyKey,
         intent: &Intent,
     ) -> Result<Admission, BackendError> {
-        let id = key_id(intent, key);
+        if intent.job_id != JobId::for_key(&intent.buyer_id, key) {
+            return Err(BackendError::permanent(
+                "on DynamoDB a job's id must be its key's (Admissions::new_job_id)",
+            ));
+        }
         if let Some(refusal) = self.check_request(intent).await? {
-            return Ok(match self.earlier(&id, intent).await? {
-                Some(answer) => answer,
-                None => refusal,
-            });
+            return Ok(self.earlier(intent).await?.unwrap_or(refusal));
         }
-        // Two rounds at most: a key taken and then expired between the write and the read.
-        for _ in 0..2 {
-            let now = self.clock.now();
-            let job = Job::pending(intent);
-            let writes = vec![
-                put_new(
-                    &self.names.idempotency_table,
-                    key_record(&id, intent, now),
-                    "id",
-                )?,
-                put_new(&self.names.jobs_table, job_item(&job, now)?, "job_id")?,
-            ];
-            if let Transacted::Committed = transact(&self.db, writes).await? {
-                self.queue.send(std::slice::from_ref(intent)).await?;
-                return Ok(Admission::Accepted(intent.job_id));
-            }
-            if let Some(answer) = self.earlier(&id, intent).await? {
-                return Ok(answer);
-            }
-        }
-        Err(BackendError::transient(
-            "idempotency record changed during admission",
-        ))
-    }
-}
-
-/// The idempotency record of a new admission, expiring after [`KEY_TTL_SECONDS`].
-fn key_record(id: &str, intent: &Intent, now: jiff::Timestamp) -> Item {
-    Item::from([
-        ("id".to_owned(), s(id)),
-        (
+        let mut item = job_item(&Job::pending(intent), self.clock.now())?;
+        item.insert(
             "fingerprint".to_owned(),
             s(intent.request.fingerprint(&intent.event_id)),
-        ),
-        ("job_id".to_owned(), s(intent.job_id.to_string())),
-        ("created_at".to_owned(), n(now.as_millisecond())),
-        (
-            "expires_at".to_owned(),
-            n(now.as_second() + KEY_TTL_SECONDS),
-        ),
-    ])
+        );
+        let put = put_new(&self.names.jobs_table, item, "job_id")?;
+        if let Transacted::Committed = transact(&self.db, vec![put]).await? {
+            self.queue.send(std::slice::from_ref(intent)).await?;
+            return Ok(Admission::Accepted(intent.job_id));
+        }
+        self.earlier(intent)
+            .await?
+            .ok_or_else(|| BackendError::transient("a job taken at admission was not found"))
+    }
+
+    fn new_job_id(&self, buyer: &BuyerId, key: &IdempotencyKey) -> JobId {
+        JobId::for_key(buyer, key)
+    }
 }

@@ -76,6 +76,8 @@ impl DynamoStore {
             .map_err(|e| classify("GetItem job", e))?;
         output
             .item()
+            // An alias (a version 2 key, `admissions.rs`) names a job; it is none itself.
+            .filter(|item| !item.contains_key("alias_of"))
             .map(|item| Ok((job_from_item(item)?, from_ms(get_n(item, "updated_at")?)?)))
             .transpose()
     }

@@ -1,8 +1,12 @@
 //! Schema migrations of the AWS backend, run by `seatclaimctl migrate`. DynamoDB cannot change a
 //! table's key in place, and changes an index only online (one per update, with a backfill), so
 //! version 2 (keys that spread a sale) has new seat, job and outbox tables: the migration copies
-//! the version 1 items into them with their new keys. Version 3 drops the jobs table's
-//! `by-event-shard` index (the audit scans instead). It is idempotent (a copy never overwrites
+//! the version 1 items into them with their new keys. Version 3 keeps a key's record in its job
+//! item (version 2's idempotency records are copied into the jobs table as aliases) and no
+//! longer uses the jobs table's `by-event-shard` index (the audit scans instead). The index is
+//! reported, not deleted: new jobs carry no key of it, so it costs nothing, and DynamoDB Local,
+//! the engine the tests run on, fails every write to a table whose index was deleted, so
+//! deleting it here could not be tested; `deploy/README.md` says how to delete it. It is idempotent (a copy never overwrites
 //! an item the new code already wrote) and leaves the old tables in place for the operator to
 //! delete after checking.
 
@@ -13,12 +17,12 @@ use super::item::{Item, get_n, get_s, n, opt_s, s};
 use super::keys::{
     block_key, block_of, free_key, free_rank, held_shard, outbox_shard, pending_key,
 };
-use super::migrate_tables::{drop_index, scan_all, table_exists};
-use super::names::DROPPED_JOBS_BY_EVENT_INDEX;
+use super::migrate_tables::{has_index, scan_all, table_exists};
+use super::names::UNUSED_JOBS_BY_EVENT_INDEX;
 use super::outbox::PUBLISHED_TTL_SECONDS;
 use super::provision::provision;
 use super::{AwsNames, AwsSettings, LegacyNames};
-use crate::domain::{EventId, JobId};
+use crate::domain::{BuyerId, EventId, IdempotencyKey, JobId};
 use crate::ports::BackendError;
 
 /// The schema version this code reads and writes.
@@ -35,8 +39,11 @@ pub struct Migrated {
     pub jobs: usize,
     /// Version 1 outbox entries copied into the new outbox table.
     pub outbox_entries: usize,
-    /// Indexes of earlier versions deleted (`table/index`).
-    pub dropped_indexes: Vec<String>,
+    /// Version 2 idempotency records copied into the jobs table as aliases.
+    pub keys: usize,
+    /// Indexes of earlier versions still there, unused (`table/index`), for the operator to
+    /// delete.
+    pub unused_indexes: Vec<String>,
 }
 
 /// `seatclaimctl migrate` on AWS: brings the resources of the settings' prefix to
@@ -52,25 +59,27 @@ pub async fn migrate_for(
     let legacy = LegacyNames::for_prefix(&settings.aws_prefix);
     let db = aws_sdk_dynamodb::Client::new(&config);
     let done = migrate(&db, &names, &legacy, settings.held_shards()).await?;
-    let dropped = if done.dropped_indexes.is_empty() {
+    let unused = if done.unused_indexes.is_empty() {
         "none".to_owned()
     } else {
-        done.dropped_indexes.join(", ")
+        done.unused_indexes.join(", ")
     };
     Ok(format!(
-        "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {} and {} outbox \
-         entries from {}; dropped indexes: {dropped}",
+        "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {}, {} outbox \
+         entries from {} and {} idempotency keys from {}; unused indexes: {unused}",
         done.seats,
         legacy.seats_table,
         done.jobs,
         legacy.jobs_table,
         done.outbox_entries,
-        legacy.outbox_table
+        legacy.outbox_table,
+        done.keys,
+        names.idempotency_table
     ))
 }
 
-/// Migrates version 1 data into the tables `names` (which must exist) and drops the indexes
-/// version 3 no longer has.
+/// Migrates version 1 and 2 data into the tables `names` (which must exist), and finds the
+/// indexes version 3 no longer uses.
 pub async fn migrate(
     db: &aws_sdk_dynamodb::Client,
     names: &AwsNames,
@@ -91,11 +100,13 @@ pub async fn migrate(
         let items = scan_all(db, &legacy.outbox_table).await?;
         done.outbox_entries = copy(db, &names.outbox_table, "id", items, outbox_v2).await?;
     }
-    if drop_index(db, &names.jobs_table, DROPPED_JOBS_BY_EVENT_INDEX).await? {
-        done.dropped_indexes.push(format!(
-            "{}/{DROPPED_JOBS_BY_EVENT_INDEX}",
-            names.jobs_table
-        ));
+    if table_exists(db, &names.idempotency_table).await? {
+        let items = scan_all(db, &names.idempotency_table).await?;
+        done.keys = copy(db, &names.jobs_table, "job_id", items, key_alias).await?;
+    }
+    if has_index(db, &names.jobs_table, UNUSED_JOBS_BY_EVENT_INDEX).await? {
+        done.unused_indexes
+            .push(format!("{}/{UNUSED_JOBS_BY_EVENT_INDEX}", names.jobs_table));
     }
     Ok(done)
 }
@@ -185,6 +196,29 @@ fn outbox_v2(item: &Item) -> Result<Item, BackendError> {
         );
     }
     Ok(entry)
+}
+
+/// A version 2 idempotency record (`buyer#key` -> job) as an alias in the jobs table: under the
+/// job id the key names now, holding the job it named then, its fingerprint and its expiry (the
+/// jobs table's TTL removes it then, as the old table's did).
+fn key_alias(item: &Item) -> Result<Item, BackendError> {
+    let record = get_s(item, "id")?;
+    let invalid = || BackendError::permanent(format!("idempotency record {record:?} is invalid"));
+    let (buyer, key) = record.split_once('#').ok_or_else(invalid)?;
+    let buyer = BuyerId::parse(buyer).map_err(|_| invalid())?;
+    let key = IdempotencyKey::parse(key).map_err(|_| invalid())?;
+    let mut alias = Item::from([
+        (
+            "job_id".to_owned(),
+            s(JobId::for_key(&buyer, &key).to_string()),
+        ),
+        ("alias_of".to_owned(), s(get_s(item, "job_id")?)),
+        ("fingerprint".to_owned(), s(get_s(item, "fingerprint")?)),
+    ]);
+    if let Some(expires) = item.get("expires_at") {
+        alias.insert("expires_at".to_owned(), expires.clone());
+    }
+    Ok(alias)
 }
 
 /// A version 1 job as it is now: a HELD job gets its `held-by-deadline` key under the

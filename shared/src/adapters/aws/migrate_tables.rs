@@ -1,11 +1,9 @@
-//! The table operations a migration needs beyond provisioning: whether an old table exists, a
-//! full scan (a migration reads every old item once), and deleting an index.
+//! The table reads a migration needs beyond provisioning: whether an old table or index exists,
+//! and a full scan (a migration reads every old item once).
 
-use aws_sdk_dynamodb::types::{
-    DeleteGlobalSecondaryIndexAction, GlobalSecondaryIndexUpdate, IndexStatus, TableDescription,
-};
+use aws_sdk_dynamodb::types::TableDescription;
 
-use super::error::{build_error, classify};
+use super::error::classify;
 use super::item::{Item, all_pages};
 use crate::ports::BackendError;
 
@@ -52,32 +50,16 @@ pub(super) async fn scan_all(
     .await
 }
 
-/// Deletes the index `index` of `table` if the table has it (and is not deleting it already);
-/// whether it did. DynamoDB removes the index in the background; the table stays in use.
-pub(super) async fn drop_index(
+/// Whether `table` has the index `index`.
+pub(super) async fn has_index(
     db: &aws_sdk_dynamodb::Client,
     table: &str,
     index: &str,
 ) -> Result<bool, BackendError> {
-    let has_it = describe(db, table).await?.is_some_and(|description| {
-        description.global_secondary_indexes().iter().any(|gsi| {
-            gsi.index_name() == Some(index) && gsi.index_status() != Some(&IndexStatus::Deleting)
-        })
-    });
-    if !has_it {
-        return Ok(false);
-    }
-    let delete = DeleteGlobalSecondaryIndexAction::builder()
-        .index_name(index)
-        .build()
-        .map_err(build_error)?;
-    db.update_table()
-        .table_name(table)
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
-        )
-        .send()
-        .await
-        .map_err(|e| classify("UpdateTable delete index", e))?;
-    Ok(true)
+    Ok(describe(db, table).await?.is_some_and(|description| {
+        description
+            .global_secondary_indexes()
+            .iter()
+            .any(|gsi| gsi.index_name() == Some(index))
+    }))
 }

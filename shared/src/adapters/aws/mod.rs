@@ -1,5 +1,5 @@
-//! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs,
-//! idempotency keys and outbox, EventBridge for reservation events. Table design: see
+//! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs (each
+//! job item is also its idempotency key's record) and outbox, EventBridge for reservation events. Table design: see
 //! `deploy/README.md` ("DynamoDB tables") and [`names`].
 //!
 //! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
@@ -41,8 +41,8 @@ use aws_config::BehaviorVersion;
 pub use keys::DEFAULT_HELD_SHARDS;
 pub use migrate::{Migrated, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
-    AwsNames, DROPPED_JOBS_BY_EVENT_INDEX, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames,
-    SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
+    AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames, SEATS_BY_BLOCK_INDEX,
+    UNPUBLISHED_INDEX, UNUSED_JOBS_BY_EVENT_INDEX,
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
@@ -116,13 +116,12 @@ pub async fn provision_for(
     )
     .await?;
     Ok(format!(
-        "ready: queues {} and {}, tables {}, {}, {}, {}, {}, bus {}",
+        "ready: queues {} and {}, tables {}, {}, {}, {}, bus {}",
         names.queue,
         names.dlq,
         names.events_table,
         names.seats_table,
         names.jobs_table,
-        names.idempotency_table,
         names.outbox_table,
         names.event_bus
     ))

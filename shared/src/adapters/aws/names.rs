@@ -13,7 +13,9 @@ pub struct AwsNames {
     pub seats_table: String,
     /// Jobs: `job_id` -> the buyer-visible record (`<prefix>-reservation-jobs`).
     pub jobs_table: String,
-    /// Idempotency: `buyer_id#key` -> job and request fingerprint.
+    /// Schema version 2's idempotency keys (`buyer_id#key` -> job and request fingerprint),
+    /// which `seatclaimctl migrate` copies into the jobs table as aliases; version 3 keeps a
+    /// key's record in its job item.
     pub idempotency_table: String,
     /// Outbox: (`job_id`, `id`) -> a recorded reservation event, and the relay's shard leases.
     pub outbox_table: String,
@@ -33,10 +35,10 @@ pub const HELD_JOBS_INDEX: &str = "held-by-deadline";
 /// Index of unpublished outbox entries in order over `pending#shard` keys (sparse: published
 /// entries drop out); each shard is the unit a relay leases.
 pub const UNPUBLISHED_INDEX: &str = "unpublished";
-/// Schema version 2's index of an event's jobs, which version 3 dropped: every job write paid
-/// for its entry, for the audit alone, which now scans the jobs table. `seatclaimctl migrate`
-/// deletes it.
-pub const DROPPED_JOBS_BY_EVENT_INDEX: &str = "by-event-shard";
+/// Schema version 2's index of an event's jobs, which version 3 no longer writes or reads: every
+/// job write paid for its entry, for the audit alone, which now scans the jobs table.
+/// `seatclaimctl migrate` reports it if it is still there.
+pub const UNUSED_JOBS_BY_EVENT_INDEX: &str = "by-event-shard";
 
 /// The tables of schema version 1 that version 2 replaced, by the prefix: what
 /// `seatclaimctl migrate` copies from.

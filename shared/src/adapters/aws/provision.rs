@@ -64,13 +64,7 @@ pub fn table_specs(names: &AwsNames) -> Vec<TableSpec<'_>> {
             hash: ("job_id", S),
             range: None,
             indexes: vec![(HELD_JOBS_INDEX, ("held_shard", S), ("hold_until", N))],
-            ttl: None,
-        },
-        TableSpec {
-            name: &names.idempotency_table,
-            hash: ("id", S),
-            range: None,
-            indexes: vec![],
+            // Only the aliases of version 2 keys expire; jobs carry no `expires_at`.
             ttl: Some("expires_at"),
         },
         TableSpec {

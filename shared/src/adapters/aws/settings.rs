@@ -18,7 +18,8 @@ pub struct AwsSettings {
     pub seats_table: Option<String>,
     /// Jobs table (default `<prefix>-reservation-jobs`).
     pub jobs_table: Option<String>,
-    /// Idempotency-key table (default `<prefix>-idempotency`).
+    /// Schema version 2's idempotency-key table, which `migrate` copies keys from (default
+    /// `<prefix>-idempotency`).
     pub idempotency_table: Option<String>,
     /// Outbox table (default `<prefix>-event-outbox`).
     pub outbox_table: Option<String>,

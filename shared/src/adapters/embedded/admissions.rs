@@ -10,7 +10,7 @@ use super::db::Db;
 use super::intent_queue::enqueue;
 use super::job_rows::insert_job;
 use crate::codec::to_ms;
-use crate::domain::{IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, Clock};
 
 /// Admissions waiting for the group commit.
@@ -98,7 +98,7 @@ impl Admissions for EmbeddedStore {
             .map_err(|_| BackendError::transient("the admission writer dropped a request"))?
     }
 
-    fn new_job_id(&self) -> JobId {
+    fn new_job_id(&self, _buyer: &BuyerId, _key: &IdempotencyKey) -> JobId {
         JobId::time_ordered()
     }
 }

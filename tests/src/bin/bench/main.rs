@@ -132,14 +132,17 @@ async fn filled(
     let backend = Arc::new(backend);
     for n in 0..intents {
         let seat = fastrand::u32(0..pool);
+        let (buyer_id, key) = (
+            BuyerId::parse(&format!("b{n}"))?,
+            IdempotencyKey::parse(&format!("k{n}"))?,
+        );
         let intent = Intent {
-            job_id: backend.admissions.new_job_id(),
+            job_id: backend.admissions.new_job_id(&buyer_id, &key),
             event_id: EventId::parse("bench")?,
-            buyer_id: BuyerId::parse(&format!("b{n}"))?,
+            buyer_id,
             request: SeatRequest::exact(&[format!("A-{}-{}", seat / 100 + 1, seat % 100 + 1)])?,
             accepted_at: backend.clock.now(),
         };
-        let key = IdempotencyKey::parse(&format!("k{n}"))?;
         let backend = Arc::clone(&backend);
         admitting.spawn(async move { backend.admissions.admit(&key, &intent).await });
         if admitting.len() >= 64 {

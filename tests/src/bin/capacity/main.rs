@@ -33,7 +33,7 @@ use seatclaim_shared::config::AwsSettings;
 use seatclaim_shared::ports::SystemClock;
 
 use ledger::{Ledger, TableKeys};
-use sale::Sale;
+use sale::{Relays, Sale};
 
 /// Measures the AWS backend's capacity model against the local emulators.
 #[derive(Debug, Parser)]
@@ -147,9 +147,16 @@ async fn backends_for(
     endpoint: &str,
     settings: &AwsSettings,
     relays: usize,
-) -> anyhow::Result<(seatclaim_shared::Backend, Vec<seatclaim_shared::Backend>)> {
+) -> anyhow::Result<(seatclaim_shared::Backend, Relays)> {
     let direct = emulator_config().await;
     provision(&direct, settings, Duration::from_secs(60), 21).await;
+    let watcher = aws::open_with(
+        &direct,
+        settings,
+        Duration::from_secs(60),
+        Arc::new(SystemClock),
+    )
+    .await?;
     let counted = aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(endpoint)
         .load()
@@ -163,11 +170,11 @@ async fn backends_for(
         )
     };
     let backend = open().await?;
-    let mut others = Vec::new();
+    let mut each = Vec::new();
     for _ in 0..relays {
-        others.push(open().await?);
+        each.push(open().await?);
     }
-    Ok((backend, others))
+    Ok((backend, Relays { each, watcher }))
 }
 
 #[tokio::main]

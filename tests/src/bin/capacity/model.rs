@@ -177,6 +177,14 @@ pub fn report(inputs: &Inputs) -> Value {
         "hot_seat": hot_seats(inputs),
         "per_reservation": {
             "dynamodb_requests": inputs.sale_dynamodb_requests / n,
+            "dynamodb_requests_by_operation": inputs
+                .sale_counts
+                .iter()
+                .filter_map(|(op, count)| {
+                    let op = op.strip_prefix("DynamoDB.")?;
+                    Some((op.to_owned(), json!(*count as f64 / n)))
+                })
+                .collect::<serde_json::Map<_, _>>(),
             "write_units": wru / n, "read_units": rru / n,
             "sqs_requests": sqs / n, "put_events_requests": put_events / n,
             "events": inputs.sale_events / n,

@@ -129,10 +129,11 @@ pub fn intents(
                 SeatRequest::in_section(&section_name(rng.u32(..sale.sections)), 1)
             }
             .expect("a valid request");
+            let buyer_id = BuyerId::parse(&format!("buyer-{n}")).expect("a buyer id");
             Intent {
-                job_id: JobId::new(),
+                job_id: JobId::for_key(&buyer_id, &key_of(&buyer_id)),
                 event_id: event.clone(),
-                buyer_id: BuyerId::parse(&format!("buyer-{n}")).expect("a buyer id"),
+                buyer_id,
                 request,
                 accepted_at: at,
             }
@@ -140,12 +141,17 @@ pub fn intents(
         .collect()
 }
 
+/// A buyer's one key: its own id.
+fn key_of(buyer: &BuyerId) -> IdempotencyKey {
+    IdempotencyKey::parse(buyer.as_str()).expect("a buyer id is a valid key")
+}
+
 /// Admits every intent, 32 at a time, as concurrent POSTs would; a transient failure (the API's
 /// 503) is retried with the same key, as a client does.
 pub async fn admit(backend: &Backend, intents: &[Intent]) -> anyhow::Result<()> {
     let admitted = futures_util::stream::iter(intents)
         .map(|intent| async move {
-            let key = IdempotencyKey::parse(&intent.job_id.to_string()).expect("a key");
+            let key = key_of(&intent.buyer_id);
             let mut attempt = 0;
             loop {
                 match backend.admissions.admit(&key, intent).await {
@@ -198,11 +204,21 @@ pub async fn decide(
     ))
 }
 
-/// Publishes the whole outbox with `relays` side by side (a backend each, as each worker
-/// process is one relay). They run after the claims:
+/// The relays of a run (a backend each, as each worker process is one relay), and a backend
+/// that bypasses the ledger, to tell when the outbox is empty: that check reads every shard, and
+/// no production process makes it between rounds.
+pub struct Relays {
+    /// The relays, whose requests are booked.
+    pub each: Vec<Backend>,
+    /// The uncounted view of the outbox.
+    pub watcher: Backend,
+}
+
+/// Publishes the whole outbox with the relays side by side. They run after the claims:
 /// at the target rate every shard has a deep backlog each round, which is what this models
 /// (relays racing a slow emulator would find a few entries a round and overstate their reads).
-async fn relay_all(relays: &[Backend]) -> anyhow::Result<()> {
+async fn relay_all(relays: &Relays) -> anyhow::Result<()> {
+    let watcher = &relays.watcher;
     let relay_loop = |backend: Backend| async move {
         // A transient failure is retried as the worker's relay does: the page stays unpublished.
         let round = || async {
@@ -211,21 +227,21 @@ async fn relay_all(relays: &[Backend]) -> anyhow::Result<()> {
                 other => other,
             }
         };
-        while round().await? > 0 || backend.outbox.oldest_unpublished().await?.is_some() {
+        while round().await? > 0 || watcher.outbox.oldest_unpublished().await?.is_some() {
             // The rest is leased by the other relays: the worker's relay rests between rounds
             // that find nothing of its own.
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         anyhow::Ok(())
     };
-    futures_util::future::try_join_all(relays.iter().cloned().map(relay_loop)).await?;
+    futures_util::future::try_join_all(relays.each.iter().cloned().map(relay_loop)).await?;
     Ok(())
 }
 
 /// Confirms every HELD job of `intents` (the buyers pay), then relays the Sold events.
 pub async fn confirm_all(
     backend: &Backend,
-    relays: &[Backend],
+    relays: &Relays,
     intents: &[Intent],
 ) -> anyhow::Result<()> {
     let confirmed = futures_util::stream::iter(intents)
@@ -265,7 +281,7 @@ const WAVE: usize = 1_000;
 /// next, and measures each phase's CPU time.
 pub async fn run(
     backend: &Backend,
-    relays: &[Backend],
+    relays: &Relays,
     sale: &Sale,
     event: &EventId,
     rng: &mut fastrand::Rng,
