@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use jiff::SignedDuration;
+
 use seatclaim_e2e::JumpClock;
 use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
 use seatclaim_e2e::eventually;
@@ -26,19 +28,15 @@ use seatclaim_shared::{
 const VISIBILITY: Duration = Duration::from_secs(30);
 
 /// A backend on a fresh prefix, with an event of one seat, `A-1-1`, and a consumer of its bus.
-async fn one_seat() -> (Backend, EventConsumer) {
+async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
     let config = emulator_config().await;
     let settings = fresh_settings();
     provision(&config, &settings, VISIBILITY, 3).await;
     let consumer = EventConsumer::subscribe(&config, &settings).await;
-    let backend = aws::open_with(
-        &config,
-        &settings,
-        VISIBILITY,
-        Arc::new(JumpClock::default()),
-    )
-    .await
-    .unwrap();
+    let clock = Arc::new(JumpClock::default());
+    let backend = aws::open_with(&config, &settings, VISIBILITY, clock.clone())
+        .await
+        .unwrap();
     let event = NewEvent::parse(EventSpec {
         event_id: "e1".into(),
         name: "rejections".into(),
@@ -52,7 +50,7 @@ async fn one_seat() -> (Backend, EventConsumer) {
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();
-    (backend, consumer)
+    (backend, consumer, clock)
 }
 
 /// An admitted intent of `buyer` for the one seat.
@@ -104,7 +102,7 @@ async fn delivered(consumer: &EventConsumer, want: usize) -> Vec<(String, String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mended() {
-    let (backend, consumer) = one_seat().await;
+    let (backend, consumer, clock) = one_seat().await;
     let holder = admitted(&backend, "b1").await;
     let loser = admitted(&backend, "b2").await;
     let now = backend.clock.now();
@@ -123,8 +121,18 @@ async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mende
         1,
         "the rejection's event is handed back"
     );
-    // The worker dies here: its event neither published nor recorded. The redelivery finds
-    // the job decided and hands the event back again.
+    // A duplicate delivery right away leaves the event to the delivery that decided: it is
+    // retried later.
+    let duplicate = backend
+        .inventory
+        .claim(std::slice::from_ref(&loser), now)
+        .await
+        .unwrap_err();
+    assert!(duplicate.is_transient(), "{duplicate:?}");
+    // The worker dies here: its event neither published nor recorded. The redelivery, after the
+    // visibility timeout, finds the job decided and hands the event back again.
+    clock.advance(SignedDuration::from_secs(30));
+    let now = backend.clock.now();
     let again = backend
         .inventory
         .claim(std::slice::from_ref(&loser), now)
@@ -169,7 +177,7 @@ async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mende
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejections_the_bus_refuses_wait_in_the_outbox_for_the_relay() {
-    let (backend, consumer) = one_seat().await;
+    let (backend, consumer, _) = one_seat().await;
     let down = FaultSettings {
         bus_down: true,
         ..FaultSettings::default()

@@ -28,6 +28,12 @@ const SWEEP_READS: usize = 16;
 /// index read and the write: each tries fresh ones; past the last, the intent is retried later.
 const SECTION_ROUNDS: usize = 12;
 
+/// How long a rejection's deciding delivery has to record its event. A delivery of the same
+/// job within that time (a duplicate) is retried later instead of taking the event over, so that
+/// only a crash, never a duplicate, publishes a rejection twice; a crashed worker's intent comes
+/// back only after the visibility timeout, by when the grace has passed.
+const RECORD_GRACE: SignedDuration = SignedDuration::from_secs(5);
+
 /// A claim's outcome, with the event of a rejection still to publish and record.
 type Claimed = (ClaimOutcome, Option<ReservationEvent>);
 
@@ -145,7 +151,7 @@ impl DynamoStore {
             Transacted::ConditionFailed(failed)
                 if failed.get(seat_ids.len()).copied().unwrap_or(false) =>
             {
-                self.already_decided(job.job_id).await.map(Some)
+                self.already_decided(job.job_id, now).await.map(Some)
             }
             Transacted::ConditionFailed(_) => Ok(None),
         }
@@ -164,20 +170,32 @@ impl DynamoStore {
         };
         match transact(&self.db, vec![self.job_write(&rejected)?]).await? {
             Transacted::Committed => Ok((ClaimOutcome::of(&rejected), Some(rejected.event))),
-            Transacted::ConditionFailed(_) => self.already_decided(job.job_id).await,
+            Transacted::ConditionFailed(_) => self.already_decided(job.job_id, now).await,
         }
     }
 
-    /// How another delivery decided the job; a rejection whose event a crash kept from being
-    /// recorded gets it recorded now.
-    async fn already_decided(&self, job_id: JobId) -> Result<Claimed, BackendError> {
+    /// How another delivery decided the job. A rejection whose event is not recorded gets it
+    /// recorded now if a crash kept it from being recorded; within [`RECORD_GRACE`] of the
+    /// rejection its deciding delivery may still be recording it, so this one is retried later.
+    async fn already_decided(
+        &self,
+        job_id: JobId,
+        now: Timestamp,
+    ) -> Result<Claimed, BackendError> {
         let (job, at) = self
             .load_job_at(job_id)
             .await?
             .ok_or_else(|| BackendError::permanent(format!("job {job_id} vanished")))?;
-        let unrecorded = job.status == JobStatus::Rejected && !self.is_recorded(job_id, at).await?;
-        let event = unrecorded.then(|| ReservationEvent::of(&job, at));
-        Ok((ClaimOutcome::AlreadyDecided(job.status), event))
+        let decided = ClaimOutcome::AlreadyDecided(job.status);
+        if job.status != JobStatus::Rejected || self.is_recorded(job_id, at).await? {
+            return Ok((decided, None));
+        }
+        if now.duration_since(at) < RECORD_GRACE {
+            return Err(BackendError::transient(format!(
+                "job {job_id} was rejected at {at} by another delivery, which may still be recording its event"
+            )));
+        }
+        Ok((decided, Some(ReservationEvent::of(&job, at))))
     }
 }
 
