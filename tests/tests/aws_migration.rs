@@ -310,15 +310,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     assert!(matches!(states[0], SeatState::Held { job_id, .. } if job_id == old.held.job_id));
     assert_eq!(states[1], SeatState::Available);
     assert!(matches!(states[2], SeatState::Sold { job_id } if job_id == old.sold.job_id));
-    let mut jobs: Vec<_> = backend
-        .jobs
-        .of_event(&event)
-        .await
-        .unwrap()
-        .iter()
-        .map(|j| j.job_id)
-        .collect();
-    jobs.sort();
+    let jobs = event_jobs(&backend, &event).await;
     let mut expected = vec![old.held.job_id, old.sold.job_id, old.rejected.job_id];
     expected.sort();
     assert_eq!(jobs, expected, "the audit index has every old job");
@@ -470,18 +462,9 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
         backend.admissions.admit(&key, &fresh).await.unwrap(),
         Admission::Accepted(fresh.job_id)
     );
-    let mut found: Vec<_> = backend
-        .jobs
-        .of_event(&event)
-        .await
-        .unwrap()
-        .iter()
-        .map(|j| j.job_id)
-        .collect();
-    found.sort();
     let mut want = vec![job.job_id, fresh.job_id];
     want.sort();
-    assert_eq!(found, want);
+    assert_eq!(event_jobs(&backend, &event).await, want);
     let indexed = db
         .scan()
         .table_name(&names.jobs_table)
@@ -494,6 +477,20 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
         1,
         "only the version 2 job is in the old index"
     );
+}
+
+/// The ids of an event's jobs as the audit reads them, sorted.
+async fn event_jobs(backend: &seatclaim_shared::Backend, event: &EventId) -> Vec<JobId> {
+    let mut jobs: Vec<_> = backend
+        .jobs
+        .of_event(event)
+        .await
+        .unwrap()
+        .iter()
+        .map(|j| j.job_id)
+        .collect();
+    jobs.sort();
+    jobs
 }
 
 /// The event of the version 2 test: section A of one seat.

@@ -1,6 +1,8 @@
 //! Reservation events: what follow-on systems (notifications, analytics, delivery) learn of each
 //! decided transition. They are written in the same atomic step as the transition (the outbox)
-//! and published later, so an event exists exactly when its transition happened.
+//! and published later, so an event exists exactly when its transition happened; or, where a
+//! backend decides without that step (DynamoDB's rejections), the worker publishes and records
+//! the event before it acknowledges the intent, whose redelivery after a crash does it then.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

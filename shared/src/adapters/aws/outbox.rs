@@ -17,6 +17,7 @@ use super::error::{build_error, classify};
 use super::item::{Item, get_n, get_s, n, put_new, s};
 use super::keys::{OUTBOX_SHARDS, outbox_shard, pending_key};
 use super::names::UNPUBLISHED_INDEX;
+use super::rejections::record_id;
 use crate::codec::{decode_event, encode_event, from_ms};
 use crate::domain::ReservationEvent;
 use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
@@ -29,15 +30,11 @@ const SHARD_READS: usize = 16;
 /// running side by side take different shards.
 pub(super) const LEASES_PER_ROUND: usize = 4;
 /// DynamoDB's limits on one BatchWriteItem and one BatchGetItem.
-pub(super) const WRITE_BATCH: usize = 25;
+const WRITE_BATCH: usize = 25;
 const READ_BATCH: usize = 100;
 
 /// An outbox item: the entry of `event`, with its `pending` mark while unpublished.
-pub(super) fn outbox_item(
-    event: &ReservationEvent,
-    id: String,
-    pending: bool,
-) -> Result<Item, BackendError> {
+fn outbox_item(event: &ReservationEvent, id: String, pending: bool) -> Result<Item, BackendError> {
     let mut item = Item::from([
         ("job_id".to_owned(), s(event.job_id.to_string())),
         ("id".to_owned(), s(id)),
@@ -87,6 +84,33 @@ impl DynamoStore {
             outbox_item(event, id, true)?,
             "id",
         )
+    }
+
+    /// Puts outbox items, 25 to a `BatchWriteItem`, from `(event, id, pending)`: marked pending
+    /// for the relay, or published, with `expires_at` (the TTL of history).
+    async fn put_entries<'a>(
+        &self,
+        entries: impl Iterator<Item = (&'a ReservationEvent, String, bool)>,
+    ) -> Result<(), BackendError> {
+        let expires = n(self.clock.now().as_second() + PUBLISHED_TTL_SECONDS);
+        let requests = entries
+            .map(|(event, id, pending)| {
+                let mut item = outbox_item(event, id, pending)?;
+                if !pending {
+                    item.insert("expires_at".to_owned(), expires.clone());
+                }
+                let put = PutRequest::builder()
+                    .set_item(Some(item))
+                    .build()
+                    .map_err(build_error)?;
+                Ok(WriteRequest::builder().put_request(put).build())
+            })
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        let writes = requests
+            .chunks(WRITE_BATCH)
+            .map(|chunk| self.batch_write(&self.names.outbox_table, chunk.to_vec()));
+        futures_util::future::try_join_all(writes).await?;
+        Ok(())
     }
 
     /// Up to `limit` entries of one shard, oldest first, from the index (eventually consistent).
@@ -219,33 +243,31 @@ impl Outbox for DynamoStore {
     /// (an entry never changes once written, so the re-put loses nothing), then ends the leases
     /// of the entries' shards.
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
-        let expires = n(self.clock.now().as_second() + PUBLISHED_TTL_SECONDS);
-        let requests = entries
+        let ids = entries
             .iter()
-            .map(|entry| {
-                let mut item = outbox_item(&entry.event, dynamo_id(entry)?.to_owned(), false)?;
-                item.insert("expires_at".to_owned(), expires.clone());
-                let put = PutRequest::builder()
-                    .set_item(Some(item))
-                    .build()
-                    .map_err(build_error)?;
-                Ok(WriteRequest::builder().put_request(put).build())
-            })
-            .collect::<Result<Vec<_>, BackendError>>()?;
-        let writes = requests
-            .chunks(WRITE_BATCH)
-            .map(|chunk| self.batch_write(&self.names.outbox_table, chunk.to_vec()));
-        futures_util::future::try_join_all(writes).await?;
+            .map(dynamo_id)
+            .collect::<Result<Vec<_>, _>>()?;
+        let items = entries
+            .iter()
+            .zip(ids)
+            .map(|(entry, id)| (&entry.event, id.to_owned(), false));
+        self.put_entries(items).await?;
         self.release(entries.iter().map(|entry| outbox_shard(entry.event.job_id)))
             .await
     }
 
+    /// Puts each event's record under its transition's instant (`rejections.rs`), refused ones
+    /// marked pending.
     async fn record(
         &self,
         events: &[ReservationEvent],
         refused: &[usize],
     ) -> Result<(), BackendError> {
-        self.put_records(events, refused).await
+        let items = events
+            .iter()
+            .enumerate()
+            .map(|(i, event)| (event, record_id(event.occurred_at), refused.contains(&i)));
+        self.put_entries(items).await
     }
 
     async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError> {
