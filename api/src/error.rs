@@ -9,6 +9,8 @@ use seatclaim_shared::domain::{JobConflict, ValidationError};
 use seatclaim_shared::ports::BackendError;
 use serde::Serialize;
 
+use crate::auth::AuthError;
+
 /// A request that could not be served, by cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -35,6 +37,29 @@ pub enum ApiError {
         /// axum's description of it.
         detail: String,
     },
+    /// No valid bearer token (401, with a `WWW-Authenticate` challenge).
+    #[error(transparent)]
+    Unauthenticated(AuthError),
+    /// A valid token that may not do this (403); `scope` names the scope it lacks.
+    #[error("{detail}")]
+    Forbidden {
+        /// What is not allowed.
+        detail: String,
+        /// The scope that would allow it, if one would.
+        scope: Option<String>,
+    },
+    /// The buyer sends reservations faster than its rate allows (429).
+    #[error("too many reservation requests from this buyer; retry after {retry_after} s")]
+    TooManyRequests {
+        /// Whole seconds until the next request is allowed.
+        retry_after: u64,
+    },
+    /// More requests are in flight than the API takes at once (503, load shedding).
+    #[error("the service is at capacity; retry shortly")]
+    Overloaded,
+    /// The request took longer than the request timeout (503).
+    #[error("the request took too long; retry")]
+    TimedOut,
     /// The backend failed; 503 when a retry may help, 500 when it will not.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -114,6 +139,27 @@ impl ApiError {
                     "The request body is not acceptable",
                 ),
             },
+            Self::Unauthenticated(_) => (
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "A valid bearer token is required",
+            ),
+            Self::Forbidden { .. } => (StatusCode::FORBIDDEN, "forbidden", "Not allowed"),
+            Self::TooManyRequests { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-requests",
+                "Too many requests",
+            ),
+            Self::Overloaded => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "Too busy; retry",
+            ),
+            Self::TimedOut => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                "The request timed out; retry",
+            ),
             Self::Backend(error) if error.is_transient() => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -154,6 +200,34 @@ impl IntoResponse for ApiError {
                 .headers_mut()
                 .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         }
+        if let Some((name, value)) = self.challenge() {
+            response.headers_mut().insert(name, value);
+        }
         response
+    }
+}
+
+impl ApiError {
+    /// The header a 401, 403 or 429 carries: the RFC 6750 challenge, or `Retry-After`.
+    fn challenge(&self) -> Option<(header::HeaderName, header::HeaderValue)> {
+        let value = match self {
+            Self::Unauthenticated(AuthError::Missing) => r#"Bearer realm="seatclaim""#.to_owned(),
+            Self::Unauthenticated(AuthError::Invalid(why)) => format!(
+                r#"Bearer realm="seatclaim", error="invalid_token", error_description="{}""#,
+                why.replace('"', "'")
+            ),
+            Self::Forbidden {
+                scope: Some(scope), ..
+            } => {
+                format!(r#"Bearer realm="seatclaim", error="insufficient_scope", scope="{scope}""#)
+            }
+            Self::TooManyRequests { retry_after } => {
+                let value = header::HeaderValue::from_str(&retry_after.to_string()).ok()?;
+                return Some((header::RETRY_AFTER, value));
+            }
+            _ => return None,
+        };
+        let value = header::HeaderValue::from_str(&value).ok()?;
+        Some((header::WWW_AUTHENTICATE, value))
     }
 }

@@ -1,13 +1,21 @@
 //! seatclaim's admission and status API: takes reservation intents, makes them durable, answers
 //! 202 at once, and lets clients follow each job to its outcome.
 
+pub mod auth;
+mod caller;
 mod error;
 mod extract;
+mod rate;
 mod routes;
+mod server;
 mod settings;
 mod startup;
+mod state;
 
+pub use caller::Caller;
 pub use error::ApiError;
+pub use rate::BuyerRate;
 pub use routes::router;
-pub use settings::ApiSettings;
+pub use settings::{ApiSettings, ServerLimits};
 pub use startup::Application;
+pub use state::{Access, AppState};

@@ -2,7 +2,9 @@
 
 use anyhow::Context;
 use clap::Parser;
-use seatclaim_api::{ApiSettings, Application};
+use std::sync::Arc;
+
+use seatclaim_api::{Access, ApiSettings, AppState, Application};
 use seatclaim_shared::config::BackendKind;
 use seatclaim_shared::{Backend, shutdown, telemetry};
 use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
@@ -27,17 +29,32 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings();
+    let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
     let in_process = cli.api.embedded_worker && settings.backend == BackendKind::Embedded;
     let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &settings));
-    let app = Application::build(backend, cli.api.listen, worker, cli.api.shutdown_grace())
-        .await
-        .with_context(|| format!("cannot listen on {}", cli.api.listen))?;
+    let state = AppState {
+        backend,
+        access: Arc::new(access),
+    };
+    let app = Application::build(
+        state,
+        cli.api.listen,
+        cli.api.metrics_listen,
+        worker,
+        cli.api.shutdown_grace(),
+        cli.api.limits,
+    )
+    .await
+    .with_context(|| format!("cannot listen on {}", cli.api.listen))?;
     let address = app.local_addr().context("cannot read the bound address")?;
-    tracing::info!(%address, data_dir = %settings.data_dir.display(), backend = settings.backend.as_str(), in_process_worker = in_process, "listening");
+    let metrics = app.metrics_addr();
+    tracing::info!(%address, %metrics, data_dir = %settings.data_dir.display(), backend = settings.backend.as_str(), in_process_worker = in_process, "listening");
     app.run_until_stopped(shutdown::signal())
         .await
         .context("the server failed")?;

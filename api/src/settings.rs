@@ -3,12 +3,23 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::auth::AuthSettings;
+
 /// The API process's own settings (the backend's are shared with the worker).
 #[derive(Debug, Clone, Args)]
 pub struct ApiSettings {
     /// Address to listen on; port 0 picks a free one (the bound address is logged).
     #[arg(long, env = "SEATCLAIM_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+
+    /// Address of `/metrics` (Prometheus) and `/healthz`: kept off the public listener, for the
+    /// scraper alone.
+    #[arg(
+        long,
+        env = "SEATCLAIM_METRICS_LISTEN",
+        default_value = "127.0.0.1:9091"
+    )]
+    pub metrics_listen: SocketAddr,
 
     /// Run the claim worker inside the API process (the one-command local setup). Turn off when
     /// `seatclaim-worker` runs as its own process.
@@ -18,6 +29,55 @@ pub struct ApiSettings {
     /// Seconds to let in-flight requests finish after a stop signal before closing them.
     #[arg(long, env = "SEATCLAIM_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
     pub shutdown_grace_secs: u64,
+
+    /// Reservation POSTs a buyer may make per second, on average.
+    #[arg(long, env = "SEATCLAIM_BUYER_RATE", default_value_t = 5)]
+    pub buyer_rate: u32,
+
+    /// Reservation POSTs a buyer may make at once.
+    #[arg(long, env = "SEATCLAIM_BUYER_BURST", default_value_t = 10)]
+    pub buyer_burst: u32,
+
+    /// How callers authenticate.
+    #[command(flatten)]
+    pub auth: AuthSettings,
+
+    /// What one request, and all of them together, may take.
+    #[command(flatten)]
+    pub limits: ServerLimits,
+}
+
+/// Bounds on requests, so that slow or numerous clients degrade into quick refusals instead of
+/// slowing every buyer down. The defaults refuse none of the load generator's or the
+/// benchmarks' default runs.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ServerLimits {
+    /// Seconds a request may take from its headers to its response (a long poll waits at most
+    /// 20); past it the answer is 503.
+    #[arg(long, env = "SEATCLAIM_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Seconds a client may take to send a request's headers; past it the connection is closed.
+    #[arg(long, env = "SEATCLAIM_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+    /// Requests in flight at once; past it a request is answered 503 with `Retry-After` at
+    /// once (load shedding) instead of waiting.
+    #[arg(long, env = "SEATCLAIM_MAX_IN_FLIGHT", default_value_t = 4096)]
+    pub max_in_flight: usize,
+    /// Long polls (`GET /v1/jobs/{id}?wait=N`) waiting at once; past it a poll is answered at
+    /// once, with the job as it stands.
+    #[arg(long, env = "SEATCLAIM_MAX_LONG_POLLS", default_value_t = 1024)]
+    pub max_long_polls: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            request_timeout_secs: 30,
+            header_read_timeout_secs: 10,
+            max_in_flight: 4096,
+            max_long_polls: 1024,
+        }
+    }
 }
 
 impl ApiSettings {

@@ -4,37 +4,63 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use axum::Router;
+use axum::error_handling::HandleErrorLayer;
 use axum::http::Request;
-use seatclaim_shared::Backend;
-use seatclaim_worker::Worker;
+use axum::{BoxError, Router};
+use seatclaim_shared::ports::BackendError;
+use seatclaim_worker::{Worker, serve_metrics};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceBuilder;
+use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::trace::TraceLayer;
 use tracing::{info, info_span, warn};
 
+use crate::error::ApiError;
 use crate::routes;
+use crate::server;
+use crate::settings::ServerLimits;
+use crate::state::AppState;
 
-/// A bound listener, the routes, and optionally an in-process worker, ready to run.
+/// A bound listener, the routes, the metrics endpoint, and optionally an in-process worker,
+/// ready to run.
 pub struct Application {
     listener: TcpListener,
     router: Router,
     worker: Option<Worker>,
     grace: Duration,
+    header_read_timeout: Duration,
+    metrics: SocketAddr,
+    metrics_stop: CancellationToken,
 }
 
 impl Application {
-    /// Binds `listen` (port 0 for any free port) and assembles the app over `backend`.
+    /// Binds `listen` (port 0 for any free port) and `metrics_listen` (its `/metrics` and
+    /// `/healthz`, served from now on) and assembles the app over `state`, under `limits`.
     pub async fn build(
-        backend: Backend,
+        state: AppState,
         listen: SocketAddr,
+        metrics_listen: SocketAddr,
         worker: Option<Worker>,
         grace: Duration,
+        limits: ServerLimits,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(listen).await?;
-        // Install the metrics recorder before anything counts, so /metrics misses nothing.
-        seatclaim_shared::telemetry::metrics();
-        let router = routes::router(backend).layer(
+        // The metrics recorder is installed here, before anything counts.
+        let metrics_stop = CancellationToken::new();
+        let metrics = serve_metrics(metrics_listen, metrics_stop.clone()).await?;
+        // Every route runs under the bounds: at most `max_in_flight` requests at once (one more
+        // is refused at once, 503, rather than queued) and the request timeout each (503 past
+        // it), both answered as problem+json.
+        let bounds = ServiceBuilder::new()
+            .layer(HandleErrorLayer::new(refusal))
+            .load_shed()
+            .layer(GlobalConcurrencyLimitLayer::new(
+                limits.max_in_flight.max(1),
+            ))
+            .timeout(Duration::from_secs(limits.request_timeout_secs.max(1)));
+        let router = routes::router(state).layer(bounds).layer(
             // One span per request; handlers record the job id into it so a job can be followed
             // from its POST through the worker's claim in the logs.
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -51,12 +77,21 @@ impl Application {
             router,
             worker,
             grace,
+            header_read_timeout: Duration::from_secs(limits.header_read_timeout_secs.max(1)),
+            metrics,
+            metrics_stop,
         })
     }
 
     /// The address actually bound.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The metrics endpoint's bound address.
+    #[must_use]
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics
     }
 
     /// Serves until `stop` resolves. Then it stops accepting connections, lets in-flight requests
@@ -70,28 +105,46 @@ impl Application {
             .worker
             .map(|worker| tokio::spawn(worker.run(worker_stop.clone())));
         let draining = CancellationToken::new();
-        let server = axum::serve(self.listener, self.router).with_graceful_shutdown({
-            let draining = draining.clone();
-            async move {
-                stop.await;
-                draining.cancel();
-            }
-        });
+        let connections = TaskTracker::new();
+        let server = tokio::spawn(server::serve(
+            self.listener,
+            self.router,
+            self.header_read_timeout,
+            draining.clone(),
+            connections.clone(),
+        ));
         info!("serving");
-        let served = tokio::select! {
-            served = server => served,
-            () = async { draining.cancelled().await; tokio::time::sleep(self.grace).await } => {
-                warn!("in-flight requests outlived the grace period; closing them");
-                Ok(())
-            }
-        };
+        stop.await;
+        draining.cancel();
+        if let Err(error) = server.await {
+            warn!(%error, "the accept loop ended abnormally");
+        }
+        connections.close();
+        if tokio::time::timeout(self.grace, connections.wait())
+            .await
+            .is_err()
+        {
+            warn!("in-flight requests outlived the grace period; closing them");
+        }
         worker_stop.cancel();
+        self.metrics_stop.cancel();
         if let Some(worker) = worker {
             if let Err(error) = worker.await {
                 warn!(%error, "the in-process worker ended abnormally");
             }
         }
         info!("stopped");
-        served
+        Ok(())
+    }
+}
+
+/// The answer to a request the bounds refused.
+async fn refusal(error: BoxError) -> ApiError {
+    if error.is::<tower::load_shed::error::Overloaded>() {
+        ApiError::Overloaded
+    } else if error.is::<tower::timeout::error::Elapsed>() {
+        ApiError::TimedOut
+    } else {
+        ApiError::Backend(BackendError::permanent(error.to_string()))
     }
 }

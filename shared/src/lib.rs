@@ -15,6 +15,7 @@ pub mod backend;
 pub mod codec;
 pub mod config;
 pub mod domain;
+pub mod identity;
 pub mod ports;
 pub mod shutdown;
 pub mod telemetry;

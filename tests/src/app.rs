@@ -3,7 +3,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode, header};
-use seatclaim_api::Application;
+use seatclaim_api::auth::{AuthSettings, Authenticator};
+use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
 use seatclaim_shared::adapters::faults::FaultSettings;
@@ -29,6 +30,12 @@ pub struct AppOptions {
     pub max_attempts: u32,
     /// Faults to inject into the app's backend.
     pub faults: FaultSettings,
+    /// Turns authentication on with these settings (see [`hs256`]).
+    pub auth: Option<AuthSettings>,
+    /// `SEATCLAIM_BUYER_RATE` and `SEATCLAIM_BUYER_BURST`.
+    pub buyer_rate: (u32, u32),
+    /// The request bounds (timeouts, in-flight and long-poll caps).
+    pub limits: ServerLimits,
 }
 
 impl Default for AppOptions {
@@ -39,6 +46,9 @@ impl Default for AppOptions {
             sweep_interval_ms: 100,
             max_attempts: 5,
             faults: FaultSettings::default(),
+            auth: None,
+            buyer_rate: (5, 10),
+            limits: ServerLimits::default(),
         }
     }
 }
@@ -63,6 +73,8 @@ pub struct TestApp {
     /// Processes started beside the app (`seatclaimctl`, the binaries) keep the wall clock.
     pub clock: Arc<JumpClock>,
     http: Transport,
+    /// The app's metrics endpoint (`None` in-process, where the recorder is read directly).
+    metrics: Option<String>,
     events: PublishedEvents,
     /// The embedded backend's data folder, removed when the test ends.
     _data: TempDir,
@@ -92,15 +104,20 @@ impl TestApp {
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
         let stop = CancellationToken::new();
-        let http = match test_transport() {
-            TransportKind::Socket => serve_on_socket(backend.clone(), worker, &stop).await,
-            TransportKind::InProcess => serve_in_process(backend.clone(), worker, &stop),
+        let state = AppState {
+            backend: backend.clone(),
+            access: Arc::new(access(&options).await),
+        };
+        let (http, metrics) = match test_transport() {
+            TransportKind::Socket => serve_on_socket(state, worker, options.limits, &stop).await,
+            TransportKind::InProcess => (serve_in_process(state, worker, &stop), None),
         };
         Self {
             backend,
             settings,
             clock,
             http,
+            metrics,
             events,
             _data: data,
             _stop: stop.drop_guard(),
@@ -171,6 +188,23 @@ impl TestApp {
                 .map(|line| serde_json::from_str(line).expect("each event log line is JSON"))
                 .collect(),
             PublishedEvents::Queue(consumer) => consumer.drain().await,
+        }
+    }
+
+    /// The app's `host:port` when it is served on a socket.
+    #[must_use]
+    pub fn address(&self) -> Option<&str> {
+        match &self.http {
+            Transport::Socket { base, .. } => base.strip_prefix("http://"),
+            Transport::InProcess(_) => None,
+        }
+    }
+
+    /// The app's Prometheus metrics, from its metrics listener (the recorder itself in-process).
+    pub async fn metrics(&self) -> String {
+        match &self.metrics {
+            Some(url) => reqwest::get(url).await.unwrap().text().await.unwrap(),
+            None => seatclaim_shared::telemetry::metrics().render(),
         }
     }
 
@@ -330,31 +364,72 @@ async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, Publish
     (settings, events)
 }
 
-/// Serves the app as the binary does, on a free local port, until `stop` is cancelled.
+/// Authentication settings with only an HS256 secret (and the default admin scope).
+#[must_use]
+pub fn hs256(secret: &str) -> AuthSettings {
+    AuthSettings {
+        jwks_url: None,
+        hs256_secret: Some(secret.to_owned()),
+        issuer: None,
+        audience: None,
+        admin_scope: seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
+        mode: None,
+        jwks_refresh_secs: 300,
+    }
+}
+
+/// The access policy `options` ask for: authenticated if they carry settings, else open.
+async fn access(options: &AppOptions) -> Access {
+    let (auth, admin_scope) = match &options.auth {
+        Some(settings) => (
+            Authenticator::from_settings(settings).await,
+            settings.admin_scope.clone(),
+        ),
+        None => (
+            None,
+            seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
+        ),
+    };
+    Access {
+        auth,
+        admin_scope,
+        buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
+        long_polls: tokio::sync::Semaphore::new(options.limits.max_long_polls),
+    }
+}
+
+/// Serves the app as the binary does, on a free local port, until `stop` is cancelled; returns
+/// its transport and its metrics URL.
 async fn serve_on_socket(
-    backend: Backend,
+    state: AppState,
     worker: Option<Worker>,
+    limits: ServerLimits,
     stop: &CancellationToken,
-) -> Transport {
+) -> (Transport, Option<String>) {
+    let any_port = "127.0.0.1:0".parse().expect("an address");
     let app = Application::build(
-        backend,
-        "127.0.0.1:0".parse().expect("an address"),
+        state,
+        any_port,
+        any_port,
         worker,
         Duration::from_secs(5),
+        limits,
     )
     .await
     .expect("the app binds a free port");
     let base = format!("http://{}", app.local_addr().expect("a bound address"));
+    let metrics = format!("http://{}/metrics", app.metrics_addr());
     tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
-    Transport::Socket {
+    let transport = Transport::Socket {
         base,
         client: reqwest::Client::new(),
-    }
+    };
+    (transport, Some(metrics))
 }
 
 /// The app's router with no listener, and its worker running until `stop` is cancelled.
 fn serve_in_process(
-    backend: Backend,
+    state: AppState,
     worker: Option<Worker>,
     stop: &CancellationToken,
 ) -> Transport {
@@ -363,5 +438,5 @@ fn serve_in_process(
     if let Some(worker) = worker {
         tokio::spawn(worker.run(stop.clone()));
     }
-    Transport::InProcess(seatclaim_api::router(backend))
+    Transport::InProcess(seatclaim_api::router(state))
 }

@@ -19,9 +19,10 @@ mod process;
 pub mod races;
 pub mod request_log;
 mod seed;
+pub mod tokens;
 mod wait;
 
-pub use app::{AppOptions, TestApp, assert_problem, test_backend};
+pub use app::{AppOptions, TestApp, assert_problem, hs256, test_backend};
 pub use client::{Call, Reply, Transport, TransportKind, test_transport};
 pub use clock::JumpClock;
 pub use contract::Fixture;

@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
-use seatclaim_api::Application;
+use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::request_log::{Counts, RequestLog};
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::aws;
 use seatclaim_shared::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
+use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
 use seatclaim_shared::ports::SystemClock;
 use seatclaim_worker::{Limits, process_batch, relay_once};
 use serde_json::json;
@@ -123,11 +124,23 @@ async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_te
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
     let (log, backend) = counted_backend().await;
+    // Authentication off and no buyer limit to speak of: this counts requests, nothing else.
+    let state = AppState {
+        backend: backend.clone(),
+        access: Arc::new(Access {
+            auth: None,
+            admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
+            buyers: BuyerRate::new(1_000, 1_000),
+            long_polls: tokio::sync::Semaphore::new(16),
+        }),
+    };
     let app = Application::build(
-        backend.clone(),
+        state,
+        "127.0.0.1:0".parse().unwrap(),
         "127.0.0.1:0".parse().unwrap(),
         None,
         Duration::from_secs(5),
+        ServerLimits::default(),
     )
     .await
     .unwrap();

@@ -68,7 +68,7 @@ async fn duplicated_and_reordered_delivery_changes_no_outcome() {
         Duration::from_secs(60),
         &format!("{expected} duplicates acknowledged as already decided"),
         || async {
-            let (_, text) = tripled.get_text("/metrics").await;
+            let text = tripled.metrics().await;
             let seen = acknowledged_duplicates(&text);
             (seen >= expected).then_some(seen)
         },

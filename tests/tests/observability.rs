@@ -32,14 +32,19 @@ async fn the_api_exposes_prometheus_metrics_of_admission_and_claims() {
         "seatclaim_outbox_lag_seconds",
         "seatclaim_queue_messages{state=\"dead\"}",
     ];
+    let (public, _) = app.get_text("/metrics").await;
+    assert_eq!(
+        public.as_u16(),
+        404,
+        "/metrics is served on SEATCLAIM_METRICS_LISTEN, not the public listener"
+    );
     // Shown (on failure) each time the set of missing metrics changes.
     let reported = RefCell::new(None);
     eventually(
         Duration::from_secs(30),
         "/metrics to show every metric of admission, claims, the relay and the queue",
         || async {
-            let (status, text) = app.get_text("/metrics").await;
-            assert!(status.is_success(), "GET /metrics: {status}");
+            let text = app.metrics().await;
             let missing: Vec<&str> = names
                 .into_iter()
                 .filter(|name| !text.contains(name))

@@ -9,8 +9,10 @@ use seatclaim_shared::domain::{
 use seatclaim_shared::ports::EventCreation;
 use serde::{Deserialize, Serialize};
 
+use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
+use crate::state::AppState;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,11 +45,14 @@ pub struct Created {
     seats: usize,
 }
 
-/// `POST /v1/events`: creates an event and all its seats, AVAILABLE.
+/// `POST /v1/events`: creates an event and all its seats, AVAILABLE. Needs the admin scope.
 pub async fn create(
-    State(backend): State<Backend>,
+    State(state): State<AppState>,
+    caller: Caller,
     ApiJson(body): ApiJson<CreateEvent>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
+    caller.require_admin(&state.access.admin_scope)?;
+    let backend = &state.backend;
     let event = NewEvent::parse(EventSpec {
         event_id: body.event_id,
         name: body.name,

@@ -21,8 +21,3 @@ pub async fn ready(State(backend): State<Backend>) -> Result<Json<Value>, ApiErr
         .map_err(|error| ApiError::Backend(BackendError::transient(error.message)))?;
     Ok(Json(json!({ "status": "ready" })))
 }
-
-/// Prometheus metrics of this process (and of its in-process worker, if it runs one).
-pub async fn metrics() -> String {
-    seatclaim_shared::telemetry::metrics().render()
-}

@@ -7,7 +7,9 @@ use seatclaim_shared::ports::Settled;
 use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
 
+use crate::caller::Caller;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// A job as clients see it.
 #[derive(Serialize)]
@@ -21,8 +23,16 @@ pub struct JobView {
     reason: Option<String>,
 }
 
+/// What buyers read as a FAILED job's reason: the error itself (a backend's message) is for the
+/// logs and `seatclaimctl jobs show`.
+const FAILED_REASON: &str = "processing failed; the request will not be retried";
+
 impl From<Job> for JobView {
     fn from(job: Job) -> Self {
+        let reason = match job.status {
+            JobStatus::Failed => Some(FAILED_REASON.to_owned()),
+            _ => job.reason,
+        };
         Self {
             hold_expires_at: job
                 .hold_expires_at
@@ -32,7 +42,7 @@ impl From<Job> for JobView {
             event_id: job.event_id,
             buyer_id: job.buyer_id,
             seat_ids: job.seat_ids,
-            reason: job.reason,
+            reason,
         }
     }
 }
@@ -58,40 +68,84 @@ pub struct Wait {
 }
 
 /// `GET /v1/jobs/{job_id}[?wait=N]`: the job; with `wait`, answered as soon as it is decided
-/// (at once if it already is), or as it stands after N seconds.
+/// (at once if it already is), or as it stands after N seconds. Another buyer's job is 404.
+/// Past `SEATCLAIM_MAX_LONG_POLLS` waiting polls, a poll is answered at once.
 pub async fn show(
-    State(backend): State<Backend>,
+    State(state): State<AppState>,
+    caller: Caller,
     Path(raw): Path<String>,
     query: Result<Query<Wait>, QueryRejection>,
 ) -> Result<Json<JobView>, ApiError> {
     let Query(Wait { wait }) = query?;
     let id = job_id(&raw)?;
-    let job = match wait.filter(|seconds| *seconds > 0) {
-        Some(seconds) => {
+    let backend = &state.backend;
+    let permit = wait
+        .filter(|seconds| *seconds > 0)
+        .and_then(|seconds| Some((seconds, state.access.long_polls.try_acquire().ok()?)));
+    let job = match permit {
+        Some((seconds, _permit)) => {
+            let _waiting = Waiting::start();
             let max = std::time::Duration::from_secs(seconds.min(MAX_WAIT_SECONDS));
             backend.jobs.wait_for_decision(id, max).await?
         }
         None => backend.jobs.job(id).await?,
     };
-    Ok(Json(job.ok_or_else(|| not_found(&raw))?.into()))
+    let job = job
+        .filter(|job| caller.may_read(job))
+        .ok_or_else(|| not_found(&raw))?;
+    Ok(Json(job.into()))
+}
+
+/// Counts a long poll in `seatclaim_long_polls_waiting` while it lives.
+struct Waiting;
+
+impl Waiting {
+    fn start() -> Self {
+        metrics::gauge!("seatclaim_long_polls_waiting").increment(1.0);
+        Self
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        metrics::gauge!("seatclaim_long_polls_waiting").decrement(1.0);
+    }
 }
 
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.
-pub async fn confirm(state: State<Backend>, path: Path<String>) -> Result<Json<JobView>, ApiError> {
-    settle(state, path, JobAction::Confirm).await
+pub async fn confirm(
+    state: State<Backend>,
+    caller: Caller,
+    path: Path<String>,
+) -> Result<Json<JobView>, ApiError> {
+    settle(state, caller, path, JobAction::Confirm).await
 }
 
 /// `POST /v1/jobs/{job_id}/cancel`: HELD becomes CANCELLED and its seats return to sale.
-pub async fn cancel(state: State<Backend>, path: Path<String>) -> Result<Json<JobView>, ApiError> {
-    settle(state, path, JobAction::Cancel).await
+pub async fn cancel(
+    state: State<Backend>,
+    caller: Caller,
+    path: Path<String>,
+) -> Result<Json<JobView>, ApiError> {
+    settle(state, caller, path, JobAction::Cancel).await
 }
 
+/// Settles the caller's own job; another buyer's is 404, as an unknown one.
 async fn settle(
     State(backend): State<Backend>,
+    caller: Caller,
     Path(raw): Path<String>,
     action: JobAction,
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
+    if caller != Caller::Open {
+        backend
+            .jobs
+            .job(id)
+            .await?
+            .filter(|job| caller.may_settle(job))
+            .ok_or_else(|| not_found(&raw))?;
+    }
     match app::settle(&backend, id, action).await? {
         Settled::Done(job) => Ok(Json((*job).into())),
         Settled::NotFound => Err(not_found(&raw)),

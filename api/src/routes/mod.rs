@@ -8,17 +8,17 @@ mod reservations;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use seatclaim_shared::Backend;
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// A reservation body is a few seat ids; anything bigger is a mistake or an attack.
 const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
 /// An event may list 200,000 seats one by one.
 const EVENT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// Every route, with the backend as shared state.
-pub fn router(backend: Backend) -> Router {
+/// Every route, with the backend and the access policy as shared state.
+pub fn router(state: AppState) -> Router {
     Router::new()
         .route(
             "/v1/events",
@@ -34,10 +34,9 @@ pub fn router(backend: Backend) -> Router {
         .route("/v1/jobs/{job_id}/cancel", post(jobs::cancel))
         .route("/healthz", get(health::live))
         .route("/readyz", get(health::ready))
-        .route("/metrics", get(health::metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(backend)
+        .with_state(state)
 }
 
 async fn not_found() -> ApiError {

@@ -2,19 +2,22 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_shared::domain::{BuyerId, EventId, JobId, JobStatus, SeatRequest, ValidationError};
+use seatclaim_shared::app;
+use seatclaim_shared::domain::{EventId, JobId, JobStatus, SeatRequest, ValidationError};
 use seatclaim_shared::ports::Admission;
-use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
 
+use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, idempotency_key};
+use crate::state::AppState;
 
-/// Either `seat_ids` or `section` with `quantity`.
+/// Either `seat_ids` or `section` with `quantity`; `buyer_id` is the token's subject when
+/// authentication is on (optional, and must match), required when it is off.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reserve {
-    buyer_id: String,
+    buyer_id: Option<String>,
     seat_ids: Option<Vec<String>>,
     section: Option<String>,
     quantity: Option<i64>,
@@ -44,18 +47,26 @@ struct Accepted {
 }
 
 /// `POST /v1/events/{event_id}/reservations`: makes the intent durable and answers 202 at once.
-/// Nothing about the seats is promised yet; the client polls the job.
+/// Nothing about the seats is promised yet; the client polls the job. Each buyer's POSTs are
+/// rate-limited (429 past its bucket).
 pub async fn reserve(
-    State(backend): State<Backend>,
+    State(state): State<AppState>,
+    caller: Caller,
     Path(event_id): Path<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Reserve>,
 ) -> Result<Response, ApiError> {
+    let buyer_id = caller.buyer(body.buyer_id.as_deref())?;
+    state
+        .access
+        .buyers
+        .check(&buyer_id)
+        .map_err(|retry_after| ApiError::TooManyRequests { retry_after })?;
     let key = idempotency_key(&headers)?;
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let event_id = EventId::parse(&event_id).map_err(|_| unknown_event())?;
-    let buyer_id = BuyerId::parse(&body.buyer_id)?;
-    let admission = app::admit(&backend, &key, event_id, buyer_id, body.request()?).await?;
+    let request = body.request()?;
+    let admission = app::admit(&state.backend, &key, event_id, buyer_id, request).await?;
     let job_id = match admission {
         Admission::Accepted(job_id) | Admission::Duplicate(job_id) => job_id,
         Admission::KeyReused => return Err(ApiError::KeyReused),

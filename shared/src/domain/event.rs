@@ -60,6 +60,13 @@ pub struct NewEvent {
     pub seats: Vec<(SeatId, Section)>,
 }
 
+/// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
+/// bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) that make text display
+/// in another order than it reads (the "Trojan Source" trick).
+fn is_disallowed_in_names(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 impl NewEvent {
     /// Checks the organiser's request and expands sections into seats.
     pub fn parse(spec: EventSpec) -> Result<Self, ValidationError> {
@@ -69,6 +76,12 @@ impl NewEvent {
             return Err(ValidationError::new(
                 "name",
                 "must be 1 to 200 characters long",
+            ));
+        }
+        if name.chars().any(is_disallowed_in_names) {
+            return Err(ValidationError::new(
+                "name",
+                "must not contain control or bidirectional-override characters",
             ));
         }
         let hold_seconds = spec.hold_seconds.unwrap_or(DEFAULT_HOLD_SECONDS);
@@ -172,6 +185,26 @@ mod tests {
         assert_eq!(event.seats[0].0.as_str(), "A-1-1");
         assert_eq!(event.seats[199].0.as_str(), "A-10-20");
         assert_eq!(event.hold, SignedDuration::from_secs(300));
+    }
+
+    #[test]
+    fn a_name_with_control_or_bidi_override_characters_is_rejected() {
+        for bad in [
+            "Night\nshow",
+            "Night\u{0007}show",
+            "evil\u{202E}txt.exe",
+            "a\u{2066}b",
+        ] {
+            let mut named = spec();
+            named.name = bad.into();
+            assert_eq!(NewEvent::parse(named).unwrap_err().field, "name", "{bad:?}");
+        }
+        let mut plain = spec();
+        plain.name = "Nuit blanche \u{2014} \u{65e5}\u{672c}".into();
+        assert!(
+            NewEvent::parse(plain).is_ok(),
+            "other non-ASCII text is fine"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod audit;
 mod dlq;
 mod jobs;
+mod token;
 
 use std::process::ExitCode;
 
@@ -47,6 +48,9 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Releases lapsed holds now, as the worker's sweeper does, for a stuck deployment.
     Sweep,
+    /// Prints an HS256 bearer token for a buyer, signed with `SEATCLAIM_AUTH_HS256_SECRET`, for
+    /// development (production tokens come from the identity provider).
+    Token(token::TokenArgs),
 }
 
 #[tokio::main]
@@ -69,13 +73,17 @@ async fn main() -> anyhow::Result<ExitCode> {
             println!("{done}");
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Token(args) => {
+            token::run(&args)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => {}
     }
     let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     match cli.command {
-        Command::Init | Command::Migrate => unreachable!("handled above"),
+        Command::Init | Command::Migrate | Command::Token(_) => unreachable!("handled above"),
         Command::Dlq(command) => dlq::run(&backend, command).await,
         Command::Jobs(command) => jobs::run(&backend, command).await,
         Command::Audit(args) => audit::run(&backend, args).await,

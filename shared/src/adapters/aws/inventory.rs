@@ -19,7 +19,7 @@ use crate::domain::{
     ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, ReservationEvent,
     SeatId, SeatRequest, decide_claim,
 };
-use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
+use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
 const SWEEP_READS: usize = 16;
@@ -207,10 +207,20 @@ impl Inventory for DynamoStore {
         let claimed = futures_util::future::join_all(
             intents.iter().map(|intent| self.claim_one(intent, now)),
         )
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-        let (outcomes, unrecorded): (Vec<_>, Vec<_>) = claimed.into_iter().unzip();
+        .await;
+        if let Some(failed) = claimed.iter().find_map(|result| result.as_ref().err()) {
+            // The batch's outcome is unknown to the caller, who claims it again intent by
+            // intent; the rejections it did decide wait for the relay, so that their claims
+            // again find them recorded instead of waiting out the record's grace.
+            let decided: Vec<ReservationEvent> = claimed
+                .iter()
+                .filter_map(|result| result.as_ref().ok()?.1.clone())
+                .collect();
+            let every: Vec<usize> = (0..decided.len()).collect();
+            self.record(&decided, &every).await?;
+            return Err(failed.clone());
+        }
+        let (outcomes, unrecorded): (Vec<_>, Vec<_>) = claimed.into_iter().flatten().unzip();
         Ok(Claims {
             outcomes,
             unrecorded: unrecorded.into_iter().flatten().collect(),

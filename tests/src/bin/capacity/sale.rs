@@ -188,8 +188,13 @@ pub async fn decide(
                 let outcome = process_batch(&backend, deliveries, Limits::attempts(20)).await;
                 held.fetch_add(outcome.held, Ordering::Relaxed);
                 rejected.fetch_add(outcome.rejected, Ordering::Relaxed);
+                // A batch that failed is claimed again intent by intent, and what it decided
+                // comes back as already decided: those are decisions of this sale too.
                 done.fetch_add(
-                    outcome.held + outcome.rejected + outcome.dead_lettered,
+                    outcome.held
+                        + outcome.rejected
+                        + outcome.already_decided
+                        + outcome.dead_lettered,
                     Ordering::Relaxed,
                 );
             }

@@ -1,0 +1,114 @@
+//! The authentication settings (`SEATCLAIM_AUTH_*`).
+
+use std::time::Duration;
+
+use clap::Args;
+use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
+
+/// How the API authenticates callers.
+#[derive(Debug, Clone, Args)]
+pub struct AuthSettings {
+    /// An OIDC issuer's JWKS URL: RS256 and ES256 tokens are validated against its keys (for
+    /// Cognito: `https://cognito-idp.<region>.amazonaws.com/<pool-id>/.well-known/jwks.json`).
+    #[arg(long, env = "SEATCLAIM_AUTH_JWKS_URL")]
+    pub jwks_url: Option<String>,
+    /// A shared secret for HS256 tokens (development and tests).
+    #[arg(long, env = "SEATCLAIM_AUTH_HS256_SECRET", hide_env_values = true)]
+    pub hs256_secret: Option<String>,
+    /// When set (and not empty), a token's `iss` must equal it.
+    #[arg(long, env = "SEATCLAIM_AUTH_ISSUER")]
+    pub issuer: Option<String>,
+    /// When set (and not empty), a token's `aud` (or Cognito's `client_id`) must contain it.
+    #[arg(long, env = "SEATCLAIM_AUTH_AUDIENCE")]
+    pub audience: Option<String>,
+    /// The scope that lets a token create events and read every job.
+    #[arg(long, env = "SEATCLAIM_AUTH_ADMIN_SCOPE", default_value = DEFAULT_ADMIN_SCOPE)]
+    pub admin_scope: String,
+    /// `off` runs the AWS backend with no authentication (it refuses to start so otherwise);
+    /// with a key source configured, authentication is on and `off` is refused.
+    #[arg(long = "auth", env = "SEATCLAIM_AUTH")]
+    pub mode: Option<AuthMode>,
+    /// Seconds between refreshes of the JWKS (a token naming an unknown key also fetches it,
+    /// at most every 10 seconds).
+    #[arg(long, env = "SEATCLAIM_AUTH_JWKS_REFRESH_SECS", default_value_t = 300)]
+    pub jwks_refresh_secs: u64,
+}
+
+/// `SEATCLAIM_AUTH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// Authentication on: a key source must be configured.
+    On,
+    /// Authentication off, on purpose.
+    Off,
+}
+
+impl AuthSettings {
+    /// Whether a key source is configured, i.e. authentication is on.
+    #[must_use]
+    pub fn has_keys(&self) -> bool {
+        self.jwks_url.is_some() || self.hs256_secret.is_some()
+    }
+
+    /// The JWKS refresh period.
+    #[must_use]
+    pub fn jwks_refresh(&self) -> Duration {
+        Duration::from_secs(self.jwks_refresh_secs.max(1))
+    }
+
+    /// Refuses contradictory settings, and an AWS deployment that is open by accident:
+    /// `on_aws` without a key source needs `SEATCLAIM_AUTH=off`.
+    pub fn check(&self, on_aws: bool) -> Result<(), String> {
+        match (self.has_keys(), self.mode) {
+            (true, Some(AuthMode::Off)) => Err(
+                "SEATCLAIM_AUTH=off contradicts SEATCLAIM_AUTH_JWKS_URL / SEATCLAIM_AUTH_HS256_SECRET"
+                    .into(),
+            ),
+            (false, Some(AuthMode::On)) => Err(
+                "SEATCLAIM_AUTH=on needs SEATCLAIM_AUTH_JWKS_URL or SEATCLAIM_AUTH_HS256_SECRET"
+                    .into(),
+            ),
+            (false, None) if on_aws => Err(
+                "the AWS backend will not serve without authentication: set SEATCLAIM_AUTH_JWKS_URL \
+                 (or SEATCLAIM_AUTH_HS256_SECRET), or SEATCLAIM_AUTH=off on purpose"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(secret: bool, mode: Option<AuthMode>) -> AuthSettings {
+        AuthSettings {
+            jwks_url: None,
+            hs256_secret: secret.then(|| "s".to_owned()),
+            issuer: None,
+            audience: None,
+            admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
+            mode,
+            jwks_refresh_secs: 300,
+        }
+    }
+
+    #[test]
+    fn aws_refuses_to_run_open_unless_told_to() {
+        assert!(settings(false, None).check(true).is_err());
+        assert!(settings(false, Some(AuthMode::Off)).check(true).is_ok());
+        assert!(settings(true, None).check(true).is_ok());
+        assert!(
+            settings(false, None).check(false).is_ok(),
+            "embedded may run open"
+        );
+    }
+
+    #[test]
+    fn contradictory_settings_are_refused() {
+        assert!(settings(true, Some(AuthMode::Off)).check(false).is_err());
+        assert!(settings(false, Some(AuthMode::On)).check(false).is_err());
+        assert!(settings(true, Some(AuthMode::On)).check(true).is_ok());
+    }
+}

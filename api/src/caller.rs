@@ -1,0 +1,98 @@
+//! The caller of a request, as the [`Caller`] extractor establishes it, and what a caller may
+//! do: reserve as itself, see and settle its own jobs, and (with the admin scope) create events
+//! and read every job. With authentication off every caller is [`Caller::Open`], as before.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use seatclaim_shared::domain::{BuyerId, Job, ValidationError};
+
+use crate::auth::{AuthError, Identity};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// Authentication is off: the body's `buyer_id` is believed and every job is visible.
+    Open,
+    /// A validated token's identity.
+    Signed(Identity),
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let Some(auth) = &state.access.auth else {
+            return Ok(Self::Open);
+        };
+        let header = parts
+            .headers
+            .get(AUTHORIZATION)
+            .ok_or(ApiError::Unauthenticated(AuthError::Missing))?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+            .ok_or_else(|| {
+                ApiError::Unauthenticated(AuthError::Invalid(
+                    "the Authorization header is not `Bearer <token>`".into(),
+                ))
+            })?;
+        let identity = auth
+            .identify(token)
+            .await
+            .map_err(ApiError::Unauthenticated)?;
+        Ok(Self::Signed(identity))
+    }
+}
+
+impl Caller {
+    /// The buyer a reservation is for: the token's subject (a `buyer_id` in the body must be
+    /// that subject, 403 otherwise), or with authentication off the body's `buyer_id`.
+    pub fn buyer(&self, claimed: Option<&str>) -> Result<BuyerId, ApiError> {
+        match (self, claimed) {
+            (Self::Open, Some(claimed)) => Ok(BuyerId::parse(claimed)?),
+            (Self::Open, None) => Err(ValidationError::new("buyer_id", "is required").into()),
+            (Self::Signed(identity), Some(claimed)) if claimed != identity.buyer.as_str() => {
+                Err(ApiError::Forbidden {
+                    detail: "buyer_id must be the token's subject".into(),
+                    scope: None,
+                })
+            }
+            (Self::Signed(identity), _) => Ok(identity.buyer.clone()),
+        }
+    }
+
+    /// Whether the caller may read `job`: its buyer, or an admin.
+    #[must_use]
+    pub fn may_read(&self, job: &Job) -> bool {
+        match self {
+            Self::Open => true,
+            Self::Signed(identity) => identity.admin || identity.buyer == job.buyer_id,
+        }
+    }
+
+    /// Whether the caller may confirm or cancel `job`: its buyer only.
+    #[must_use]
+    pub fn may_settle(&self, job: &Job) -> bool {
+        match self {
+            Self::Open => true,
+            Self::Signed(identity) => identity.buyer == job.buyer_id,
+        }
+    }
+
+    /// Passes admins (and everyone with authentication off); 403 for other tokens.
+    pub fn require_admin(&self, admin_scope: &str) -> Result<(), ApiError> {
+        match self {
+            Self::Signed(identity) if !identity.admin => Err(ApiError::Forbidden {
+                detail: format!("this needs the {admin_scope} scope"),
+                scope: Some(admin_scope.to_owned()),
+            }),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The router's state: the backend, and the access policy every request is checked against.
+
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use seatclaim_shared::Backend;
+use tokio::sync::Semaphore;
+
+use crate::auth::Authenticator;
+use crate::rate::BuyerRate;
+use crate::settings::ApiSettings;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// The ports.
+    pub backend: Backend,
+    /// Authentication and per-buyer limits.
+    pub access: Arc<Access>,
+}
+
+/// Who may call, and how often.
+pub struct Access {
+    /// Validates bearer tokens; `None` when authentication is off.
+    pub auth: Option<Authenticator>,
+    /// The scope that lets a token create events and read every job.
+    pub admin_scope: String,
+    /// Reservation POSTs per buyer.
+    pub buyers: BuyerRate,
+    /// Permits for long polls waiting at once (`SEATCLAIM_MAX_LONG_POLLS`).
+    pub long_polls: Semaphore,
+}
+
+impl Access {
+    /// The access policy of `settings`: refuses contradictory authentication settings, and an
+    /// AWS deployment (`on_aws`) left open by accident; warns when authentication is off.
+    pub async fn from_settings(settings: &ApiSettings, on_aws: bool) -> Result<Self, String> {
+        settings.auth.check(on_aws)?;
+        let auth = Authenticator::from_settings(&settings.auth).await;
+        if auth.is_none() {
+            tracing::warn!(
+                "authentication is off: anyone who reaches the API may act as any buyer \
+                 (set SEATCLAIM_AUTH_JWKS_URL or SEATCLAIM_AUTH_HS256_SECRET)"
+            );
+        }
+        Ok(Self {
+            auth,
+            admin_scope: settings.auth.admin_scope.clone(),
+            buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
+            long_polls: Semaphore::new(settings.limits.max_long_polls),
+        })
+    }
+}
+
+impl FromRef<AppState> for Backend {
+    fn from_ref(state: &AppState) -> Self {
+        state.backend.clone()
+    }
+}

@@ -1,0 +1,97 @@
+//! The identity a bearer token carries: the claims seatclaim reads (RFC 7519's and Amazon
+//! Cognito's). The API validates tokens against them; `seatclaimctl token` mints development
+//! tokens with them. Signatures and key handling are the `jsonwebtoken` crate's, in those two.
+
+use serde::{Deserialize, Serialize};
+
+/// The scope that lets a token create events and read every job, unless configured otherwise
+/// (`SEATCLAIM_AUTH_ADMIN_SCOPE`).
+pub const DEFAULT_ADMIN_SCOPE: &str = "seatclaim/admin";
+
+/// The claims of a token seatclaim accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The subject: the buyer the token speaks for.
+    pub sub: String,
+    /// Expiry, seconds since the epoch.
+    pub exp: i64,
+    /// Not before, seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<i64>,
+    /// Issued at, seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<i64>,
+    /// The issuer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    /// The audience: one value or several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<Audience>,
+    /// Cognito's access tokens name their app client here instead of in `aud`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Space-separated scopes (OAuth 2.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// The `aud` claim: a string or an array of strings (RFC 7519, 4.1.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Audience {
+    /// A single audience.
+    One(String),
+    /// Several audiences.
+    Many(Vec<String>),
+}
+
+impl Claims {
+    /// Whether the space-separated `scope` claim contains `scope`.
+    #[must_use]
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scope
+            .as_deref()
+            .is_some_and(|scopes| scopes.split(' ').any(|s| s == scope))
+    }
+
+    /// Whether the token is meant for `audience`: its `aud` contains it, or (Cognito) its
+    /// `client_id` is it.
+    #[must_use]
+    pub fn is_for(&self, audience: &str) -> bool {
+        let in_aud = match &self.aud {
+            Some(Audience::One(one)) => one == audience,
+            Some(Audience::Many(many)) => many.iter().any(|a| a == audience),
+            None => false,
+        };
+        in_aud || self.client_id.as_deref() == Some(audience)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(json: serde_json::Value) -> Claims {
+        serde_json::from_value(json).expect("claims")
+    }
+
+    #[test]
+    fn scopes_are_whole_words_of_the_scope_claim() {
+        let token =
+            claims(serde_json::json!({"sub": "b1", "exp": 1, "scope": "openid seatclaim/admin"}));
+        assert!(token.has_scope("seatclaim/admin"));
+        assert!(!token.has_scope("seatclaim"));
+        let plain = claims(serde_json::json!({"sub": "b1", "exp": 1}));
+        assert!(!plain.has_scope("seatclaim/admin"));
+    }
+
+    #[test]
+    fn the_audience_is_in_aud_or_is_cognitos_client_id() {
+        let one = claims(serde_json::json!({"sub": "b", "exp": 1, "aud": "web"}));
+        let many = claims(serde_json::json!({"sub": "b", "exp": 1, "aud": ["x", "web"]}));
+        let cognito = claims(serde_json::json!({"sub": "b", "exp": 1, "client_id": "web"}));
+        let other = claims(serde_json::json!({"sub": "b", "exp": 1, "aud": "else"}));
+        assert!(one.is_for("web") && many.is_for("web") && cognito.is_for("web"));
+        assert!(!other.is_for("web"));
+    }
+}

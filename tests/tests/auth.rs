@@ -1,0 +1,422 @@
+//! Authentication and ownership over HTTP, with HS256 tokens (and RS256/ES256 against a JWKS the
+//! test serves): every protected route needs a valid bearer token (401 with an RFC 6750
+//! challenge otherwise), the buyer is the token's subject, a job is its buyer's alone (404 to
+//! anyone else, readable by an admin), events need the admin scope, and each buyer's
+//! reservation POSTs are rate-limited.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::sync::{Arc, Mutex};
+
+use axum::http::{Method, StatusCode};
+use seatclaim_e2e::tokens::{EC_A, RSA_A, RSA_B, claims, hs256_token, jwks, signed_token};
+use seatclaim_e2e::{AppOptions, Reply, TestApp, assert_problem, hs256};
+use serde_json::{Value, json};
+
+const SECRET: &str = "test-secret-of-a-decent-length";
+
+async fn app_with(auth: seatclaim_api::auth::AuthSettings) -> TestApp {
+    TestApp::spawn_with(AppOptions {
+        auth: Some(auth),
+        ..AppOptions::default()
+    })
+    .await
+}
+
+fn token(sub: &str) -> String {
+    hs256_token(SECRET, &claims(sub, &json!({})))
+}
+
+fn admin() -> String {
+    hs256_token(
+        SECRET,
+        &claims("ops", &json!({"scope": "openid seatclaim/admin"})),
+    )
+}
+
+async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Reply {
+    let mut call = app.request(method, path).header("Idempotency-Key", "k1");
+    if let Some(token) = token {
+        call = call.header("Authorization", &format!("Bearer {token}"));
+    }
+    if let Some(body) = body {
+        call = call.json(&body);
+    }
+    call.send().await
+}
+
+/// A 401 problem with a Bearer challenge, `error="invalid_token"` unless the token was missing.
+fn assert_unauthenticated(reply: &Reply, missing: bool) {
+    assert_problem(reply, StatusCode::UNAUTHORIZED);
+    let challenge = reply.header("www-authenticate");
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    assert_eq!(challenge.contains("invalid_token"), !missing, "{challenge}");
+}
+
+async fn with_event(app: &TestApp) {
+    let created = call(
+        app,
+        Method::POST,
+        "/v1/events",
+        Some(&admin()),
+        Some(json!({"event_id": "e1", "name": "Show", "sections": [{"section": "A", "rows": 1, "seats_per_row": 20}]})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+}
+
+#[tokio::test]
+async fn without_a_valid_token_the_protected_routes_are_401_and_the_public_ones_answer() {
+    let app = app_with(hs256(SECRET)).await;
+    with_event(&app).await;
+    let reserve = json!({"seat_ids": ["A-1-1"]});
+    let now = jiff::Timestamp::now().as_second();
+    let bad_tokens = [
+        ("Basic dXNlcjpwYXNz".to_owned(), "not a bearer token"),
+        ("Bearer not.a.token".to_owned(), "malformed"),
+        (
+            format!(
+                "Bearer {}",
+                hs256_token("another-secret", &claims("b1", &json!({})))
+            ),
+            "bad signature",
+        ),
+        (
+            format!(
+                "Bearer {}",
+                hs256_token(SECRET, &claims("b1", &json!({"exp": now - 120})))
+            ),
+            "expired",
+        ),
+        (
+            format!(
+                "Bearer {}",
+                hs256_token(SECRET, &claims("b1", &json!({"nbf": now + 600})))
+            ),
+            "not yet valid",
+        ),
+        (
+            format!(
+                "Bearer {}",
+                signed_token(RSA_A, "k1", &claims("b1", &json!({})))
+            ),
+            "RS256 with no JWKS",
+        ),
+        (
+            "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJiMSIsImV4cCI6OTk5OTk5OTk5OX0.".to_owned(),
+            "alg none",
+        ),
+    ];
+    for (header, why) in &bad_tokens {
+        let reply = app
+            .request(Method::POST, "/v1/events/e1/reservations")
+            .header("Idempotency-Key", "k1")
+            .header("Authorization", header)
+            .json(&reserve)
+            .send()
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNAUTHORIZED,
+            "{why}: {}",
+            reply.text()
+        );
+        assert_unauthenticated(&reply, false);
+    }
+    let job = "/v1/jobs/00000000-0000-0000-0000-000000000000".to_owned();
+    for (method, path) in [
+        (Method::POST, "/v1/events/e1/reservations".to_owned()),
+        (Method::GET, job.clone()),
+        (Method::POST, format!("{job}/confirm")),
+        (Method::POST, format!("{job}/cancel")),
+        (Method::POST, "/v1/events".to_owned()),
+    ] {
+        let reply = call(&app, method, &path, None, Some(reserve.clone())).await;
+        assert_unauthenticated(&reply, true);
+    }
+    for path in ["/v1/events/e1/seats", "/healthz", "/readyz"] {
+        let reply = call(&app, Method::GET, path, None, None).await;
+        assert_eq!(reply.status, StatusCode::OK, "{path} stays public");
+    }
+}
+
+#[tokio::test]
+async fn buyers_reserve_as_their_subject_and_see_only_their_own_jobs() {
+    let app = app_with(hs256(SECRET)).await;
+    with_event(&app).await;
+    let (b1, b2) = (token("b1"), token("b2"));
+    let reply = call(
+        &app,
+        Method::POST,
+        "/v1/events/e1/reservations",
+        Some(&b1),
+        Some(json!({"seat_ids": ["A-1-1"]})),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    let job = reply.json()["job_id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/jobs/{job}");
+
+    let mine = call(&app, Method::GET, &path, Some(&b1), None).await;
+    assert_eq!(mine.status, StatusCode::OK);
+    assert_eq!(
+        mine.json()["buyer_id"],
+        "b1",
+        "the buyer is the token's subject"
+    );
+    let forged = call(
+        &app,
+        Method::POST,
+        "/v1/events/e1/reservations",
+        Some(&b1),
+        Some(json!({"buyer_id": "b2", "seat_ids": ["A-1-2"]})),
+    )
+    .await;
+    assert_problem(&forged, StatusCode::FORBIDDEN);
+    let same = call(
+        &app,
+        Method::POST,
+        "/v1/events/e1/reservations",
+        Some(&b1),
+        Some(json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]})),
+    )
+    .await;
+    assert_eq!(
+        same.json()["job_id"],
+        job.as_str(),
+        "a matching buyer_id is the same request"
+    );
+
+    for (method, route) in [
+        (Method::GET, path.clone()),
+        (Method::POST, format!("{path}/confirm")),
+        (Method::POST, format!("{path}/cancel")),
+    ] {
+        let theirs = call(&app, method, &route, Some(&b2), None).await;
+        assert_problem(&theirs, StatusCode::NOT_FOUND);
+    }
+    let read = call(&app, Method::GET, &path, Some(&admin()), None).await;
+    assert_eq!(read.status, StatusCode::OK, "an admin reads any job");
+    let settle = call(
+        &app,
+        Method::POST,
+        &format!("{path}/cancel"),
+        Some(&admin()),
+        None,
+    )
+    .await;
+    assert_problem(&settle, StatusCode::NOT_FOUND);
+
+    // Keys are scoped to the subject: b2's k1 is another job.
+    let other = call(
+        &app,
+        Method::POST,
+        "/v1/events/e1/reservations",
+        Some(&b2),
+        Some(json!({"seat_ids": ["A-1-1"]})),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::ACCEPTED);
+    assert_ne!(other.json()["job_id"], job.as_str());
+    let decided = seatclaim_e2e::eventually(
+        std::time::Duration::from_secs(30),
+        "b1's job is decided",
+        || async {
+            let reply = call(
+                &app,
+                Method::GET,
+                &format!("{path}?wait=5"),
+                Some(&b1),
+                None,
+            )
+            .await;
+            (reply.json()["status"] != "PENDING").then(|| reply.json())
+        },
+    )
+    .await;
+    assert_eq!(decided["status"], "HELD");
+    let cancelled = call(
+        &app,
+        Method::POST,
+        &format!("{path}/cancel"),
+        Some(&b1),
+        None,
+    )
+    .await;
+    assert_eq!(cancelled.json()["status"], "CANCELLED");
+}
+
+#[tokio::test]
+async fn creating_an_event_needs_the_admin_scope() {
+    let app = app_with(hs256(SECRET)).await;
+    let body = json!({"event_id": "e2", "name": "Show", "sections": [{"section": "A", "rows": 1, "seats_per_row": 2}]});
+    let refused = call(
+        &app,
+        Method::POST,
+        "/v1/events",
+        Some(&token("b1")),
+        Some(body.clone()),
+    )
+    .await;
+    assert_problem(&refused, StatusCode::FORBIDDEN);
+    assert!(
+        refused
+            .header("www-authenticate")
+            .contains("insufficient_scope")
+    );
+    let created = call(&app, Method::POST, "/v1/events", Some(&admin()), Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn issuer_and_audience_are_enforced_when_configured() {
+    let mut settings = hs256(SECRET);
+    settings.issuer = Some("https://issuer.example".into());
+    settings.audience = Some("web".into());
+    let app = app_with(settings).await;
+    let good = json!({"iss": "https://issuer.example", "aud": "web"});
+    let cognito = json!({"iss": "https://issuer.example", "client_id": "web"});
+    for (extra, status) in [
+        (good, StatusCode::OK),
+        (cognito, StatusCode::OK),
+        (
+            json!({"iss": "https://other.example", "aud": "web"}),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            json!({"iss": "https://issuer.example", "aud": "mobile"}),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (json!({"aud": "web"}), StatusCode::UNAUTHORIZED),
+    ] {
+        let token = hs256_token(SECRET, &claims("b1", &extra));
+        let reply = call(
+            &app,
+            Method::GET,
+            "/v1/jobs/00000000-0000-0000-0000-000000000000",
+            Some(&token),
+            None,
+        )
+        .await;
+        let seen = if reply.status == StatusCode::NOT_FOUND {
+            StatusCode::OK
+        } else {
+            reply.status
+        };
+        assert_eq!(seen, status, "{extra}: {}", reply.text());
+    }
+}
+
+/// Serves `document` (swappable) as a JWKS on a free port; returns its URL.
+async fn serve_jwks(document: Arc<Mutex<Value>>) -> String {
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            let document = document.lock().unwrap().clone();
+            async move { axum::Json(document) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn jwks_tokens_are_checked_against_the_issuers_keys_and_a_rotated_key_is_taken_up() {
+    let document = Arc::new(Mutex::new(jwks(&[(RSA_A, "k1"), (EC_A, "e1")])));
+    let mut settings = hs256(SECRET);
+    settings.hs256_secret = None;
+    settings.jwks_url = Some(serve_jwks(document.clone()).await);
+    let app = app_with(settings).await;
+    let job = "/v1/jobs/00000000-0000-0000-0000-000000000000";
+    let status = |token: String| {
+        let app = &app;
+        async move { call(app, Method::GET, job, Some(&token), None).await.status }
+    };
+    let mine = claims("b1", &json!({}));
+    assert_eq!(
+        status(signed_token(RSA_A, "k1", &mine)).await,
+        StatusCode::NOT_FOUND,
+        "RS256 accepted"
+    );
+    assert_eq!(
+        status(signed_token(EC_A, "e1", &mine)).await,
+        StatusCode::NOT_FOUND,
+        "ES256 accepted"
+    );
+    assert_eq!(
+        status(signed_token(RSA_B, "k1", &mine)).await,
+        StatusCode::UNAUTHORIZED,
+        "another key under the same kid"
+    );
+    assert_eq!(
+        status(hs256_token(SECRET, &mine)).await,
+        StatusCode::UNAUTHORIZED,
+        "HS256 with only a JWKS"
+    );
+    assert_eq!(
+        status(signed_token(RSA_B, "k2", &mine)).await,
+        StatusCode::UNAUTHORIZED,
+        "not published yet"
+    );
+    // The issuer rotates k2 in; a token naming it makes the API fetch the JWKS again (once the
+    // pause after the last fetch has passed).
+    *document.lock().unwrap() = jwks(&[(RSA_A, "k1"), (RSA_B, "k2")]);
+    let accepted = seatclaim_e2e::eventually(
+        std::time::Duration::from_secs(30),
+        "the rotated key is accepted",
+        || async {
+            (status(signed_token(RSA_B, "k2", &mine)).await == StatusCode::NOT_FOUND).then_some(())
+        },
+    );
+    accepted.await;
+}
+
+#[tokio::test]
+async fn a_buyer_past_its_burst_gets_429_and_other_buyers_do_not() {
+    let app = app_with(hs256(SECRET)).await;
+    with_event(&app).await;
+    let (b1, b2) = (token("b1"), token("b2"));
+    let post = |token: &str, n: usize| {
+        app.request(Method::POST, "/v1/events/e1/reservations")
+            .header("Idempotency-Key", &format!("k{n}"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .json(&json!({"seat_ids": [format!("A-1-{}", n % 20 + 1)]}))
+            .send()
+    };
+    // The burst of 10 goes through at once; the bucket refills at 5 a second, so the first
+    // refusal comes after at least 10 and (at this loop's pace) well before 20.
+    let started = std::time::Instant::now();
+    let mut accepted = 0;
+    let limited = loop {
+        let reply = post(&b1, accepted).await;
+        if reply.status != StatusCode::ACCEPTED {
+            break reply;
+        }
+        accepted += 1;
+        assert!(accepted < 40, "never limited");
+    };
+    let refills = (started.elapsed().as_secs_f64() * 5.0).ceil() as usize;
+    assert!(
+        (10..=10 + refills).contains(&accepted),
+        "{accepted} accepted"
+    );
+    assert_problem(&limited, StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = limited.header("retry-after").parse().unwrap();
+    assert!((1..=2).contains(&wait), "Retry-After {wait}");
+    assert_eq!(
+        post(&b2, 0).await.status,
+        StatusCode::ACCEPTED,
+        "another buyer is not limited"
+    );
+    eprintln!(
+        "rate: {accepted} accepted before the first 429 (Retry-After {wait}); another buyer accepted"
+    );
+}
