@@ -20,6 +20,8 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("config", &["adapters"]),
     ("telemetry", &["config"]),
     ("shutdown", &[]),
+    // The claims a bearer token carries: plain data, shared by the API and seatclaimctl.
+    ("identity", &[]),
     // Composition: the one place that picks adapters.
     ("backend", &["adapters", "config", "ports"]),
 ];

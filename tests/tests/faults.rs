@@ -213,12 +213,18 @@ async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_o
     );
     let failed = app.decided(&poisoned, Duration::from_secs(60)).await;
     assert_eq!(failed["status"], "FAILED");
+    assert_eq!(
+        failed["reason"], "processing failed; the request will not be retried",
+        "the buyer sees no internals"
+    );
+    let id = seatclaim_shared::domain::JobId::parse(&poisoned).unwrap();
+    let reason = app.backend.jobs.job(id).await.unwrap().unwrap().reason;
     assert!(
-        failed["reason"]
-            .as_str()
-            .unwrap()
+        reason
+            .as_deref()
+            .unwrap_or_default()
             .contains("injected fault"),
-        "{failed}"
+        "operators see the error: {reason:?}"
     );
 
     let listed = eventually(Duration::from_secs(20), "the DLQ listing", || async {

@@ -99,6 +99,20 @@ async fn next(backend: &Backend) -> Vec<Delivery> {
     .await
 }
 
+/// A FAILED job as operators see it (its reason the error itself), after checking that its buyer
+/// sees it FAILED with the generic reason.
+async fn failed(app: &TestApp, job_id: &str) -> serde_json::Value {
+    let public = app.job(job_id).await;
+    assert_eq!(public["status"], "FAILED");
+    assert_eq!(
+        public["reason"], "processing failed; the request will not be retried",
+        "buyers see no internals"
+    );
+    let id = JobId::parse(job_id).unwrap();
+    let job = app.backend.jobs.job(id).await.unwrap().unwrap();
+    serde_json::json!({"status": job.status.as_str(), "reason": job.reason})
+}
+
 #[tokio::test]
 async fn a_transient_failure_is_retried_until_the_claim_succeeds() {
     let (app, job_id) = one_pending_job().await;
@@ -165,8 +179,7 @@ async fn an_intent_that_keeps_failing_is_dead_lettered_and_its_job_failed() {
     }
     assert_eq!(outcomes.iter().map(|o| o.retried).sum::<usize>(), 2);
     assert_eq!(outcomes.last().unwrap().dead_lettered, 1);
-    let job = app.job(&job_id).await;
-    assert_eq!(job["status"], "FAILED");
+    let job = failed(&app, &job_id).await;
     assert!(
         job["reason"]
             .as_str()
@@ -222,8 +235,7 @@ async fn an_intent_received_past_its_attempts_fails_without_a_claim() {
             ..BatchOutcome::default()
         }
     );
-    let job = app.job(&job_id).await;
-    assert_eq!(job["status"], "FAILED");
+    let job = failed(&app, &job_id).await;
     assert_eq!(
         job["reason"],
         format!("gave up after {MAX_ATTEMPTS} attempts")
@@ -244,8 +256,7 @@ async fn an_undecodable_message_is_dead_lettered_and_fails_the_job_it_names() {
             ..BatchOutcome::default()
         }
     );
-    let job = app.job(&job_id).await;
-    assert_eq!(job["status"], "FAILED");
+    let job = failed(&app, &job_id).await;
     assert!(
         job["reason"]
             .as_str()
