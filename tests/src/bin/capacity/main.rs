@@ -51,7 +51,7 @@ struct Cli {
     #[arg(long, default_value_t = 10_000)]
     slice: usize,
     /// Seats of run 2's whole sale (ten buyers a seat).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 500)]
     sale_seats: u32,
     /// Share of buyers who want one of the hot seats.
     #[arg(long, default_value_t = 0.1)]
