@@ -17,6 +17,7 @@ pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
     racing_section_claims_fill_the_section_before_rejecting,
 };
+pub use crate::seat_limits::a_buyer_racing_claims_gets_no_more_seats_than_the_limit;
 use crate::{JumpClock, eventually};
 
 /// A backend on fresh storage, with the clock it reads "now" from.
@@ -41,6 +42,7 @@ async fn with_event(f: &Fixture) -> EventId {
         event_id: "e1".into(),
         name: "contract".into(),
         hold_seconds: Some(HOLD_SECONDS),
+        max_seats_per_buyer: None,
         sections: Some(vec![
             SectionSpec {
                 section: "A".into(),
@@ -891,6 +893,7 @@ macro_rules! port_contract {
             dead_letters_are_listed_replayed_and_purged,
             concurrent_claims_from_several_loops_hold_each_seat_once,
             racing_section_claims_fill_the_section_before_rejecting,
+            a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

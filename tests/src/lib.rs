@@ -18,6 +18,7 @@ mod invariants;
 mod process;
 pub mod races;
 pub mod request_log;
+mod seat_limits;
 mod seed;
 pub mod tokens;
 mod wait;

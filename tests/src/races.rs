@@ -30,6 +30,7 @@ async fn admitted_crowd(
         event_id: format!("race-{section}"),
         name: "race".into(),
         hold_seconds: Some(600),
+        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: section.into(),
             rows: 1,

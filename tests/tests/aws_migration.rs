@@ -499,6 +499,7 @@ fn v2_event() -> NewEvent {
         event_id: "v2".into(),
         name: "v2".into(),
         hold_seconds: Some(600),
+        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,

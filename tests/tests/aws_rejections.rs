@@ -41,6 +41,7 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
         event_id: "e1".into(),
         name: "rejections".into(),
         hold_seconds: Some(600),
+        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,

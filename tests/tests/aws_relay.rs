@@ -47,6 +47,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         event_id: event_id.to_string(),
         name: "relay".into(),
         hold_seconds: Some(600),
+        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,

@@ -20,6 +20,7 @@ pub struct CreateEvent {
     event_id: String,
     name: String,
     hold_seconds: Option<u32>,
+    max_seats_per_buyer: Option<u32>,
     sections: Option<Vec<SectionBody>>,
     seats: Option<Vec<SeatBody>>,
 }
@@ -57,6 +58,7 @@ pub async fn create(
         event_id: body.event_id,
         name: body.name,
         hold_seconds: body.hold_seconds,
+        max_seats_per_buyer: body.max_seats_per_buyer,
         sections: body.sections.map(|sections| {
             sections
                 .into_iter()

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use jiff::SignedDuration;
 
-use super::{EventId, SeatId, Section, ValidationError};
+use super::{EventId, SeatId, SeatLimit, Section, ValidationError};
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
 pub const MAX_SEATS_PER_EVENT: usize = 200_000;
@@ -41,6 +41,8 @@ pub struct EventSpec {
     pub name: String,
     /// Hold length in seconds; `None` takes the default.
     pub hold_seconds: Option<u32>,
+    /// The most seats one buyer may hold or buy; `None` sets no limit.
+    pub max_seats_per_buyer: Option<u32>,
     /// Seats as generated blocks.
     pub sections: Option<Vec<SectionSpec>>,
     /// Seats listed one by one.
@@ -56,6 +58,8 @@ pub struct NewEvent {
     pub name: String,
     /// How long a claim holds its seats before they return to sale.
     pub hold: SignedDuration,
+    /// The most seats one buyer may count at once, if the organiser limits it.
+    pub max_seats_per_buyer: Option<SeatLimit>,
     /// Every seat with its section, in the order the organiser gave them.
     pub seats: Vec<(SeatId, Section)>,
 }
@@ -91,6 +95,7 @@ impl NewEvent {
                 format!("must be between 1 and {MAX_HOLD_SECONDS}"),
             ));
         }
+        let max_seats_per_buyer = spec.max_seats_per_buyer.map(SeatLimit::parse).transpose()?;
         let seats = match (spec.sections, spec.seats) {
             (Some(sections), None) => expand_sections(&sections)?,
             (None, Some(seats)) => list_seats(&seats)?,
@@ -106,6 +111,7 @@ impl NewEvent {
             event_id,
             name,
             hold: SignedDuration::from_secs(i64::from(hold_seconds)),
+            max_seats_per_buyer,
             seats,
         })
     }
@@ -169,6 +175,7 @@ mod tests {
             event_id: "e1".into(),
             name: "Night show".into(),
             hold_seconds: None,
+            max_seats_per_buyer: None,
             sections: Some(vec![SectionSpec {
                 section: "A".into(),
                 rows: 10,
@@ -246,6 +253,19 @@ mod tests {
             s.hold_seconds = Some(bad);
             assert_eq!(NewEvent::parse(s).unwrap_err().field, "hold_seconds");
         }
+    }
+
+    #[test]
+    fn a_seat_limit_outside_one_to_a_hundred_is_rejected() {
+        let mut limited = spec();
+        limited.max_seats_per_buyer = Some(0);
+        assert_eq!(
+            NewEvent::parse(limited.clone()).unwrap_err().field,
+            "max_seats_per_buyer"
+        );
+        limited.max_seats_per_buyer = Some(4);
+        let event = NewEvent::parse(limited).unwrap();
+        assert_eq!(event.max_seats_per_buyer.map(SeatLimit::seats), Some(4));
     }
 
     #[test]

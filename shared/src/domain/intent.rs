@@ -63,6 +63,15 @@ impl SeatRequest {
         Ok(Self::Section { section, quantity })
     }
 
+    /// How many seats the request wants.
+    #[must_use]
+    pub fn quantity(&self) -> usize {
+        match self {
+            Self::Seats(ids) => ids.len(),
+            Self::Section { quantity, .. } => usize::from(*quantity),
+        }
+    }
+
     /// A canonical text of the request, compared to tell "the same request again" from "a different
     /// request with a reused key". Serialisation of this type is deterministic, so equal requests
     /// give equal fingerprints.

@@ -10,6 +10,7 @@ mod intent;
 mod job;
 mod reservation_event;
 mod seat;
+mod seat_limit;
 mod transition;
 
 pub use audit::{AuditLimits, Violation, audit};
@@ -19,6 +20,7 @@ pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use reservation_event::{EVENT_SOURCE, ReservationEvent};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
+pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};
 pub use transition::{Closure, Settling, Transition};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.

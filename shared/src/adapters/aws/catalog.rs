@@ -7,14 +7,16 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::error::classify;
-use super::item::{get_n, get_s, n, opt_s, s};
+use super::item::{get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
-use crate::domain::{EventId, NewEvent, Seat, SeatId};
+use crate::domain::{EventId, NewEvent, Seat, SeatId, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation};
 
 const CREATING: &str = "CREATING";
 const READY: &str = "READY";
+/// The event item's per-buyer seat limit, absent when the event has none.
+const LIMIT: &str = "max_seats_per_buyer";
 
 /// Events whose metadata a process keeps at once.
 const MAX_CACHED_EVENTS: usize = 64;
@@ -62,8 +64,19 @@ impl DynamoStore {
                     .collect()
             })
             .unwrap_or_default();
+        let seat_limit = opt_n(item, LIMIT)?
+            .map(|seats| {
+                u32::try_from(seats)
+                    .ok()
+                    .and_then(|seats| SeatLimit::parse(seats).ok())
+                    .ok_or_else(|| {
+                        BackendError::permanent(format!("event {event_id} has an invalid {LIMIT}"))
+                    })
+            })
+            .transpose()?;
         let meta = EventMeta {
             hold_ms: get_n(item, "hold_ms")?,
+            seat_limit,
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -121,7 +134,7 @@ impl Catalog for DynamoStore {
             .iter()
             .map(|(section, count)| (section.clone(), n(i64::from(*count))))
             .collect();
-        let claimed = self
+        let mut put = self
             .db
             .put_item()
             .table_name(&self.names.events_table)
@@ -137,7 +150,11 @@ impl Catalog for DynamoStore {
                 n(i64::try_from(event.seats.len()).unwrap_or(i64::MAX)),
             )
             .item("free_shards", AttributeValue::M(shard_map))
-            .item("status", s(CREATING))
+            .item("status", s(CREATING));
+        if let Some(limit) = event.max_seats_per_buyer {
+            put = put.item(LIMIT, n(i64::from(limit.seats())));
+        }
+        let claimed = put
             .condition_expression("attribute_not_exists(event_id)")
             .send()
             .await;

@@ -50,12 +50,13 @@ pub(super) fn opt_n(item: &Item, name: &str) -> Result<Option<i64>, BackendError
         .transpose()
 }
 
-/// An update within a transaction. `#`-names and `:`-values are passed as pairs.
+/// An update within a transaction, under `condition` if any. `#`-names and `:`-values are
+/// passed as pairs.
 pub(super) fn update(
     table: &str,
     key: Item,
     expression: &str,
-    condition: &str,
+    condition: Option<&str>,
     names: &[(&str, &str)],
     values: Vec<(&str, AttributeValue)>,
 ) -> Result<TransactWriteItem, BackendError> {
@@ -63,7 +64,7 @@ pub(super) fn update(
         .table_name(table)
         .set_key(Some(key))
         .update_expression(expression)
-        .condition_expression(condition);
+        .set_condition_expression(condition.map(str::to_owned));
     for (placeholder, name) in names {
         update = update.expression_attribute_names(*placeholder, *name);
     }

@@ -140,7 +140,7 @@ impl DynamoStore {
             &self.names.jobs_table,
             job_key(job.job_id),
             &expression,
-            "#status = :from",
+            Some("#status = :from"),
             &[("#status", "status")],
             values,
         )

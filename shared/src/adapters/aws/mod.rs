@@ -10,6 +10,7 @@
 
 mod admissions;
 mod catalog;
+mod claim;
 mod dead_letter_queue;
 mod error;
 mod event_bus;
@@ -26,6 +27,7 @@ mod provision;
 mod queue;
 mod queue_depth;
 mod rejections;
+mod seat_counts;
 mod seat_items;
 mod seat_reads;
 mod send_batcher;
@@ -47,7 +49,7 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::{EventId, SeatId};
+use crate::domain::{EventId, SeatId, SeatLimit};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -57,6 +59,8 @@ use queue::SqsQueue;
 #[derive(Debug, Clone)]
 struct EventMeta {
     hold_ms: i64,
+    /// The per-buyer seat limit, if the event has one (`seat_counts.rs`).
+    seat_limit: Option<SeatLimit>,
     sections: Vec<String>,
     /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
     free_shards: HashMap<String, u32>,

@@ -50,7 +50,7 @@ impl DynamoStore {
                     &self.names.seats_table,
                     seat_key(&job.event_id, &seat.seat_id),
                     expression,
-                    "#state = :held AND job_id = :job",
+                    Some("#state = :held AND job_id = :job"),
                     &[("#state", "state")],
                     values,
                 )
@@ -79,6 +79,9 @@ impl DynamoStore {
             let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
             let mut writes = self.settlement_writes(&job, &seats, settlement)?;
             writes.extend(self.transition(&transition)?);
+            if self.is_limited(&job.event_id).await? {
+                writes.push(self.count_settle(&job, settlement)?);
+            }
             if let Transacted::Committed = transact(&self.db, writes).await? {
                 return Ok(Settled::Done(Box::new(transition.job)));
             }

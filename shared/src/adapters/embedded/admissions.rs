@@ -5,10 +5,10 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::EmbeddedStore;
-use super::catalog::hold_ms;
 use super::db::Db;
 use super::intent_queue::enqueue;
 use super::job_rows::insert_job;
+use super::terms::terms;
 use crate::codec::to_ms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, Clock};
@@ -160,7 +160,7 @@ fn find_key(
 /// Refuses a request for an event, seats or section that do not exist: the client can fix those,
 /// so they are answered now rather than becoming a rejected job.
 fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admission>, BackendError> {
-    if hold_ms(tx, &intent.event_id)?.is_none() {
+    if terms(tx, &intent.event_id)?.is_none() {
         return Ok(Some(Admission::UnknownEvent));
     }
     let event = intent.event_id.as_str();

@@ -3,7 +3,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
 use crate::codec::{SeatRecord, to_ms};
-use crate::domain::{EventId, NewEvent, Seat};
+use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation};
 
 #[async_trait]
@@ -15,9 +15,15 @@ impl Catalog for EmbeddedStore {
             .write(move |tx| {
                 let hold_ms = event.hold.as_millis();
                 let inserted = tx.execute(
-                    "INSERT INTO events (event_id, name, hold_ms, created_at) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (event_id) DO NOTHING",
-                    params![event.event_id.as_str(), event.name, i64::try_from(hold_ms).unwrap_or(i64::MAX), now],
+                    "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (event_id) DO NOTHING",
+                    params![
+                        event.event_id.as_str(),
+                        event.name,
+                        i64::try_from(hold_ms).unwrap_or(i64::MAX),
+                        event.max_seats_per_buyer.map(SeatLimit::seats),
+                        now
+                    ],
                 )?;
                 if inserted == 0 {
                     return Ok(EventCreation::AlreadyExists);
@@ -80,15 +86,4 @@ pub(super) fn read_seat(row: &rusqlite::Row<'_>) -> rusqlite::Result<SeatRecord>
         job_id: row.get(3)?,
         hold_until: row.get(4)?,
     })
-}
-
-/// Reads one event's hold length in milliseconds, or `None` if the event does not exist.
-pub(super) fn hold_ms(
-    tx: &rusqlite::Transaction<'_>,
-    event_id: &EventId,
-) -> Result<Option<i64>, BackendError> {
-    Ok(tx
-        .prepare_cached("SELECT hold_ms FROM events WHERE event_id = ?1")?
-        .query_row([event_id.as_str()], |row| row.get(0))
-        .optional()?)
 }

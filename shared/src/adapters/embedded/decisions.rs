@@ -186,6 +186,7 @@ mod tests {
             event_id: "e1".into(),
             name: "e1".into(),
             hold_seconds: Some(60),
+            max_seats_per_buyer: None,
             sections: Some(vec![SectionSpec {
                 section: "A".into(),
                 rows: 1,

@@ -4,16 +4,17 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
-use super::catalog::{SEAT_COLUMNS, hold_ms, read_seat};
+use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{load_job, save_transition};
+use super::terms::{Terms, counted_seats, terms as event_terms};
 use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
-    SeatId, SeatRequest, Settlement, Settling, decide_claim,
+    SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -26,10 +27,10 @@ impl Inventory for EmbeddedStore {
         let decided: Vec<(ClaimOutcome, Option<Job>)> = self
             .db
             .write(move |tx| {
-                let mut holds = HashMap::new();
+                let mut terms = HashMap::new();
                 intents
                     .iter()
-                    .map(|intent| claim_one(tx, &mut holds, intent, now))
+                    .map(|intent| claim_one(tx, &mut terms, intent, now))
                     .collect()
             })
             .await?;
@@ -88,10 +89,10 @@ impl Inventory for EmbeddedStore {
 }
 
 /// Decides one intent; the job comes back too when this call decided it, for the long polls.
-/// `holds` remembers each event's hold duration for the rest of the batch.
+/// `terms` remembers each event's terms for the rest of the batch.
 fn claim_one(
     tx: &Transaction<'_>,
-    holds: &mut HashMap<EventId, SignedDuration>,
+    terms: &mut HashMap<EventId, Terms>,
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
@@ -104,32 +105,64 @@ fn claim_one(
     if job.status != JobStatus::Pending {
         return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
     }
-    let hold = match holds.get(&intent.event_id) {
-        Some(hold) => *hold,
+    let event = match terms.get(&intent.event_id) {
+        Some(known) => *known,
         None => {
-            let hold = hold_ms(tx, &intent.event_id)?
-                .map(SignedDuration::from_millis)
-                .ok_or_else(|| {
-                    BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
-                })?;
-            holds.insert(intent.event_id.clone(), hold);
-            hold
+            let read = event_terms(tx, &intent.event_id)?.ok_or_else(|| {
+                BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
+            })?;
+            terms.insert(intent.event_id.clone(), read);
+            read
         }
     };
-    let candidates = candidate_seats(tx, intent, now)?;
-    let decided = match decide_claim(&intent.request, &candidates, now, hold) {
-        ClaimDecision::Hold { seat_ids, until } if hold_seats(tx, &job, &seat_ids, now, until)? => {
-            job.hold(seat_ids, until, now)
-        }
-        // A seat changed since it was read: the condition refused it, so the claim is lost.
-        ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
-        ClaimDecision::Reject { reason } => job.reject(&reason, now),
+    let decided = match over_limit(tx, event.limit, intent, now)? {
+        Some(reason) => job.reject(&reason, now),
+        None => hold_or_reject(tx, &job, intent, event, now)?,
     };
     let Ok(transition) = decided else {
         return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
     };
     save_transition(tx, &transition)?;
     Ok((ClaimOutcome::of(&transition), Some(transition.job)))
+}
+
+/// The rejection's reason if the buyer's HELD and SOLD seats in the event leave no room for
+/// this claim; counted in the claim's own transaction, so racing claims cannot both pass.
+fn over_limit(
+    tx: &Transaction<'_>,
+    limit: Option<SeatLimit>,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Option<String>, BackendError> {
+    let Some(limit) = limit else {
+        return Ok(None);
+    };
+    let counted = counted_seats(tx, &intent.event_id, &intent.buyer_id, now)?;
+    Ok((!limit.admits(counted, intent.request.quantity())).then(|| limit.reason()))
+}
+
+/// The claim's decision on the seats as read, written under the condition that they are still
+/// claimable.
+fn hold_or_reject(
+    tx: &Transaction<'_>,
+    job: &Job,
+    intent: &Intent,
+    event: Terms,
+    now: Timestamp,
+) -> Result<Result<Transition, JobStatus>, BackendError> {
+    let candidates = candidate_seats(tx, intent, now)?;
+    Ok(
+        match decide_claim(&intent.request, &candidates, now, event.hold) {
+            ClaimDecision::Hold { seat_ids, until }
+                if hold_seats(tx, job, &seat_ids, now, until)? =>
+            {
+                job.hold(seat_ids, until, now)
+            }
+            // A seat changed since it was read: the condition refused it, so the claim is lost.
+            ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+            ClaimDecision::Reject { reason } => job.reject(&reason, now),
+        },
+    )
 }
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,

@@ -18,6 +18,7 @@ mod migrations;
 mod outbox;
 mod queue_depth;
 mod receive;
+mod terms;
 
 use std::path::Path;
 use std::sync::Arc;

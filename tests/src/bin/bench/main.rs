@@ -119,6 +119,7 @@ async fn filled(
         event_id: "bench".into(),
         name: "bench".into(),
         hold_seconds: Some(3_600),
+        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: seats.div_ceil(100),

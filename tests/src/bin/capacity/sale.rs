@@ -96,6 +96,7 @@ pub async fn create_event(
         event_id: event_id.into(),
         name: "capacity".into(),
         hold_seconds: Some(600),
+        max_seats_per_buyer: None,
         sections: Some(sections),
         seats: None,
     })

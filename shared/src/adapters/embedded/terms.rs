@@ -1,0 +1,62 @@
+//! What a claim needs to know of its event and its buyer inside the claim's transaction: the
+//! event's hold length and seat limit, and how many seats the buyer already counts there.
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use crate::codec::to_ms;
+use crate::domain::{BuyerId, EventId, SeatLimit};
+use crate::ports::BackendError;
+
+/// An event's terms of sale, read once per event per batch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Terms {
+    /// How long a hold lasts.
+    pub(super) hold: SignedDuration,
+    /// The per-buyer seat limit, if the event has one.
+    pub(super) limit: Option<SeatLimit>,
+}
+
+/// The terms of `event_id`, or `None` if the event does not exist.
+pub(super) fn terms(
+    tx: &Transaction<'_>,
+    event_id: &EventId,
+) -> Result<Option<Terms>, BackendError> {
+    let row: Option<(i64, Option<u32>)> = tx
+        .prepare_cached("SELECT hold_ms, max_seats_per_buyer FROM events WHERE event_id = ?1")?
+        .query_row([event_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    row.map(|(hold_ms, limit)| {
+        let limit = limit
+            .map(SeatLimit::parse)
+            .transpose()
+            .map_err(|e| BackendError::permanent(format!("event {event_id}: {e}")))?;
+        Ok(Terms {
+            hold: SignedDuration::from_millis(hold_ms),
+            limit,
+        })
+    })
+    .transpose()
+}
+
+/// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs and of
+/// their HELD jobs whose hold is still live (a lapsed hold can never be confirmed). Read in the
+/// claim's write transaction, so no other claim can change it before the claim commits.
+pub(super) fn counted_seats(
+    tx: &Transaction<'_>,
+    event_id: &EventId,
+    buyer: &BuyerId,
+    now: Timestamp,
+) -> Result<u32, BackendError> {
+    let counted: i64 = tx
+        .prepare_cached(
+            "SELECT COALESCE(SUM(json_array_length(seat_ids)), 0) FROM jobs
+             WHERE event_id = ?1 AND buyer_id = ?2
+               AND (status = 'SOLD' OR (status = 'HELD' AND hold_until > ?3))",
+        )?
+        .query_row(
+            params![event_id.as_str(), buyer.as_str(), to_ms(now)],
+            |row| row.get(0),
+        )?;
+    Ok(u32::try_from(counted).unwrap_or(u32::MAX))
+}
