@@ -38,6 +38,12 @@ pub struct ApiSettings {
     #[arg(long, env = "SEATCLAIM_BUYER_BURST", default_value_t = 10)]
     pub buyer_burst: u32,
 
+    /// Whether `POST /v1/events` creates events. A stack turns it off, so that the API's role
+    /// needs no right to write new seats: its operators create events with `seatclaimctl events
+    /// create`, under their own role, and the API answers 403 saying so.
+    #[arg(long, env = "SEATCLAIM_API_CREATES_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub api_creates_events: bool,
+
     /// How callers authenticate.
     #[command(flatten)]
     pub auth: AuthSettings,

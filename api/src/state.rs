@@ -25,6 +25,8 @@ pub struct Access {
     pub auth: Option<Authenticator>,
     /// The scope that lets a token create events and read every job.
     pub admin_scope: String,
+    /// Whether `POST /v1/events` creates events (`SEATCLAIM_API_CREATES_EVENTS`).
+    pub creates_events: bool,
     /// Reservation POSTs per buyer.
     pub buyers: BuyerRate,
     /// Permits for long polls waiting at once (`SEATCLAIM_MAX_LONG_POLLS`).
@@ -46,6 +48,7 @@ impl Access {
         Ok(Self {
             auth,
             admin_scope: settings.auth.admin_scope.clone(),
+            creates_events: settings.api_creates_events,
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
             long_polls: Semaphore::new(settings.limits.max_long_polls),
         })

@@ -36,6 +36,8 @@ pub struct AppOptions {
     pub buyer_rate: (u32, u32),
     /// The request bounds (timeouts, in-flight and long-poll caps).
     pub limits: ServerLimits,
+    /// `SEATCLAIM_API_CREATES_EVENTS`.
+    pub creates_events: bool,
 }
 
 impl Default for AppOptions {
@@ -49,6 +51,7 @@ impl Default for AppOptions {
             auth: None,
             buyer_rate: (5, 10),
             limits: ServerLimits::default(),
+            creates_events: true,
         }
     }
 }
@@ -393,6 +396,7 @@ async fn access(options: &AppOptions) -> Access {
     Access {
         auth,
         admin_scope,
+        creates_events: options.creates_events,
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
         long_polls: tokio::sync::Semaphore::new(options.limits.max_long_polls),
     }

@@ -275,16 +275,57 @@ async fn creating_an_event_needs_the_admin_scope() {
 }
 
 #[tokio::test]
+async fn where_operators_create_events_the_api_refuses_them_and_seatclaimctl_creates_them() {
+    let app = TestApp::spawn_with(AppOptions {
+        auth: Some(hs256(SECRET)),
+        creates_events: false,
+        ..AppOptions::default()
+    })
+    .await;
+    let body = json!({"event_id": "e3", "name": "Show", "sections": [{"section": "A", "rows": 1, "seats_per_row": 2}]});
+    let refused = call(
+        &app,
+        Method::POST,
+        "/v1/events",
+        Some(&admin()),
+        Some(body.clone()),
+    )
+    .await;
+    let problem = assert_problem(&refused, StatusCode::FORBIDDEN);
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("seatclaimctl events create"), "{detail}");
+    let (status, _) = app.get("/v1/events/e3/seats").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing was created");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("e3.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let file = file.display().to_string();
+    let (code, stdout) = app.ctl(&["events", "create", "--file", &file, "--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let created: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(created, json!({"event_id": "e3", "seats": 2}));
+    let (status, map) = app.get("/v1/events/e3/seats").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(map["seats"].as_array().map(Vec::len), Some(2));
+    let (again, _) = app.ctl(&["events", "create", "--file", &file]);
+    assert_eq!(again, 1, "the event exists already");
+}
+
+#[tokio::test]
 async fn issuer_and_audience_are_enforced_when_configured() {
     let mut settings = hs256(SECRET);
     settings.issuer = Some("https://issuer.example".into());
-    settings.audience = Some("web".into());
+    // Two audiences, as a stack's Cognito pool passes its buyer and operator clients.
+    settings.audience = Some("web,operators".into());
     let app = app_with(settings).await;
     let good = json!({"iss": "https://issuer.example", "aud": "web"});
     let cognito = json!({"iss": "https://issuer.example", "client_id": "web"});
+    let operator = json!({"iss": "https://issuer.example", "client_id": "operators"});
     for (extra, status) in [
         (good, StatusCode::OK),
         (cognito, StatusCode::OK),
+        (operator, StatusCode::OK),
         (
             json!({"iss": "https://other.example", "aud": "web"}),
             StatusCode::UNAUTHORIZED,

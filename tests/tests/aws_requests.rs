@@ -130,6 +130,7 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
         access: Arc::new(Access {
             auth: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
+            creates_events: true,
             buyers: BuyerRate::new(1_000, 1_000),
             long_polls: tokio::sync::Semaphore::new(16),
         }),

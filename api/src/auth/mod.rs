@@ -43,7 +43,8 @@ pub struct Authenticator {
     secret: Option<DecodingKey>,
     jwks: Option<Arc<Jwks>>,
     issuer: Option<String>,
-    audience: Option<String>,
+    /// Accepted audiences; empty accepts any.
+    audiences: Vec<String>,
     admin_scope: String,
 }
 
@@ -64,7 +65,7 @@ impl Authenticator {
             secret,
             jwks,
             issuer: set(&settings.issuer),
-            audience: set(&settings.audience),
+            audiences: settings.audiences(),
             admin_scope: settings.admin_scope.clone(),
         })
     }
@@ -86,10 +87,8 @@ impl Authenticator {
         let claims = decode::<Claims>(token, &key, &self.validation(header.alg))
             .map_err(|error| AuthError::Invalid(reason(error.kind())))?
             .claims;
-        if let Some(audience) = &self.audience {
-            if !claims.is_for(audience) {
-                return Err(invalid("wrong audience"));
-            }
+        if !self.audiences.is_empty() && !self.audiences.iter().any(|a| claims.is_for(a)) {
+            return Err(invalid("wrong audience"));
         }
         let buyer =
             BuyerId::parse(&claims.sub).map_err(|_| invalid("subject is not a buyer id"))?;

@@ -18,7 +18,9 @@ pub struct AuthSettings {
     /// When set (and not empty), a token's `iss` must equal it.
     #[arg(long, env = "SEATCLAIM_AUTH_ISSUER")]
     pub issuer: Option<String>,
-    /// When set (and not empty), a token's `aud` (or Cognito's `client_id`) must contain it.
+    /// When set (and not empty), a token's `aud` (or Cognito's `client_id`) must contain it;
+    /// several audiences are separated by commas (a Cognito pool's buyer and operator clients),
+    /// and a token must be meant for one of them.
     #[arg(long, env = "SEATCLAIM_AUTH_AUDIENCE")]
     pub audience: Option<String>,
     /// The scope that lets a token create events and read every job.
@@ -48,6 +50,18 @@ impl AuthSettings {
     #[must_use]
     pub fn has_keys(&self) -> bool {
         self.jwks_url.is_some() || self.hs256_secret.is_some()
+    }
+
+    /// The accepted audiences: `audience` split at commas, empty parts dropped.
+    #[must_use]
+    pub fn audiences(&self) -> Vec<String> {
+        self.audience
+            .iter()
+            .flat_map(|list| list.split(','))
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .collect()
     }
 
     /// The JWKS refresh period.
@@ -103,6 +117,15 @@ mod tests {
             settings(false, None).check(false).is_ok(),
             "embedded may run open"
         );
+    }
+
+    #[test]
+    fn audiences_are_a_comma_separated_list() {
+        let mut listed = settings(true, None);
+        listed.audience = Some(" buyers, operators ,".into());
+        assert_eq!(listed.audiences(), ["buyers", "operators"]);
+        listed.audience = Some(String::new());
+        assert!(listed.audiences().is_empty());
     }
 
     #[test]

@@ -3,42 +3,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{
-    EventId, EventSpec, NewEvent, SeatId, SeatSpec, SeatView, Section, SectionSpec,
-};
+use seatclaim_shared::domain::{EventId, EventSpec, NewEvent, SeatId, SeatView, Section};
 use seatclaim_shared::ports::EventCreation;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::state::AppState;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreateEvent {
-    event_id: String,
-    name: String,
-    hold_seconds: Option<u32>,
-    max_seats_per_buyer: Option<u32>,
-    sections: Option<Vec<SectionBody>>,
-    seats: Option<Vec<SeatBody>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SectionBody {
-    section: String,
-    rows: u32,
-    seats_per_row: u32,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SeatBody {
-    seat_id: String,
-    section: String,
-}
 
 #[derive(Serialize)]
 pub struct Created {
@@ -46,39 +18,23 @@ pub struct Created {
     seats: usize,
 }
 
-/// `POST /v1/events`: creates an event and all its seats, AVAILABLE. Needs the admin scope.
+/// `POST /v1/events`: creates an event and all its seats, AVAILABLE. Needs the admin scope, and
+/// a deployment that lets the API create events (`SEATCLAIM_API_CREATES_EVENTS`).
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    ApiJson(body): ApiJson<CreateEvent>,
+    ApiJson(body): ApiJson<EventSpec>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     caller.require_admin(&state.access.admin_scope)?;
+    if !state.access.creates_events {
+        return Err(ApiError::Forbidden {
+            detail: "events are created by this deployment's operators: seatclaimctl events create"
+                .into(),
+            scope: None,
+        });
+    }
     let backend = &state.backend;
-    let event = NewEvent::parse(EventSpec {
-        event_id: body.event_id,
-        name: body.name,
-        hold_seconds: body.hold_seconds,
-        max_seats_per_buyer: body.max_seats_per_buyer,
-        sections: body.sections.map(|sections| {
-            sections
-                .into_iter()
-                .map(|s| SectionSpec {
-                    section: s.section,
-                    rows: s.rows,
-                    seats_per_row: s.seats_per_row,
-                })
-                .collect()
-        }),
-        seats: body.seats.map(|seats| {
-            seats
-                .into_iter()
-                .map(|s| SeatSpec {
-                    seat_id: s.seat_id,
-                    section: s.section,
-                })
-                .collect()
-        }),
-    })?;
+    let event = NewEvent::parse(body)?;
     match backend.catalog.create_event(&event).await? {
         EventCreation::Created(seats) => Ok((
             StatusCode::CREATED,

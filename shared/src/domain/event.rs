@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use jiff::SignedDuration;
+use serde::Deserialize;
 
 use super::{EventId, SeatId, SeatLimit, Section, ValidationError};
 
@@ -13,7 +14,8 @@ pub const DEFAULT_HOLD_SECONDS: u32 = 300;
 const MAX_HOLD_SECONDS: u32 = 86_400;
 
 /// A block of seats laid out as rows, named `section-row-number`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     /// The section's name, the first part of each generated seat id.
     pub section: String,
@@ -24,7 +26,8 @@ pub struct SectionSpec {
 }
 
 /// One explicitly named seat.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeatSpec {
     /// The seat's id as the organiser names it.
     pub seat_id: String,
@@ -32,8 +35,10 @@ pub struct SeatSpec {
     pub section: String,
 }
 
-/// The organiser's request as it arrived, before any checks.
-#[derive(Debug, Clone)]
+/// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
+/// of `seatclaimctl events create`, one shape for both.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EventSpec {
     /// The event's id.
     pub event_id: String,

@@ -3,6 +3,7 @@
 
 mod audit;
 mod dlq;
+mod events;
 mod jobs;
 mod token;
 
@@ -36,6 +37,9 @@ enum Command {
     /// stored (it scans the old tables, so run it with credentials that may); the embedded
     /// backend migrates its database file on every start, and this only opens it (as `init`).
     Migrate,
+    /// Creates events (the operator's way on a stack, whose API does not).
+    #[command(subcommand)]
+    Events(events::EventsCommand),
     /// Inspects, replays and purges dead-lettered intents.
     #[command(subcommand)]
     Dlq(dlq::DlqCommand),
@@ -84,6 +88,7 @@ async fn main() -> anyhow::Result<ExitCode> {
         .context("cannot open the backend")?;
     match cli.command {
         Command::Init | Command::Migrate | Command::Token(_) => unreachable!("handled above"),
+        Command::Events(command) => events::run(&backend, command).await,
         Command::Dlq(command) => dlq::run(&backend, command).await,
         Command::Jobs(command) => jobs::run(&backend, command).await,
         Command::Audit(args) => audit::run(&backend, args).await,

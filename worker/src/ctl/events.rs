@@ -1,0 +1,61 @@
+//! `seatclaimctl events create`: an operator creates an event from the same JSON body that
+//! `POST /v1/events` takes. A stack runs it under the operator's role, so that the API's role
+//! needs no right to write new seats (`SEATCLAIM_API_CREATES_EVENTS=false`).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use seatclaim_shared::Backend;
+use seatclaim_shared::domain::{EventSpec, NewEvent};
+use seatclaim_shared::ports::EventCreation;
+use serde_json::json;
+
+use super::emit;
+
+#[derive(Debug, Subcommand)]
+pub(super) enum EventsCommand {
+    /// Creates an event and all its seats, AVAILABLE; exits 1 if the event already exists.
+    Create {
+        /// The event as JSON, as `POST /v1/events` takes it; `-` reads standard input.
+        #[arg(long)]
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub(super) async fn run(backend: &Backend, command: EventsCommand) -> anyhow::Result<ExitCode> {
+    let EventsCommand::Create { file, json } = command;
+    let text = read(&file)?;
+    let spec: EventSpec = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an event body", file.display()))?;
+    let event = NewEvent::parse(spec).context("the event is not valid")?;
+    match backend.catalog.create_event(&event).await? {
+        EventCreation::Created(seats) => {
+            let value = json!({"event_id": event.event_id, "seats": seats});
+            emit(json, &value, || {
+                format!("created event {} with {seats} seats", event.event_id)
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        EventCreation::AlreadyExists => {
+            eprintln!("event {} already exists", event.event_id);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn read(file: &PathBuf) -> anyhow::Result<String> {
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the event from standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+}
