@@ -2,7 +2,6 @@
 
 use anyhow::Context;
 use clap::Parser;
-use std::sync::Arc;
 
 use seatclaim_api::{Access, ApiSettings, AppState, Application};
 use seatclaim_shared::config::BackendKind;
@@ -38,10 +37,7 @@ async fn main() -> anyhow::Result<()> {
     // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
     let in_process = cli.api.embedded_worker && settings.backend == BackendKind::Embedded;
     let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &settings));
-    let state = AppState {
-        backend,
-        access: Arc::new(access),
-    };
+    let state = AppState::new(backend, access, cli.api.seat_map_max_age());
     let app = Application::build(
         state,
         cli.api.listen,

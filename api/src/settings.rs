@@ -44,6 +44,17 @@ pub struct ApiSettings {
     #[arg(long, env = "SEATCLAIM_API_CREATES_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
     pub api_creates_events: bool,
 
+    /// How old a seat map may be before a request rebuilds it, in milliseconds: the backend
+    /// sees at most one seat-map read per event per interval per API process. 0 reads the
+    /// backend at every request.
+    #[arg(long, env = "SEATCLAIM_SEAT_MAP_MAX_AGE_MS", default_value_t = 1000)]
+    pub seat_map_max_age_ms: u64,
+
+    /// The OpenID Connect client the buyer web page signs in with (authorization code with
+    /// PKCE against `SEATCLAIM_AUTH_ISSUER`); unset, the page takes a pasted token instead.
+    #[arg(long, env = "SEATCLAIM_UI_OIDC_CLIENT_ID")]
+    pub ui_oidc_client_id: Option<String>,
+
     /// How callers authenticate.
     #[command(flatten)]
     pub auth: AuthSettings,
@@ -51,6 +62,16 @@ pub struct ApiSettings {
     /// What one request, and all of them together, may take.
     #[command(flatten)]
     pub limits: ServerLimits,
+}
+
+impl ApiSettings {
+    /// The seat maps' maximum age.
+    #[must_use]
+    pub fn seat_map_max_age(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::from_millis(
+            i64::try_from(self.seat_map_max_age_ms).unwrap_or(i64::MAX),
+        )
+    }
 }
 
 /// Bounds on requests, so that slow or numerous clients degrade into quick refusals instead of

@@ -8,6 +8,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::Authenticator;
 use crate::rate::BuyerRate;
+use crate::seat_maps::SeatMaps;
 use crate::settings::ApiSettings;
 
 /// What the handlers share.
@@ -17,6 +18,20 @@ pub struct AppState {
     pub backend: Backend,
     /// Authentication and per-buyer limits.
     pub access: Arc<Access>,
+    /// The seat-map snapshots of the read path.
+    pub seat_maps: Arc<SeatMaps>,
+}
+
+impl AppState {
+    /// The state of an API on `backend` under `access`, its seat maps at most `max_age` old.
+    #[must_use]
+    pub fn new(backend: Backend, access: Access, seat_map_max_age: jiff::SignedDuration) -> Self {
+        Self {
+            seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
+            backend,
+            access: Arc::new(access),
+        }
+    }
 }
 
 /// Who may call, and how often.
@@ -27,6 +42,8 @@ pub struct Access {
     pub admin_scope: String,
     /// Whether `POST /v1/events` creates events (`SEATCLAIM_API_CREATES_EVENTS`).
     pub creates_events: bool,
+    /// What the web page signs in with: the issuer and the OIDC client, when both are set.
+    pub ui_oidc: Option<UiOidc>,
     /// Reservation POSTs per buyer.
     pub buyers: BuyerRate,
     /// Permits for long polls waiting at once (`SEATCLAIM_MAX_LONG_POLLS`).
@@ -49,9 +66,35 @@ impl Access {
             auth,
             admin_scope: settings.auth.admin_scope.clone(),
             creates_events: settings.api_creates_events,
+            ui_oidc: UiOidc::from_settings(settings),
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
             long_polls: Semaphore::new(settings.limits.max_long_polls),
         })
+    }
+}
+
+/// The web page's OpenID Connect sign-in: authorization code with PKCE at `issuer`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UiOidc {
+    /// The issuer, whose `/.well-known/openid-configuration` names the endpoints.
+    pub issuer: String,
+    /// The page's public client.
+    pub client_id: String,
+}
+
+impl UiOidc {
+    fn from_settings(settings: &ApiSettings) -> Option<Self> {
+        let set = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+        Some(Self {
+            issuer: set(&settings.auth.issuer)?,
+            client_id: set(&settings.ui_oidc_client_id)?,
+        })
+    }
+}
+
+impl FromRef<AppState> for Arc<SeatMaps> {
+    fn from_ref(state: &AppState) -> Self {
+        Arc::clone(&state.seat_maps)
     }
 }
 

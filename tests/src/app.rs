@@ -2,6 +2,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jiff::SignedDuration;
+
 use axum::http::{Method, StatusCode, header};
 use seatclaim_api::auth::{AuthSettings, Authenticator};
 use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
@@ -38,6 +40,9 @@ pub struct AppOptions {
     pub limits: ServerLimits,
     /// `SEATCLAIM_API_CREATES_EVENTS`.
     pub creates_events: bool,
+    /// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS`; 0 (the tests' default) reads the backend at every
+    /// request, so a suite sees its own changes at once.
+    pub seat_map_max_age_ms: i64,
 }
 
 impl Default for AppOptions {
@@ -52,6 +57,7 @@ impl Default for AppOptions {
             buyer_rate: (5, 10),
             limits: ServerLimits::default(),
             creates_events: true,
+            seat_map_max_age_ms: 0,
         }
     }
 }
@@ -107,10 +113,11 @@ impl TestApp {
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
         let stop = CancellationToken::new();
-        let state = AppState {
-            backend: backend.clone(),
-            access: Arc::new(access(&options).await),
-        };
+        let state = AppState::new(
+            backend.clone(),
+            access(&options).await,
+            SignedDuration::from_millis(options.seat_map_max_age_ms),
+        );
         let (http, metrics) = match test_transport() {
             TransportKind::Socket => serve_on_socket(state, worker, options.limits, &stop).await,
             TransportKind::InProcess => (serve_in_process(state, worker, &stop), None),
@@ -397,6 +404,7 @@ async fn access(options: &AppOptions) -> Access {
         auth,
         admin_scope,
         creates_events: options.creates_events,
+        ui_oidc: None,
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
         long_polls: tokio::sync::Semaphore::new(options.limits.max_long_polls),
     }

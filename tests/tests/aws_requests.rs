@@ -9,6 +9,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use jiff::SignedDuration;
+
 use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
 use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
@@ -125,16 +127,18 @@ async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_te
 async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
     let (log, backend) = counted_backend().await;
     // Authentication off and no buyer limit to speak of: this counts requests, nothing else.
-    let state = AppState {
-        backend: backend.clone(),
-        access: Arc::new(Access {
+    let state = AppState::new(
+        backend.clone(),
+        Access {
             auth: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             creates_events: true,
+            ui_oidc: None,
             buyers: BuyerRate::new(1_000, 1_000),
             long_polls: tokio::sync::Semaphore::new(16),
-        }),
-    };
+        },
+        SignedDuration::ZERO,
+    );
     let app = Application::build(
         state,
         "127.0.0.1:0".parse().unwrap(),

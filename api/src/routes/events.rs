@@ -1,9 +1,9 @@
+//! Creating events (organisers and operators).
+
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use jiff::Timestamp;
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{EventId, EventSpec, NewEvent, SeatId, SeatView, Section};
+use seatclaim_shared::domain::{EventId, EventSpec, NewEvent};
 use seatclaim_shared::ports::EventCreation;
 use serde::Serialize;
 
@@ -48,41 +48,4 @@ pub async fn create(
             event.event_id
         ))),
     }
-}
-
-#[derive(Serialize)]
-pub struct SeatMap {
-    event_id: EventId,
-    as_of: Timestamp,
-    seats: Vec<SeatEntry>,
-}
-
-#[derive(Serialize)]
-struct SeatEntry {
-    seat_id: SeatId,
-    section: Section,
-    state: SeatView,
-}
-
-/// `GET /v1/events/{event_id}/seats`: the advisory seat map, as of the instant it was read.
-pub async fn seat_map(
-    State(backend): State<Backend>,
-    Path(event_id): Path<String>,
-) -> Result<Json<SeatMap>, ApiError> {
-    let unknown = || ApiError::NotFound(format!("event {event_id} does not exist"));
-    let id = EventId::parse(&event_id).map_err(|_| unknown())?;
-    let as_of = backend.clock.now();
-    let seats = backend.catalog.seat_map(&id).await?.ok_or_else(unknown)?;
-    Ok(Json(SeatMap {
-        event_id: id,
-        as_of,
-        seats: seats
-            .into_iter()
-            .map(|seat| SeatEntry {
-                state: seat.state.view(as_of),
-                seat_id: seat.seat_id,
-                section: seat.section,
-            })
-            .collect(),
-    }))
 }

@@ -1,13 +1,16 @@
 //! The v1 HTTP contract, one module per resource.
 
+mod browse;
 mod events;
 mod health;
 mod jobs;
 mod reservations;
+mod ui;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use tower_http::compression::CompressionLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -22,9 +25,14 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route(
             "/v1/events",
-            post(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)),
+            post(events::create)
+                .layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT))
+                .merge(get(browse::list).layer(CompressionLayer::new())),
         )
-        .route("/v1/events/{event_id}/seats", get(events::seat_map))
+        .route(
+            "/v1/events/{event_id}/seats",
+            get(browse::seat_map).layer(CompressionLayer::new()),
+        )
         .route(
             "/v1/events/{event_id}/reservations",
             post(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)),
@@ -32,6 +40,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{job_id}", get(jobs::show))
         .route("/v1/jobs/{job_id}/confirm", post(jobs::confirm))
         .route("/v1/jobs/{job_id}/cancel", post(jobs::cancel))
+        .route("/", get(ui::page).layer(CompressionLayer::new()))
+        .route(
+            "/events/{event_id}",
+            get(ui::page).layer(CompressionLayer::new()),
+        )
+        .route("/ui/app.js", get(ui::script).layer(CompressionLayer::new()))
+        .route("/ui/app.css", get(ui::style).layer(CompressionLayer::new()))
+        .route("/ui/config.json", get(ui::config))
         .route("/healthz", get(health::live))
         .route("/readyz", get(health::ready))
         .fallback(not_found)

@@ -11,8 +11,29 @@ use jiff::Timestamp;
 pub use job::JobRecord;
 pub use seat::SeatRecord;
 
-use crate::domain::{Intent, ReservationEvent};
-use crate::ports::{BackendError, Message};
+use jiff::SignedDuration;
+
+use crate::domain::{EventId, Intent, ReservationEvent, SeatLimit};
+use crate::ports::{BackendError, EventInfo, Message};
+
+/// An event's list entry from its stored values; a stored value the domain refuses is unreadable data.
+pub fn event_info(
+    event_id: &str,
+    name: String,
+    hold_ms: i64,
+    limit: Option<u32>,
+) -> Result<EventInfo, BackendError> {
+    let unreadable = |what: &str| BackendError::permanent(format!("event {event_id}: {what}"));
+    Ok(EventInfo {
+        event_id: EventId::parse(event_id).map_err(|e| unreadable(&e.to_string()))?,
+        name,
+        hold: SignedDuration::from_millis(hold_ms),
+        max_seats_per_buyer: limit
+            .map(SeatLimit::parse)
+            .transpose()
+            .map_err(|e| unreadable(&e.to_string()))?,
+    })
+}
 
 /// Encodes a value as the JSON text stored in a column or attribute.
 pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, BackendError> {

@@ -1,7 +1,9 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{EventId, NewEvent, Seat};
+use jiff::SignedDuration;
+
+use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
 
 /// What creating an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +12,19 @@ pub enum EventCreation {
     Created(usize),
     /// An event with that id exists already; nothing was changed.
     AlreadyExists,
+}
+
+/// What the event list shows of an event, besides its seats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventInfo {
+    /// The event's id.
+    pub event_id: EventId,
+    /// Its human name.
+    pub name: String,
+    /// How long its holds last.
+    pub hold: SignedDuration,
+    /// Its per-buyer seat limit, if any.
+    pub max_seats_per_buyer: Option<SeatLimit>,
 }
 
 /// Events and their seats, for organisers and the advisory seat map.
@@ -21,6 +36,10 @@ pub trait Catalog: Send + Sync {
     /// Every seat of the event in the organiser's order, or `None` for an unknown event. Advisory:
     /// it may be stale by the time the buyer acts, which is why claims re-check in the inventory.
     async fn seat_map(&self, event_id: &EventId) -> Result<Option<Vec<Seat>>, BackendError>;
+
+    /// Every event that is ready to sell, oldest first where the backend knows the order.
+    /// Advisory, like the seat map.
+    async fn events(&self) -> Result<Vec<EventInfo>, BackendError>;
 
     /// Succeeds when the backend answers; backs `/readyz`.
     async fn ping(&self) -> Result<(), BackendError>;

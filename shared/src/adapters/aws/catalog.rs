@@ -7,11 +7,12 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::error::classify;
-use super::item::{get_n, get_s, n, opt_n, opt_s, s};
+use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
+use crate::codec::event_info;
 use crate::domain::{EventId, NewEvent, Seat, SeatId, SeatLimit};
-use crate::ports::{BackendError, Catalog, EventCreation};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
 const CREATING: &str = "CREATING";
 const READY: &str = "READY";
@@ -193,6 +194,42 @@ impl Catalog for DynamoStore {
             .collect::<Result<Vec<(i64, Seat)>, BackendError>>()?;
         seats.sort_by_key(|(position, _)| *position);
         Ok(Some(seats.into_iter().map(|(_, seat)| seat).collect()))
+    }
+
+    /// A paginated, eventually consistent `Scan` of the events table (a few items per event):
+    /// the list is advisory, like the seat map. Ordered by id, as DynamoDB keeps no order.
+    async fn events(&self) -> Result<Vec<EventInfo>, BackendError> {
+        let items = all_pages(|start| async {
+            let page = self
+                .db
+                .scan()
+                .table_name(&self.names.events_table)
+                .filter_expression("#status = :ready")
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":ready", s(READY))
+                .projection_expression("event_id, #name, hold_ms, max_seats_per_buyer")
+                .expression_attribute_names("#name", "name")
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify("Scan events", e))?;
+            Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
+        })
+        .await?;
+        let mut events = items
+            .iter()
+            .map(|item| {
+                let limit = opt_n(item, LIMIT)?.map(|seats| u32::try_from(seats).unwrap_or(0));
+                event_info(
+                    get_s(item, "event_id")?,
+                    get_s(item, "name")?.to_owned(),
+                    get_n(item, "hold_ms")?,
+                    limit,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        events.sort_by(|a, b| a.event_id.as_str().cmp(b.event_id.as_str()));
+        Ok(events)
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

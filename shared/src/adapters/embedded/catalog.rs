@@ -2,9 +2,9 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{SeatRecord, to_ms};
+use crate::codec::{SeatRecord, event_info, to_ms};
 use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
-use crate::ports::{BackendError, Catalog, EventCreation};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
 #[async_trait]
 impl Catalog for EmbeddedStore {
@@ -65,6 +65,30 @@ impl Catalog for EmbeddedStore {
                     .map(|row| row?.into_seat())
                     .collect::<Result<Vec<_>, BackendError>>()?;
                 Ok(Some(seats))
+            })
+            .await
+    }
+
+    async fn events(&self) -> Result<Vec<EventInfo>, BackendError> {
+        self.db
+            .read(|tx| {
+                let mut query = tx.prepare_cached(
+                    "SELECT event_id, name, hold_ms, max_seats_per_buyer FROM events
+                     ORDER BY created_at, event_id",
+                )?;
+                let rows = query.query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, Option<u32>>(3)?,
+                    ))
+                })?;
+                rows.map(|row| {
+                    let (event_id, name, hold_ms, limit) = row?;
+                    event_info(&event_id, name, hold_ms, limit)
+                })
+                .collect()
             })
             .await
     }

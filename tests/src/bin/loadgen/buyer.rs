@@ -324,14 +324,21 @@ pub(crate) async fn read_seats(
     url: &str,
     event_id: &str,
 ) -> anyhow::Result<Vec<Seat>> {
-    let map: Value = client
+    Ok(seats_of(&read_map(client, url, event_id).await?))
+}
+
+async fn read_map(client: &reqwest::Client, url: &str, event_id: &str) -> anyhow::Result<Value> {
+    Ok(client
         .get(format!("{url}/v1/events/{event_id}/seats"))
         .send()
         .await?
         .error_for_status()?
         .json()
-        .await?;
-    Ok(map["seats"]
+        .await?)
+}
+
+fn seats_of(map: &Value) -> Vec<Seat> {
+    map["seats"]
         .as_array()
         .map(|seats| {
             seats
@@ -343,7 +350,26 @@ pub(crate) async fn read_seats(
                 })
                 .collect()
         })
-        .unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// The seat map as rebuilt after this call began: the API answers from a snapshot up to
+/// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS` old, so the first answer may predate the run's last
+/// decisions; a snapshot with a later `as_of` than that answer's was read after it.
+async fn read_seats_after_now(shared: &Shared) -> anyhow::Result<Vec<Seat>> {
+    let (client, url, event) = (&shared.client, &shared.url, &shared.event_id);
+    let first = read_map(client, url, event).await?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let map = read_map(client, url, event).await?;
+        if map["as_of"] != first["as_of"] {
+            return Ok(seats_of(&map));
+        }
+        if Instant::now() > deadline {
+            bail!("the seat map of {event} was not rebuilt within 30 s");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// No seat is held or sold by two of this run's jobs, and every seat this run's jobs hold or
@@ -383,7 +409,7 @@ pub(crate) async fn check_invariants(shared: &Shared) -> anyhow::Result<Vec<Stri
 }
 
 async fn read_seat_states(shared: &Shared) -> anyhow::Result<HashMap<String, String>> {
-    let seats = read_seats(&shared.client, &shared.url, &shared.event_id).await?;
+    let seats = read_seats_after_now(shared).await?;
     Ok(seats
         .into_iter()
         .map(|seat| (seat.id, seat.state))
