@@ -10,10 +10,18 @@
 //! - container settings: every `SEATCLAIM_*` variable a task definition or compose service sets is
 //!   one its binary accepts (read from the binary's own `--help`);
 //! - IAM: no wildcard actions or resources (but the one ECR login), index ARNs name real indexes;
+//!   the API's role writes no new seats or events, `seatclaimctl` (the operator task, its own
+//!   task definition) has its own role, and the worker's role lacks what only the operator does;
+//! - the edge: no stack without a certificate unless `AllowPlainHttp` (the `Rules`), HTTP
+//!   redirecting to HTTPS, a WAF rate-based rule per client address, access logs to a bucket;
+//! - identity: the Cognito pool, its admin scope (the API's default), the buyers' public client
+//!   and the operators' client-credentials client, and the issuer settings the API gets;
 //! - the Dockerfile copies every workspace member's manifest and builds every binary deployed.
 //!
 //! CloudFormation's short-form tags (`!Sub`, `!Ref`, `!GetAtt`, ...) are kept by the YAML parser
-//! as tagged values; [`intrinsic`] reads them and their long forms (`Fn::Sub:`) alike.
+//! as tagged values; [`intrinsic`] reads them and their long forms (`Fn::Sub:`) alike. Conditions,
+//! rules and `Fn::If` are evaluated for given parameter values ([`Template::deployed`]), so a test
+//! can look at the stack a deployment with or without a certificate would create.
 
 #![allow(
     clippy::unwrap_used,
@@ -28,6 +36,7 @@ use seatclaim_e2e::binary;
 use seatclaim_shared::adapters::aws::{AwsNames, table_specs};
 use seatclaim_shared::config::{AwsSettings, BackendSettings};
 use seatclaim_shared::domain::EVENT_SOURCE;
+use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
 use serde_norway::{Mapping, Value};
 
 const TEMPLATE: &str = "deploy/cloudformation/seatclaim.yaml";
@@ -182,6 +191,185 @@ fn scalar_text(value: &Value) -> Option<String> {
 
 fn sequence(value: &Value) -> &[Value] {
     value.as_sequence().map_or(&[], Vec::as_slice)
+}
+
+/// `DependsOn` as a list (CloudFormation takes one id or a list).
+fn depends_on(resource: &Value) -> Vec<&str> {
+    match &resource["DependsOn"] {
+        Value::String(id) => vec![id.as_str()],
+        other => sequence(other).iter().filter_map(Value::as_str).collect(),
+    }
+}
+
+// ---------------------------------------------------------------------- conditions and rules
+
+/// A certificate, for the stacks that have one.
+const CERTIFICATE: &str = "arn:aws:acm:eu-west-1:111122223333:certificate/abcd";
+
+/// Parameter name -> the value a deployment passes.
+type Parameters = BTreeMap<String, String>;
+
+impl Template {
+    /// The parameter values of a deployment: every default, with these overrides.
+    fn parameters(&self, overrides: &[(&str, &str)]) -> Parameters {
+        let mut values = self.defaults.clone();
+        for (name, value) in overrides {
+            assert!(
+                self.root["Parameters"].get(*name).is_some(),
+                "the template has no parameter {name}"
+            );
+            values.insert((*name).to_owned(), (*value).to_owned());
+        }
+        values
+    }
+
+    /// A named entry of `Conditions`, evaluated.
+    fn condition(&self, name: &str, parameters: &Parameters) -> bool {
+        let expression = self.root["Conditions"]
+            .get(name)
+            .unwrap_or_else(|| panic!("the template has no condition {name}"));
+        self.holds(expression, parameters)
+    }
+
+    /// A condition or rule expression (`Fn::Equals`, `Fn::Not`, `Fn::And`, `Fn::Or`,
+    /// `Condition`) evaluated for these parameter values.
+    fn holds(&self, expression: &Value, parameters: &Parameters) -> bool {
+        if let Some(name) = expression
+            .as_mapping()
+            .filter(|mapping| mapping.len() == 1)
+            .and_then(|mapping| mapping.get("Condition"))
+            .and_then(Value::as_str)
+        {
+            return self.condition(name, parameters);
+        }
+        let (function, argument) = intrinsic(expression)
+            .unwrap_or_else(|| panic!("not a condition function: {expression:?}"));
+        let arguments = sequence(argument);
+        match function.as_str() {
+            "Equals" => {
+                assert_eq!(arguments.len(), 2, "Fn::Equals takes two values");
+                self.operand(&arguments[0], parameters) == self.operand(&arguments[1], parameters)
+            }
+            "Not" => !self.holds(&arguments[0], parameters),
+            "And" => arguments.iter().all(|a| self.holds(a, parameters)),
+            "Or" => arguments.iter().any(|a| self.holds(a, parameters)),
+            "Condition" => self.condition(argument.as_str().unwrap(), parameters),
+            other => panic!("Fn::{other} cannot be evaluated here"),
+        }
+    }
+
+    /// A value compared by `Fn::Equals`: a parameter's value or a literal.
+    fn operand(&self, value: &Value, parameters: &Parameters) -> String {
+        match ref_target(value) {
+            Some(name) => parameters
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| panic!("no value for {name}")),
+            None => scalar_text(value).unwrap_or_else(|| panic!("cannot compare {value:?}")),
+        }
+    }
+
+    /// The `AssertDescription` of every rule assertion that these parameter values break:
+    /// CloudFormation refuses the stack when there is any.
+    fn refusals(&self, parameters: &Parameters) -> Vec<String> {
+        let mut refused = Vec::new();
+        let Some(rules) = self.root.get("Rules").and_then(Value::as_mapping) else {
+            return refused;
+        };
+        for (_, rule) in rules {
+            if rule
+                .get("RuleCondition")
+                .is_some_and(|condition| !self.holds(condition, parameters))
+            {
+                continue;
+            }
+            for assertion in sequence(&rule["Assertions"]) {
+                if !self.holds(&assertion["Assert"], parameters) {
+                    refused.push(scalar_text(&assertion["AssertDescription"]).unwrap_or_default());
+                }
+            }
+        }
+        refused
+    }
+
+    /// `value` as deployed with these parameter values: each `Fn::If` becomes the branch its
+    /// condition picks, and an `AWS::NoValue` drops its key or list entry. Other functions are
+    /// kept as written.
+    fn resolve(&self, value: &Value, parameters: &Parameters) -> Option<Value> {
+        if ref_target(value) == Some("AWS::NoValue") {
+            return None;
+        }
+        if let Some((function, argument)) = intrinsic(value) {
+            if function != "If" {
+                return Some(value.clone());
+            }
+            let arguments = sequence(argument);
+            assert_eq!(
+                arguments.len(),
+                3,
+                "Fn::If takes a condition and two values"
+            );
+            let condition = arguments[0].as_str().expect("Fn::If names a condition");
+            let chosen = if self.condition(condition, parameters) {
+                &arguments[1]
+            } else {
+                &arguments[2]
+            };
+            return self.resolve(chosen, parameters);
+        }
+        Some(match value {
+            Value::Sequence(items) => Value::Sequence(
+                items
+                    .iter()
+                    .filter_map(|item| self.resolve(item, parameters))
+                    .collect(),
+            ),
+            Value::Mapping(mapping) => Value::Mapping(
+                mapping
+                    .iter()
+                    .filter_map(|(key, item)| Some((key.clone(), self.resolve(item, parameters)?)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        })
+    }
+
+    /// The resources a deployment with these parameter values creates (each whose condition
+    /// holds), resolved: logical id -> resource.
+    fn deployed(&self, parameters: &Parameters) -> BTreeMap<String, Value> {
+        self.root["Resources"]
+            .as_mapping()
+            .unwrap()
+            .iter()
+            .filter(|(_, resource)| {
+                resource["Condition"]
+                    .as_str()
+                    .is_none_or(|condition| self.condition(condition, parameters))
+            })
+            .map(|(id, resource)| {
+                (
+                    id.as_str().unwrap().to_owned(),
+                    self.resolve(resource, parameters).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// The one resource of a type: (logical id, properties).
+    fn only(&self, kind: &str) -> (String, &Value) {
+        let mut found = self.resources(kind);
+        assert_eq!(found.len(), 1, "the template has one {kind}");
+        found.remove(0)
+    }
+}
+
+/// The deployed resources of a type: (logical id, properties).
+fn deployed_of<'a>(deployed: &'a BTreeMap<String, Value>, kind: &str) -> Vec<(&'a str, &'a Value)> {
+    deployed
+        .iter()
+        .filter(|(_, resource)| resource["Type"].as_str() == Some(kind))
+        .map(|(id, resource)| (id.as_str(), &resource["Properties"]))
+        .collect()
 }
 
 // ------------------------------------------------------------------------------------- tables
@@ -652,8 +840,12 @@ fn every_setting_the_deployment_passes_is_one_the_binary_reads() {
     }
     assert_eq!(
         binaries,
-        BTreeSet::from(["seatclaim-api".to_owned(), "seatclaim-worker".to_owned()]),
-        "the task definitions run the API and the worker"
+        BTreeSet::from([
+            "seatclaim-api".to_owned(),
+            "seatclaim-worker".to_owned(),
+            "seatclaimctl".to_owned()
+        ]),
+        "the task definitions run the API, the worker and seatclaimctl"
     );
 
     let compose = parse(COMPOSE);
@@ -703,9 +895,9 @@ fn iam_policies_have_no_wildcards_and_name_real_indexes() {
     let names = template.names();
     let specs = table_specs(&names);
     let mut granted_indexes = BTreeSet::new();
-    let mut roles = 0;
+    let mut roles = BTreeSet::new();
     for (role, properties) in template.resources("AWS::IAM::Role") {
-        roles += 1;
+        roles.insert(role.clone());
         for policy in sequence(&properties["Policies"]) {
             for statement in sequence(&policy["PolicyDocument"]["Statement"]) {
                 let actions: Vec<&str> = match &statement["Action"] {
@@ -718,10 +910,17 @@ fn iam_policies_have_no_wildcards_and_name_real_indexes() {
                 for action in &actions {
                     assert!(!action.contains('*'), "{role}: wildcard action {action}");
                     if *action == "dynamodb:Scan" {
+                        // The audit scans the jobs table (operators); the event list scans
+                        // the events table (the API): a few items per event.
+                        let scanned = get_att(&statement["Resource"]).map(|(table, _)| table);
+                        let allowed = match role.as_str() {
+                            "ApiTaskRole" => "EventsTable",
+                            _ => "JobsTable",
+                        };
                         assert_eq!(
-                            get_att(&statement["Resource"]),
-                            Some(("JobsTable".to_owned(), "Arn".to_owned())),
-                            "{role}: only the audit scans, and only the jobs table"
+                            scanned.as_deref(),
+                            Some(allowed),
+                            "{role}: scans only what it must"
                         );
                     }
                 }
@@ -770,7 +969,28 @@ fn iam_policies_have_no_wildcards_and_name_real_indexes() {
             }
         }
     }
-    assert!(roles >= 3, "an execution role and a task role per service");
+    assert_eq!(
+        roles,
+        BTreeSet::from(
+            [
+                "TaskExecutionRole",
+                "ApiTaskRole",
+                "WorkerTaskRole",
+                "OperatorRole"
+            ]
+            .map(str::to_owned)
+        ),
+        "an execution role, and a task role each for the API, the worker and seatclaimctl"
+    );
+    for (id, task) in template.resources("AWS::ECS::TaskDefinition") {
+        for field in ["TaskRoleArn", "ExecutionRoleArn"] {
+            let (role, _) = get_att(&task[field]).unwrap_or_else(|| panic!("{id}: {field}"));
+            assert!(
+                roles.contains(&role),
+                "{id}: {field} is a role checked here"
+            );
+        }
+    }
     for spec in &specs {
         for (index, _, _) in &spec.indexes {
             assert!(
@@ -779,6 +999,776 @@ fn iam_policies_have_no_wildcards_and_name_real_indexes() {
                 spec.name
             );
         }
+    }
+}
+
+/// The container of the task definition whose container runs `binary`.
+fn container_running<'a>(template: &'a Template, binary: &str) -> (String, &'a Value) {
+    let mut found = Vec::new();
+    for (id, task) in template.resources("AWS::ECS::TaskDefinition") {
+        for container in sequence(&task["ContainerDefinitions"]) {
+            if container["Command"][0].as_str() == Some(binary) {
+                found.push((id.clone(), container));
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "one task definition runs {binary}");
+    found.remove(0)
+}
+
+/// A container's environment: name -> value.
+fn environment_of(container: &Value) -> BTreeMap<String, &Value> {
+    sequence(&container["Environment"])
+        .iter()
+        .map(|pair| (pair["Name"].as_str().unwrap().to_owned(), &pair["Value"]))
+        .collect()
+}
+
+/// Every (action, resource) a role's policies allow. A resource is named by the logical id it
+/// refers to (`!GetAtt SeatsTable.Arn` is "SeatsTable"), an index as "SeatsTable/index/by-block",
+/// anything else as written.
+fn grants(template: &Template, role: &str) -> BTreeSet<(String, String)> {
+    let properties = &template.root["Resources"][role]["Properties"];
+    assert!(!properties.is_null(), "no role {role}");
+    let mut granted = BTreeSet::new();
+    for policy in sequence(&properties["Policies"]) {
+        for statement in sequence(&policy["PolicyDocument"]["Statement"]) {
+            assert_eq!(
+                statement["Effect"].as_str(),
+                Some("Allow"),
+                "{role}: task roles only allow"
+            );
+            let actions: Vec<String> = match &statement["Action"] {
+                Value::String(action) => vec![action.clone()],
+                other => sequence(other)
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_owned())
+                    .collect(),
+            };
+            let resources: Vec<&Value> = match &statement["Resource"] {
+                Value::Sequence(list) => list.iter().collect(),
+                single => vec![single],
+            };
+            for resource in resources {
+                let name = if let Some((id, _)) = get_att(resource) {
+                    id
+                } else if let Some((_, Value::String(pattern))) = intrinsic(resource) {
+                    match pattern.split_once("/index/") {
+                        Some((table, index)) => format!(
+                            "{}/index/{index}",
+                            table.trim_start_matches("${").trim_end_matches(".Arn}")
+                        ),
+                        None => pattern.clone(),
+                    }
+                } else {
+                    scalar_text(resource).unwrap()
+                };
+                for action in &actions {
+                    granted.insert((action.clone(), name.clone()));
+                }
+            }
+        }
+    }
+    granted
+}
+
+fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    list.iter()
+        .map(|(action, resource)| ((*action).to_owned(), (*resource).to_owned()))
+        .collect()
+}
+
+/// What `seatclaimctl` alone does (DLQ replay and purge, event creation, job history, audit),
+/// which the worker's role no longer grants.
+const OPERATOR_ONLY: &[(&str, &str)] = &[
+    ("sqs:ReceiveMessage", "IntentDeadLetterQueue"),
+    ("sqs:DeleteMessage", "IntentDeadLetterQueue"),
+    ("sqs:ChangeMessageVisibility", "IntentDeadLetterQueue"),
+    ("sqs:SendMessage", "IntentQueue"),
+    ("dynamodb:PutItem", "EventsTable"),
+    ("dynamodb:UpdateItem", "EventsTable"),
+    ("dynamodb:BatchWriteItem", "SeatsTable"),
+    ("dynamodb:Scan", "JobsTable"),
+    ("dynamodb:Query", "OutboxTable"),
+    ("dynamodb:Query", "SeatsTable/index/by-block"),
+];
+
+#[test]
+fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_role() {
+    let template = Template::load();
+
+    // The API: admission, job status, confirm and cancel, the seat map; no event creation.
+    let api = grants(&template, "ApiTaskRole");
+    for (action, resource) in [
+        ("dynamodb:BatchWriteItem", "SeatsTable"),
+        ("dynamodb:PutItem", "SeatsTable"),
+        ("dynamodb:DeleteItem", "SeatsTable"),
+        ("dynamodb:PutItem", "EventsTable"),
+        ("dynamodb:UpdateItem", "EventsTable"),
+        ("dynamodb:BatchWriteItem", "EventsTable"),
+        ("dynamodb:DeleteItem", "EventsTable"),
+    ] {
+        assert!(
+            !api.contains(&(action.to_owned(), resource.to_owned())),
+            "ApiTaskRole grants {action} on {resource}"
+        );
+    }
+    let admission_and_settlement = pairs(&[
+        ("sqs:SendMessage", "IntentQueue"),
+        ("dynamodb:GetItem", "EventsTable"),
+        ("dynamodb:BatchGetItem", "SeatsTable"),
+        ("dynamodb:UpdateItem", "SeatsTable"),
+        ("dynamodb:Query", "SeatsTable/index/by-block"),
+        ("dynamodb:PutItem", "JobsTable"),
+        ("dynamodb:UpdateItem", "JobsTable"),
+        ("dynamodb:PutItem", "OutboxTable"),
+    ]);
+    let missing: Vec<_> = admission_and_settlement.difference(&api).collect();
+    assert!(missing.is_empty(), "ApiTaskRole lacks {missing:?}");
+    let (_, api_container) = container_running(&template, "seatclaim-api");
+    assert_eq!(
+        environment_of(api_container)
+            .get("SEATCLAIM_API_CREATES_EVENTS")
+            .and_then(|v| scalar_text(v)),
+        Some("false".to_owned()),
+        "the API is told that its role cannot create events"
+    );
+
+    // seatclaimctl: its own role, with event creation, the DLQ's commands, history and audit.
+    let operator = grants(&template, "OperatorRole");
+    let operations = pairs(&[
+        // events create
+        ("dynamodb:GetItem", "EventsTable"),
+        ("dynamodb:PutItem", "EventsTable"),
+        ("dynamodb:UpdateItem", "EventsTable"),
+        ("dynamodb:BatchWriteItem", "SeatsTable"),
+        // dlq list, replay, purge
+        ("sqs:GetQueueUrl", "IntentDeadLetterQueue"),
+        ("sqs:GetQueueAttributes", "IntentDeadLetterQueue"),
+        ("sqs:ReceiveMessage", "IntentDeadLetterQueue"),
+        ("sqs:DeleteMessage", "IntentDeadLetterQueue"),
+        ("sqs:ChangeMessageVisibility", "IntentDeadLetterQueue"),
+        ("sqs:GetQueueUrl", "IntentQueue"),
+        ("sqs:GetQueueAttributes", "IntentQueue"),
+        ("sqs:SendMessage", "IntentQueue"),
+        ("dynamodb:GetItem", "JobsTable"),
+        ("dynamodb:UpdateItem", "JobsTable"),
+        ("dynamodb:PutItem", "OutboxTable"),
+        // jobs show, audit
+        ("dynamodb:Query", "OutboxTable"),
+        ("dynamodb:Scan", "JobsTable"),
+        ("dynamodb:Query", "SeatsTable/index/by-block"),
+        ("dynamodb:Query", "OutboxTable/index/unpublished"),
+    ]);
+    let missing: Vec<_> = operations.difference(&operator).collect();
+    assert!(missing.is_empty(), "OperatorRole lacks {missing:?}");
+    assert!(
+        !operator
+            .iter()
+            .any(|(action, _)| action == "events:PutEvents"),
+        "seatclaimctl publishes nothing itself"
+    );
+
+    // The worker: claims, the sweeper, the relay and dead-lettering, and none of the above.
+    let worker = grants(&template, "WorkerTaskRole");
+    let leaked: Vec<_> = pairs(OPERATOR_ONLY)
+        .intersection(&worker)
+        .cloned()
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "WorkerTaskRole grants operator-only {leaked:?}"
+    );
+    let claims_and_dead_letters = pairs(&[
+        ("sqs:ReceiveMessage", "IntentQueue"),
+        ("sqs:DeleteMessage", "IntentQueue"),
+        ("sqs:ChangeMessageVisibility", "IntentQueue"),
+        ("sqs:SendMessage", "IntentDeadLetterQueue"),
+        ("dynamodb:UpdateItem", "SeatsTable"),
+        ("dynamodb:UpdateItem", "JobsTable"),
+        ("dynamodb:Query", "SeatsTable/index/free-by-section"),
+        ("dynamodb:Query", "JobsTable/index/held-by-deadline"),
+        ("dynamodb:Query", "OutboxTable/index/unpublished"),
+        ("events:PutEvents", "EventBus"),
+    ]);
+    let missing: Vec<_> = claims_and_dead_letters.difference(&worker).collect();
+    assert!(missing.is_empty(), "WorkerTaskRole lacks {missing:?}");
+
+    // Each binary runs with its own role.
+    for (binary, role) in [
+        ("seatclaim-api", "ApiTaskRole"),
+        ("seatclaim-worker", "WorkerTaskRole"),
+        ("seatclaimctl", "OperatorRole"),
+    ] {
+        let (task, _) = container_running(&template, binary);
+        assert_eq!(
+            get_att(&template.root["Resources"][task.as_str()]["Properties"]["TaskRoleArn"]),
+            Some((role.to_owned(), "Arn".to_owned())),
+            "{task} ({binary}) runs with {role}"
+        );
+    }
+}
+
+#[test]
+fn the_operator_task_runs_seatclaimctl_with_the_workers_settings() {
+    let template = Template::load();
+    let (task_id, operator) = container_running(&template, "seatclaimctl");
+    let (_, worker) = container_running(&template, "seatclaim-worker");
+    let task = &template.root["Resources"][task_id.as_str()]["Properties"];
+    assert_eq!(
+        template.text(&task["Family"]),
+        Some(format!("{}-operator", template.prefix()))
+    );
+    let command: Vec<&str> = sequence(&operator["Command"])
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        command,
+        ["seatclaimctl", "--help"],
+        "the default command only prints the help"
+    );
+    assert_eq!(
+        operator["Image"], worker["Image"],
+        "the worker image carries seatclaimctl"
+    );
+    let mut expected = environment_of(worker);
+    for loop_only in ["SEATCLAIM_CLAIM_LOOPS", "SEATCLAIM_METRICS_LISTEN"] {
+        assert!(
+            expected.remove(loop_only).is_some(),
+            "the worker sets {loop_only}"
+        );
+    }
+    assert_eq!(
+        environment_of(operator),
+        expected,
+        "seatclaimctl gets the worker's backend settings"
+    );
+    let logs = &operator["LogConfiguration"]["Options"];
+    assert_eq!(logs["awslogs-stream-prefix"].as_str(), Some("operator"));
+    assert_eq!(
+        ref_target(&logs["awslogs-group"]),
+        ref_target(&worker["LogConfiguration"]["Options"]["awslogs-group"]),
+        "its output goes to the worker log group"
+    );
+    let output = &template.root["Outputs"]["OperatorTaskDefinitionArn"]["Value"];
+    assert_eq!(ref_target(output), Some(task_id.as_str()));
+}
+
+// ------------------------------------------------------------------------------------- edge
+
+#[test]
+fn the_stack_refuses_plain_http_unless_a_test_stack_allows_it() {
+    let template = Template::load();
+    let allowed: BTreeSet<String> =
+        sequence(&template.root["Parameters"]["AllowPlainHttp"]["AllowedValues"])
+            .iter()
+            .filter_map(scalar_text)
+            .collect();
+    assert_eq!(
+        allowed,
+        BTreeSet::from(["true", "false"].map(str::to_owned))
+    );
+    assert_eq!(template.defaults["AllowPlainHttp"], "false");
+    assert_eq!(template.defaults["CertificateArn"], "");
+    for (certificate, allow, refused) in [
+        ("", "false", true),
+        ("", "true", false),
+        (CERTIFICATE, "false", false),
+        (CERTIFICATE, "true", false),
+    ] {
+        let parameters =
+            template.parameters(&[("CertificateArn", certificate), ("AllowPlainHttp", allow)]);
+        let refusals = template.refusals(&parameters);
+        assert_eq!(
+            !refusals.is_empty(),
+            refused,
+            "CertificateArn {certificate:?}, AllowPlainHttp {allow}: {refusals:?}"
+        );
+        if refused {
+            assert!(
+                refusals
+                    .iter()
+                    .any(|why| why.contains("CertificateArn") && why.contains("AllowPlainHttp")),
+                "the refusal says what to pass: {refusals:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn with_a_certificate_http_redirects_to_https_and_https_forwards() {
+    let template = Template::load();
+    let (target_group, _) = template.only("AWS::ElasticLoadBalancingV2::TargetGroup");
+    let forwards = |listener: &Value| {
+        let actions = sequence(&listener["DefaultActions"]);
+        actions.len() == 1
+            && actions[0]["Type"].as_str() == Some("forward")
+            && ref_target(&actions[0]["TargetGroupArn"]) == Some(target_group.as_str())
+    };
+    for certificate in [true, false] {
+        let parameters = if certificate {
+            template.parameters(&[("CertificateArn", CERTIFICATE)])
+        } else {
+            template.parameters(&[("AllowPlainHttp", "true")])
+        };
+        assert!(template.refusals(&parameters).is_empty());
+        let deployed = template.deployed(&parameters);
+        let listeners: BTreeMap<String, (&str, &Value)> =
+            deployed_of(&deployed, "AWS::ElasticLoadBalancingV2::Listener")
+                .into_iter()
+                .map(|(id, listener)| (scalar_text(&listener["Port"]).unwrap(), (id, listener)))
+                .collect();
+        let forwarding: Vec<&str> = listeners
+            .values()
+            .filter(|(_, listener)| forwards(listener))
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(forwarding.len(), 1, "one listener forwards to the API");
+        let ports: BTreeSet<&str> = listeners.keys().map(String::as_str).collect();
+        if certificate {
+            assert_eq!(ports, BTreeSet::from(["443", "80"]));
+            let (https_id, https) = listeners["443"];
+            assert_eq!(https["Protocol"].as_str(), Some("HTTPS"));
+            assert_eq!(
+                ref_target(&https["Certificates"][0]["CertificateArn"]),
+                Some("CertificateArn")
+            );
+            assert!(
+                https["SslPolicy"]
+                    .as_str()
+                    .is_some_and(|policy| policy.contains("TLS13")),
+                "TLS 1.3 policy"
+            );
+            assert_eq!(forwarding, [https_id], "443 forwards to the API");
+            let (_, http) = listeners["80"];
+            assert_eq!(http["Protocol"].as_str(), Some("HTTP"));
+            let actions = sequence(&http["DefaultActions"]);
+            assert_eq!(actions.len(), 1, "port 80 only redirects");
+            assert_eq!(actions[0]["Type"].as_str(), Some("redirect"));
+            let redirect = &actions[0]["RedirectConfig"];
+            assert_eq!(redirect["Protocol"].as_str(), Some("HTTPS"));
+            assert_eq!(scalar_text(&redirect["Port"]).as_deref(), Some("443"));
+            assert_eq!(redirect["StatusCode"].as_str(), Some("HTTP_301"));
+        } else {
+            assert_eq!(
+                ports,
+                BTreeSet::from(["80"]),
+                "no HTTPS without a certificate"
+            );
+            let (http_id, http) = listeners["80"];
+            assert_eq!(http["Protocol"].as_str(), Some("HTTP"));
+            assert_eq!(
+                forwarding,
+                [http_id],
+                "a test stack serves plain HTTP on 80"
+            );
+        }
+
+        // /metrics is hidden on whichever listener forwards.
+        let hiding: Vec<&str> = deployed_of(&deployed, "AWS::ElasticLoadBalancingV2::ListenerRule")
+            .into_iter()
+            .filter(|(_, rule)| {
+                sequence(&rule["Conditions"]).iter().any(|condition| {
+                    sequence(&condition["PathPatternConfig"]["Values"])
+                        .iter()
+                        .any(|path| path.as_str() == Some("/metrics"))
+                }) && rule["Actions"][0]["FixedResponseConfig"]["StatusCode"].as_str()
+                    == Some("404")
+            })
+            .filter_map(|(_, rule)| ref_target(&rule["ListenerArn"]))
+            .collect();
+        assert_eq!(
+            hiding, forwarding,
+            "the forwarding listener answers 404 for /metrics"
+        );
+
+        // The load balancer's security group opens exactly the listeners' ports.
+        let (_, balancer) = deployed_of(&deployed, "AWS::ElasticLoadBalancingV2::LoadBalancer")[0];
+        let group = ref_target(&balancer["SecurityGroups"][0]).unwrap();
+        let opened: BTreeSet<String> =
+            sequence(&deployed[group]["Properties"]["SecurityGroupIngress"])
+                .iter()
+                .map(|rule| {
+                    assert_eq!(rule["FromPort"], rule["ToPort"], "{group}: one port a rule");
+                    scalar_text(&rule["FromPort"]).unwrap()
+                })
+                .collect();
+        assert_eq!(
+            opened,
+            listeners.keys().cloned().collect::<BTreeSet<_>>(),
+            "{group}"
+        );
+
+        let url = template
+            .resolve(&template.root["Outputs"]["ApiUrl"]["Value"], &parameters)
+            .unwrap();
+        let scheme = if certificate { "https://" } else { "http://" };
+        assert!(
+            template
+                .text(&url)
+                .is_some_and(|url| url.starts_with(scheme)),
+            "ApiUrl: {url:?}"
+        );
+    }
+}
+
+#[test]
+fn a_waf_web_acl_limits_each_client_address_at_the_load_balancer() {
+    let template = Template::load();
+    let (balancer, _) = template.only("AWS::ElasticLoadBalancingV2::LoadBalancer");
+    let (association_id, association) = template.only("AWS::WAFv2::WebACLAssociation");
+    assert_eq!(
+        ref_target(&association["ResourceArn"]),
+        Some(balancer.as_str()),
+        "{association_id}: the web ACL protects the load balancer"
+    );
+    let (acl_id, attribute) = get_att(&association["WebACLArn"]).unwrap();
+    assert_eq!(attribute, "Arn");
+    assert_eq!(template.resource_type(&acl_id), Some("AWS::WAFv2::WebACL"));
+    for id in [&acl_id, &association_id] {
+        assert!(
+            template.root["Resources"][id.as_str()]["Condition"].is_null(),
+            "{id}: every stack has it"
+        );
+    }
+    let acl = &template.root["Resources"][acl_id.as_str()]["Properties"];
+    assert_eq!(
+        acl["Scope"].as_str(),
+        Some("REGIONAL"),
+        "a load balancer's web ACL"
+    );
+    assert!(acl["DefaultAction"].get("Allow").is_some(), "others pass");
+
+    let rate_rules: Vec<&Value> = sequence(&acl["Rules"])
+        .iter()
+        .filter(|rule| rule["Statement"].get("RateBasedStatement").is_some())
+        .collect();
+    assert_eq!(rate_rules.len(), 1, "one rate-based rule");
+    let rule = rate_rules[0];
+    let statement = &rule["Statement"]["RateBasedStatement"];
+    assert_eq!(
+        statement["AggregateKeyType"].as_str(),
+        Some("IP"),
+        "counted per client address"
+    );
+    assert!(
+        statement.get("ScopeDownStatement").is_none(),
+        "every request counts"
+    );
+    assert_eq!(
+        ref_target(&statement["Limit"]),
+        Some("WafRequestsPerFiveMinutesPerIp")
+    );
+    assert_eq!(
+        statement["EvaluationWindowSec"].as_u64(),
+        Some(300),
+        "the parameter's five minutes"
+    );
+    assert_eq!(
+        rule["Action"]["Block"]["CustomResponse"]["ResponseCode"].as_u64(),
+        Some(429),
+        "a limited client is told to slow down"
+    );
+
+    let parameter = &template.root["Parameters"]["WafRequestsPerFiveMinutesPerIp"];
+    let minimum = parameter["MinValue"].as_u64().unwrap();
+    let default: u64 = template.defaults["WafRequestsPerFiveMinutesPerIp"]
+        .parse()
+        .unwrap();
+    assert!(minimum >= 10, "WAF's smallest limit is 10");
+    assert!(default >= minimum);
+}
+
+#[test]
+fn the_load_balancer_logs_its_requests_to_the_stacks_bucket() {
+    let template = Template::load();
+    let (balancer_id, balancer) = template.only("AWS::ElasticLoadBalancingV2::LoadBalancer");
+    let attributes: BTreeMap<&str, &Value> = sequence(&balancer["LoadBalancerAttributes"])
+        .iter()
+        .map(|pair| (pair["Key"].as_str().unwrap(), &pair["Value"]))
+        .collect();
+    assert_eq!(
+        attributes
+            .get("access_logs.s3.enabled")
+            .and_then(|v| scalar_text(v)),
+        Some("true".to_owned())
+    );
+    let bucket = attributes
+        .get("access_logs.s3.bucket")
+        .and_then(|v| ref_target(v))
+        .expect("the logs go to a bucket of the stack");
+    assert_eq!(template.resource_type(bucket), Some("AWS::S3::Bucket"));
+    let prefix = attributes
+        .get("access_logs.s3.prefix")
+        .and_then(|v| scalar_text(v))
+        .expect("a prefix");
+    assert!(
+        !prefix.is_empty() && !prefix.contains("AWSLogs"),
+        "ELB adds AWSLogs/ itself"
+    );
+
+    let properties = &template.root["Resources"][bucket]["Properties"];
+    let encryption = sequence(&properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]);
+    assert_eq!(
+        encryption[0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"].as_str(),
+        Some("AES256"),
+        "ALB log delivery supports SSE-S3 only"
+    );
+    for setting in [
+        "BlockPublicAcls",
+        "BlockPublicPolicy",
+        "IgnorePublicAcls",
+        "RestrictPublicBuckets",
+    ] {
+        assert_eq!(
+            properties["PublicAccessBlockConfiguration"][setting].as_bool(),
+            Some(true),
+            "{setting}"
+        );
+    }
+    let expiring: Vec<Option<&str>> = sequence(&properties["LifecycleConfiguration"]["Rules"])
+        .iter()
+        .filter(|rule| rule["Status"].as_str() == Some("Enabled"))
+        .filter(|rule| !rule["ExpirationInDays"].is_null())
+        .map(|rule| ref_target(&rule["ExpirationInDays"]))
+        .collect();
+    assert_eq!(
+        expiring,
+        [Some("AccessLogRetentionDays")],
+        "one rule expires the logs after AccessLogRetentionDays"
+    );
+    assert_eq!(
+        template.root["Resources"][bucket]["DeletionPolicy"].as_str(),
+        Some("Retain"),
+        "the logs outlive the stack"
+    );
+
+    // The bucket policy lets Elastic Load Balancing write there, and exists before the load
+    // balancer (enabling the logs writes a test object).
+    let policies: Vec<(String, &Value)> = template
+        .resources("AWS::S3::BucketPolicy")
+        .into_iter()
+        .filter(|(_, policy)| ref_target(&policy["Bucket"]) == Some(bucket))
+        .collect();
+    assert_eq!(policies.len(), 1, "{bucket} has a bucket policy");
+    let (policy_id, policy) = &policies[0];
+    assert!(
+        depends_on(&template.root["Resources"][balancer_id.as_str()]).contains(&policy_id.as_str()),
+        "{balancer_id} depends on {policy_id}"
+    );
+    let expected = format!("${{{bucket}.Arn}}/{prefix}/AWSLogs/${{AWS::AccountId}}/*");
+    let delivery: Vec<&Value> = sequence(&policy["PolicyDocument"]["Statement"])
+        .iter()
+        .filter(|statement| {
+            statement["Effect"].as_str() == Some("Allow")
+                && statement["Principal"]["Service"].as_str()
+                    == Some("logdelivery.elasticloadbalancing.amazonaws.com")
+        })
+        .collect();
+    assert_eq!(delivery.len(), 1, "the log delivery service may write");
+    assert_eq!(delivery[0]["Action"].as_str(), Some("s3:PutObject"));
+    assert_eq!(
+        intrinsic(&delivery[0]["Resource"]).and_then(|(_, pattern)| pattern.as_str()),
+        Some(expected.as_str()),
+        "only under the load balancer's prefix of this account"
+    );
+}
+
+// ------------------------------------------------------------------------------------- identity
+
+#[test]
+fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
+    let template = Template::load();
+    assert_eq!(
+        template.defaults["AuthJwksUrl"], "",
+        "a pool unless told otherwise"
+    );
+    let existing =
+        "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf/.well-known/jwks.json";
+    assert!(template.condition("CreateUserPool", &template.parameters(&[])));
+    assert!(!template.condition(
+        "CreateUserPool",
+        &template.parameters(&[("AuthJwksUrl", existing)])
+    ));
+
+    let cognito: Vec<(String, &Value)> = template.root["Resources"]
+        .as_mapping()
+        .unwrap()
+        .iter()
+        .filter(|(_, r)| {
+            r["Type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("AWS::Cognito::"))
+        })
+        .map(|(id, r)| (id.as_str().unwrap().to_owned(), r))
+        .collect();
+    assert!(!cognito.is_empty(), "the template has a Cognito user pool");
+    for (id, resource) in &cognito {
+        assert_eq!(
+            resource["Condition"].as_str(),
+            Some("CreateUserPool"),
+            "{id} exists only when the stack creates the pool"
+        );
+    }
+    let (pool, _) = template.only("AWS::Cognito::UserPool");
+    template.only("AWS::Cognito::UserPoolDomain");
+
+    // The admin scope is the API's default.
+    let (server_id, server) = template.only("AWS::Cognito::UserPoolResourceServer");
+    let identifier = server["Identifier"].as_str().unwrap();
+    let scopes: Vec<&str> = sequence(&server["Scopes"])
+        .iter()
+        .filter_map(|scope| scope["ScopeName"].as_str())
+        .collect();
+    assert_eq!(
+        (identifier, scopes.as_slice()),
+        ("seatclaim", ["admin"].as_slice())
+    );
+    assert_eq!(
+        format!("{identifier}/{}", scopes[0]),
+        DEFAULT_ADMIN_SCOPE,
+        "the scope the API requires of admins"
+    );
+
+    let clients = template.resources("AWS::Cognito::UserPoolClient");
+    let flows = |client: &Value| -> Vec<String> {
+        sequence(&client["AllowedOAuthFlows"])
+            .iter()
+            .filter_map(scalar_text)
+            .collect()
+    };
+    for (id, client) in &clients {
+        assert_eq!(
+            ref_target(&client["UserPoolId"]),
+            Some(pool.as_str()),
+            "{id}"
+        );
+        assert_eq!(
+            client["AllowedOAuthFlowsUserPoolClient"].as_bool(),
+            Some(true),
+            "{id}"
+        );
+    }
+    let public: Vec<&(String, &Value)> = clients
+        .iter()
+        .filter(|(_, c)| c["GenerateSecret"].as_bool() == Some(false))
+        .collect();
+    assert_eq!(public.len(), 1, "one public client, the buyer web page's");
+    let (buyer_id, buyer) = public[0];
+    assert_eq!(
+        flows(buyer),
+        ["code"],
+        "{buyer_id}: the authorization code grant"
+    );
+    assert_eq!(
+        ref_target(&buyer["CallbackURLs"]),
+        Some("BuyerCallbackUrls")
+    );
+    let confidential: Vec<&(String, &Value)> = clients
+        .iter()
+        .filter(|(_, c)| c["GenerateSecret"].as_bool() == Some(true))
+        .collect();
+    assert_eq!(
+        confidential.len(),
+        1,
+        "one client with a secret, the operators'"
+    );
+    let (operator_id, operator) = confidential[0];
+    assert_eq!(
+        flows(operator),
+        ["client_credentials"],
+        "{operator_id}: only client credentials"
+    );
+    let operator_scopes: Vec<String> = sequence(&operator["AllowedOAuthScopes"])
+        .iter()
+        .filter_map(scalar_text)
+        .collect();
+    assert_eq!(operator_scopes, [DEFAULT_ADMIN_SCOPE], "{operator_id}");
+    assert!(
+        depends_on(&template.root["Resources"][operator_id.as_str()]).contains(&server_id.as_str()),
+        "{operator_id} is created after the scope it may use"
+    );
+
+    // The API trusts the created pool, or the given issuer.
+    let (_, api) = container_running(&template, "seatclaim-api");
+    let environment = environment_of(api);
+    let branches = |variable: &str| -> (Value, Value) {
+        let value = environment
+            .get(variable)
+            .unwrap_or_else(|| panic!("the API gets {variable}"));
+        let (function, arguments) = intrinsic(value).unwrap_or_else(|| panic!("{variable}"));
+        let arguments = sequence(arguments);
+        assert_eq!(function, "If", "{variable} depends on the pool");
+        assert_eq!(arguments[0].as_str(), Some("CreateUserPool"), "{variable}");
+        (arguments[1].clone(), arguments[2].clone())
+    };
+    let sub = |value: &Value| intrinsic(value).and_then(|(_, p)| p.as_str().map(str::to_owned));
+    let issuer = format!("https://cognito-idp.${{AWS::Region}}.amazonaws.com/${{{pool}}}");
+    let (created, given) = branches("SEATCLAIM_AUTH_ISSUER");
+    assert_eq!(sub(&created), Some(issuer.clone()));
+    assert_eq!(ref_target(&given), Some("AuthIssuer"));
+    let (created, given) = branches("SEATCLAIM_AUTH_JWKS_URL");
+    assert_eq!(
+        sub(&created),
+        Some(format!("{issuer}/.well-known/jwks.json"))
+    );
+    assert_eq!(ref_target(&given), Some("AuthJwksUrl"));
+    let (created, given) = branches("SEATCLAIM_AUTH_AUDIENCE");
+    let (function, arguments) = intrinsic(&created).unwrap();
+    let arguments = sequence(arguments);
+    assert_eq!(function, "Join");
+    assert_eq!(
+        arguments[0].as_str(),
+        Some(","),
+        "a comma-separated list of audiences"
+    );
+    let audiences: BTreeSet<&str> = sequence(&arguments[1])
+        .iter()
+        .filter_map(ref_target)
+        .collect();
+    assert_eq!(
+        audiences,
+        BTreeSet::from([buyer_id.as_str(), operator_id.as_str()]),
+        "both clients' tokens are meant for the API"
+    );
+    assert_eq!(ref_target(&given), Some("AuthAudience"));
+    let (created, given) = branches("SEATCLAIM_UI_OIDC_CLIENT_ID");
+    assert_eq!(
+        ref_target(&created),
+        Some(buyer_id.as_str()),
+        "the web page signs in with the buyer client"
+    );
+    assert_eq!(ref_target(&given), Some("AuthUiClientId"));
+
+    // Given an issuer, the stack creates no pool and passes the parameters.
+    let parameters = template.parameters(&[("AuthJwksUrl", existing)]);
+    let deployed = template.deployed(&parameters);
+    assert!(
+        !deployed.values().any(|r| r["Type"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("AWS::Cognito::"))),
+        "no pool when an issuer is given"
+    );
+    let (task, _) = container_running(&template, "seatclaim-api");
+    let resolved = &deployed[task.as_str()]["Properties"]["ContainerDefinitions"][0];
+    assert_eq!(
+        environment_of(resolved)
+            .get("SEATCLAIM_AUTH_JWKS_URL")
+            .and_then(|v| ref_target(v)),
+        Some("AuthJwksUrl")
+    );
+    for output in [
+        "UserPoolId",
+        "BuyerClientId",
+        "OperatorClientId",
+        "TokenEndpoint",
+    ] {
+        assert_eq!(
+            template.root["Outputs"][output]["Condition"].as_str(),
+            Some("CreateUserPool"),
+            "output {output}"
+        );
     }
 }
 
