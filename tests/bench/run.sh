@@ -8,6 +8,8 @@
 #   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half
 #   4. AWS cost: requests per reservation on the emulator (tests/tests/aws_requests.rs), priced
 #   5. memory: peak RSS of the API and the worker during run 3
+#   6. read path: seat-map req/s under 1,000 readers vs a bare handler, rebuilds per second, and
+#      the reservation p99 with and without that storm (tests/bench/read_path.sh, also alone)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=tests/bench
@@ -106,6 +108,9 @@ worker=$!; pids+=($worker)
     --json "$OUT/e2e-split.json" > "$OUT/e2e-split.txt"
 grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"
 grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
+
+# ---- 6. the read path ------------------------------------------------------------------------
+BENCH_OUT="$OUT" bash "$HERE/read_path.sh"
 
 # ---- 4. AWS cost -------------------------------------------------------------------------------
 log "AWS requests per reservation on the emulator"

@@ -6,7 +6,9 @@
 //!   per batch) or the whole worker path (receive, decide, acknowledge) until every intent is
 //!   decided. Prints claims per second as JSON.
 //! - `bare`: an axum server whose reservation route answers the same 202 JSON as seatclaim's
-//!   without storing anything: the ceiling the admission benchmark compares the real endpoint to.
+//!   without storing anything, and whose seat-map route answers a seat map of the same shape and
+//!   size from memory: the ceilings the admission and read-path benchmarks compare the real
+//!   endpoints to.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use anyhow::Context;
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::post;
+use axum::routing::{get, post};
 use clap::{Parser, Subcommand};
 use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
@@ -57,11 +59,14 @@ enum Command {
         #[arg(long)]
         data_dir: std::path::PathBuf,
     },
-    /// Serves the bare 202 handler.
+    /// Serves the bare 202 handler and the bare seat-map handler.
     Bare {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8090")]
         listen: SocketAddr,
+        /// Seats in the bare seat map (sections of 1,000, named as the loadgen names them).
+        #[arg(long, default_value_t = 10_000)]
+        seats: usize,
     },
 }
 
@@ -101,7 +106,7 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Bare { listen } => bare(listen).await,
+        Command::Bare { listen, seats } => bare(listen, seats).await,
     }
 }
 
@@ -221,7 +226,20 @@ async fn work(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
     Ok(tally)
 }
 
-async fn bare(listen: SocketAddr) -> anyhow::Result<()> {
+/// A seat map of `seats` AVAILABLE seats, as seatclaim renders one, built once.
+fn bare_seat_map(seats: usize) -> axum::body::Bytes {
+    let seats: Vec<serde_json::Value> = (0..seats)
+        .map(|n| {
+            let section = format!("S{}", n / 1_000);
+            let (row, number) = ((n % 1_000) / 20 + 1, n % 20 + 1);
+            json!({"seat_id": format!("{section}-{row}-{number}"), "section": section, "state": "AVAILABLE"})
+        })
+        .collect();
+    let map = json!({"event_id": "map", "as_of": jiff::Timestamp::now(), "seats": seats});
+    axum::body::Bytes::from(map.to_string())
+}
+
+async fn bare(listen: SocketAddr, seats: usize) -> anyhow::Result<()> {
     async fn accepted() -> impl IntoResponse {
         let job_id = JobId::new();
         let status_url = format!("/v1/jobs/{job_id}");
@@ -238,7 +256,23 @@ async fn bare(listen: SocketAddr) -> anyhow::Result<()> {
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         response
     }
-    let app = axum::Router::new().route("/v1/events/{event_id}/reservations", post(accepted));
+    let map = bare_seat_map(seats);
+    let app = axum::Router::new()
+        .route("/v1/events/{event_id}/reservations", post(accepted))
+        .route(
+            "/v1/events/{event_id}/seats",
+            get(move || {
+                let body = map.clone();
+                async move {
+                    let headers = [
+                        (header::CONTENT_TYPE, "application/json"),
+                        (header::CACHE_CONTROL, "public, max-age=1"),
+                        (header::ETAG, "W/\"0\""),
+                    ];
+                    (headers, body)
+                }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind(listen).await?;
     axum::serve(listener, app).await?;
     Ok(())

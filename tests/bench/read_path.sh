@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The read-path benchmark (README "Benchmarks", run 6), alone or from tests/bench/run.sh: seat-map
+# requests/s of a 10,000-seat event under 1,000 concurrent readers (wrk) against the bare axum
+# handler serving the same map from memory; the seat-map rebuilds (backend reads) per second
+# during that storm; and the p99 time from POST to decision of reservations made at a fixed rate
+# while the storm runs, against the same load without it. Writes read-*.txt/json into $OUT and
+# prints the figures as ratios. Needs wrk and the release binaries (run.sh builds them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${BENCH_OUT:-target/bench}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+BIN=target/release
+RATE=${BENCH_READ_RATE:-200}
+STORM=${BENCH_READ_DURATION:-10s}
+log() { echo "bench: $*" >&2; }
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; log "$1 never answered"; return 1; }
+rebuilds() { curl -s http://127.0.0.1:29093/metrics | awk '/^seatclaim_seat_map_rebuilds_total /{print $2}' | grep . || echo 0; }
+
+rm -rf "$OUT/read"
+SEATCLAIM_DATA_DIR="$OUT/read" SEATCLAIM_LISTEN=127.0.0.1:28083 SEATCLAIM_METRICS_LISTEN=127.0.0.1:29093 \
+    SEATCLAIM_MAX_IN_FLIGHT=16384 RUST_LOG=warn "$BIN/seatclaim-api" &
+pids+=($!)
+wait_http http://127.0.0.1:28083/healthz
+sections=$(python3 -c 'import json; print(json.dumps([{"section": f"S{i}", "rows": 50, "seats_per_row": 20} for i in range(10)]))')
+curl -s -X POST localhost:28083/v1/events -H 'content-type: application/json' \
+    -d "{\"event_id\": \"map\", \"name\": \"read path\", \"sections\": $sections}" >/dev/null
+
+log "read path: reservations at $RATE/s without readers"
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28083 --seats 10000 --rate "$RATE" --duration "$STORM" --quiet \
+    --json "$OUT/read-quiet.json" > "$OUT/read-quiet.txt"
+log "read path: 1,000 readers of the seat map, and reservations at $RATE/s"
+before=$(rebuilds)
+started=$(date +%s.%N)
+wrk -t2 -c1000 -d"$STORM" --latency http://127.0.0.1:28083/v1/events/map/seats > "$OUT/read-wrk-real.txt" &
+storm=$!
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28083 --seats 10000 --rate "$RATE" --duration "$STORM" --quiet \
+    --json "$OUT/read-storm.json" > "$OUT/read-storm.txt"
+wait "$storm"
+ended=$(date +%s.%N)
+after=$(rebuilds)
+python3 -c "import json; print(json.dumps({'rebuilds': $after - $before, 'seconds': $ended - $started}))" > "$OUT/read-rebuilds.json"
+
+log "read path: the bare handler"
+"$BIN/seatclaim-bench" bare --listen 127.0.0.1:28091 --seats 10000 &
+pids+=($!)
+wait_http http://127.0.0.1:28091/v1/events/map/seats
+wrk -t2 -c1000 -d"$STORM" --latency http://127.0.0.1:28091/v1/events/map/seats > "$OUT/read-wrk-bare.txt"
+
+python3 - "$OUT" <<'PY'
+import json, pathlib, re, sys
+out = pathlib.Path(sys.argv[1])
+rps = lambda name: float(re.search(r"Requests/sec:\s+([\d.]+)", (out / name).read_text()).group(1))
+real, bare = rps("read-wrk-real.txt"), rps("read-wrk-bare.txt")
+rebuilt = json.loads((out / "read-rebuilds.json").read_text())
+quiet = json.loads((out / "read-quiet.json").read_text())["latency_ms"]["p99"]
+storm = json.loads((out / "read-storm.json").read_text())["latency_ms"]["p99"]
+print(f"seat map, 10,000 seats, 1,000 readers: {real:,.0f} req/s vs bare {bare:,.0f} req/s = {real / bare:.2f}x")
+print(f"seat-map rebuilds during the storm: {rebuilt['rebuilds']:.0f} in {rebuilt['seconds']:.1f} s = {rebuilt['rebuilds'] / rebuilt['seconds']:.2f}/s (target <= 1/s per event per process)")
+print(f"reservation p99 POST-to-decision: {storm:.1f} ms with the storm vs {quiet:.1f} ms without = {storm / quiet:.2f}x (target <= 2x)")
+PY
