@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and CI runs it:
-#  1. starts the local AWS emulator (moto, pinned in tests/emulator/start.sh) or reuses a running one;
+#  1. starts the local AWS emulator (moto, pinned in tests/emulator/start.sh) or reuses a running one,
+#     and installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing;
 #  2. runs every suite on the embedded backend, plus the port contract on the emulator, then the
 #     HTTP contract again in-process (the router called directly, no socket);
 #  3. runs the end-to-end suites again on the AWS backend against the emulator.
@@ -9,11 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 eval "$(bash tests/emulator/start.sh)"
+bash tests/browser/install.sh
 
 cargo test --workspace --locked "$@"
 SEATCLAIM_TEST_TRANSPORT=in-process cargo test --workspace --locked --test http_contract "$@"
 SEATCLAIM_TEST_BACKEND=aws cargo test --workspace --locked \
     --test http_contract --test contention --test crash --test expiry --test worker_batches \
-    --test faults --test fault_duplicates --test observability --test shutdown "$@"
+    --test faults --test fault_duplicates --test observability --test shutdown --test browser "$@"
 
 echo "all suites passed on both backends (the emulator stays up for the next run: bash tests/emulator/stop.sh)"

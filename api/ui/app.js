@@ -151,6 +151,7 @@ function newKey() {
  * @returns {Promise<Reply>}
  */
 async function api(path, { method = 'GET', body, headers = {}, signed = false, signal } = {}) {
+  /** @type {Record<string, string>} */
   const sent = { Accept: 'application/json', ...headers };
   if (body !== undefined) sent['Content-Type'] = 'application/json';
   const token = sessionStorage.getItem(TOKEN_KEY);
@@ -221,9 +222,12 @@ async function signIn() {
     const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
     const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
     const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
-    const redirectUri = location.origin + location.pathname;
+    // One callback for every page (an issuer accepts only the exact callback URLs it lists,
+    // such as the stack's BuyerCallbackUrls): the page's root, which returns to this page.
+    const redirectUri = `${location.origin}/`;
+    const returnTo = location.pathname;
     // sessionStorage: the verifier must survive the round trip, and no longer than this tab.
-    sessionStorage.setItem(OIDC_KEY, JSON.stringify({ verifier, state, redirectUri }));
+    sessionStorage.setItem(OIDC_KEY, JSON.stringify({ verifier, state, redirectUri, returnTo }));
     const url = new URL(endpoints.authorization_endpoint);
     url.search = new URLSearchParams({
       response_type: 'code',
@@ -284,6 +288,9 @@ async function takeTokenFromUrl() {
       throw new Error(answer.error_description ?? answer.error ?? `status ${response.status}`);
     }
     sessionStorage.setItem(TOKEN_KEY, answer.access_token);
+    if (pending.returnTo && pending.returnTo !== location.pathname) {
+      location.replace(pending.returnTo);
+    }
   } catch (error) {
     message(`Sign-in failed: ${error instanceof Error ? error.message : error}`);
   }
@@ -377,15 +384,17 @@ async function showEvents() {
  * @returns {Map<string, Map<number, {seat: Seat, label: string, order: number}[]>>}
  */
 function layout(seats) {
+  /** @type {ReturnType<typeof layout>} */
   const sections = new Map();
   for (const seat of seats) {
     const prefix = `${seat.section}-`;
     const match = seat.seat_id.startsWith(prefix) ? /^(\d+)-(\d+)$/.exec(seat.seat_id.slice(prefix.length)) : null;
     const row = match ? Number(match[1]) : Infinity;
-    if (!sections.has(seat.section)) sections.set(seat.section, new Map());
-    const rows = sections.get(seat.section);
-    if (!rows.has(row)) rows.set(row, []);
-    rows.get(row).push({ seat, label: match ? match[2] : seat.seat_id, order: match ? Number(match[2]) : 0 });
+    const rows = sections.get(seat.section) ?? new Map();
+    sections.set(seat.section, rows);
+    const entries = rows.get(row) ?? [];
+    rows.set(row, entries);
+    entries.push({ seat, label: match ? match[2] : seat.seat_id, order: match ? Number(match[2]) : 0 });
   }
   const byId = new Intl.Collator(undefined, { numeric: true });
   for (const [section, rows] of sections) {
@@ -903,9 +912,8 @@ function startOver(why = '') {
   renderForm();
   refreshMap();
   if (!why) {
-    /** @type {HTMLElement | undefined} */
-    const first = document.querySelector('[data-seat-map] button[tabindex="0"]') ?? undefined;
-    first?.focus();
+    const first = document.querySelector('[data-seat-map] button[tabindex="0"]');
+    if (first instanceof HTMLElement) first.focus();
     announce('Choose seats for a new reservation.');
   }
 }
@@ -919,6 +927,7 @@ async function showEvent(eventId) {
   showIf($('[data-view="event"]'), true);
   $('[data-event-name]').textContent = eventId;
   document.title = `${eventId} · seatclaim`;
+  /** @type {HTMLElement} */
   const map = $('[data-seat-map]');
   map.addEventListener('click', onSeatClick);
   map.addEventListener('keydown', onSeatKey);

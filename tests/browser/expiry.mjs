@@ -1,0 +1,15 @@
+// Expiry: with a 2 s hold the buyer does nothing, and EXPIRED appears on its own.
+import { env, jobStatus, nameBuyer, scenario, seatState, select, assert } from './lib.mjs';
+
+const event = env('SEATCLAIM_EVENT');
+
+await scenario('expiry: a hold nobody confirms ends', async ({ open }) => {
+  const page = await open(`/events/${event}`);
+  await nameBuyer(page, 'dave');
+  await select(page, ['A-1-1']);
+  await page.locator('[data-action="reserve"]').click();
+  await jobStatus(page, 'HELD');
+  await jobStatus(page, 'EXPIRED');
+  await seatState(page, 'A-1-1', 'AVAILABLE');
+  assert(await page.locator('[data-action="confirm"]').isHidden(), 'an expired hold still offers to buy');
+});

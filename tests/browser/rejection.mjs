@@ -1,0 +1,30 @@
+// A rejection: two buyers pick the same seat; the second to reserve sees REJECTED with the
+// reason, and a map refreshed to show the seat HELD (by the other buyer).
+import { jobStatus, nameBuyer, scenario, seatState, select, until, assert, env } from './lib.mjs';
+
+const event = env('SEATCLAIM_EVENT');
+
+await scenario('rejection: the other buyer was first', async ({ open }) => {
+  const late = await open(`/events/${event}`);
+  await nameBuyer(late, 'late');
+  await select(late, ['A-1-1', 'A-1-2']);
+
+  // Another buyer, in another browser context (its own storage), takes A-1-1 first.
+  const early = await open(`/events/${event}`);
+  await nameBuyer(early, 'early');
+  await select(early, ['A-1-1']);
+  await early.locator('[data-action="reserve"]').click();
+  await jobStatus(early, 'HELD');
+
+  await late.locator('[data-action="reserve"]').click();
+  await jobStatus(late, 'REJECTED');
+  const reason = (await late.locator('[data-job-reason]').textContent())?.trim();
+  assert(reason, 'a rejection without a reason');
+  assert(await late.locator('[data-job-reason]').isVisible(), 'the reason is not shown');
+  await seatState(late, 'A-1-1', 'HELD');
+  // All or none: the other seat of the rejected request is still free.
+  await seatState(late, 'A-1-2', 'AVAILABLE');
+  assert(await late.locator('[data-action="confirm"]').isHidden(), 'a rejected reservation offers to buy');
+  await until('a way to start over', () => late.locator('[data-action="new"]').isVisible());
+  console.log(`rejected: ${reason}`);
+});
