@@ -4,7 +4,9 @@
 #     and installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing;
 #  2. runs every suite on the embedded backend, plus the port contract on the emulator, then the
 #     HTTP contract again in-process (the router called directly, no socket);
-#  3. runs the end-to-end suites again on the AWS backend against the emulator.
+#  3. runs the end-to-end suites again on the AWS backend against the emulator;
+#  4. runs schemathesis against the running API from its OpenAPI document, on both backends
+#     (tests/schemathesis/run.sh: a fixed seed, a bounded number of examples).
 # Extra arguments go to every cargo test run (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,10 @@ cargo test --workspace --locked "$@"
 SEATCLAIM_TEST_TRANSPORT=in-process cargo test --workspace --locked --test http_contract "$@"
 SEATCLAIM_TEST_BACKEND=aws cargo test --workspace --locked \
     --test http_contract --test contention --test crash --test expiry --test worker_batches \
-    --test faults --test fault_duplicates --test observability --test shutdown --test browser "$@"
+    --test faults --test fault_duplicates --test observability --test shutdown --test browser \
+    --test openapi "$@"
+# The API from its own OpenAPI document, on both backends: no 5xx, every answer as documented.
+bash tests/schemathesis/run.sh
+SEATCLAIM_TEST_BACKEND=aws bash tests/schemathesis/run.sh
 
 echo "all suites passed on both backends (the emulator stays up for the next run: bash tests/emulator/stop.sh)"

@@ -7,9 +7,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::domain::{JobConflict, ValidationError};
 use seatclaim_shared::ports::BackendError;
-use serde::Serialize;
 
 use crate::auth::AuthError;
+use crate::problem::{Problem, ProblemType};
 
 /// A request that could not be served, by cause.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +29,8 @@ pub enum ApiError {
     /// The idempotency key was used before for a different request (422).
     #[error("this Idempotency-Key was already used by this buyer for a different request")]
     KeyReused,
-    /// axum refused the body (size, content type, syntax); the status is axum's.
+    /// axum refused the request (the body's size, content type or syntax, the query) or its
+    /// method (405); the status is axum's.
     #[error("{detail}")]
     Rejected {
         /// axum's status for the rejection.
@@ -83,100 +84,65 @@ impl From<axum::extract::rejection::QueryRejection> for ApiError {
     }
 }
 
+impl From<axum::extract::rejection::PathRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::PathRejection) -> Self {
+        Self::Rejected {
+            status: rejection.status(),
+            detail: rejection.body_text(),
+        }
+    }
+}
+
 impl From<JobConflict> for ApiError {
     fn from(conflict: JobConflict) -> Self {
         Self::Conflict(conflict.to_string())
     }
 }
 
-/// The RFC 9457 body.
-#[derive(Serialize)]
-struct Problem {
-    #[serde(rename = "type")]
-    kind: String,
-    title: &'static str,
-    status: u16,
-    detail: String,
-}
-
 impl ApiError {
-    /// The status, a stable problem type slug and a title for each cause.
-    fn classify(&self) -> (StatusCode, &'static str, &'static str) {
+    /// The status and the problem type of each cause.
+    fn classify(&self) -> (StatusCode, ProblemType) {
         match self {
             Self::Invalid(_) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-request",
-                "The request breaks a rule",
+                ProblemType::InvalidRequest,
             ),
-            Self::BadRequest(_) => (
-                StatusCode::BAD_REQUEST,
-                "malformed-request",
-                "The request is malformed",
-            ),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not-found", "Not found"),
-            Self::Conflict(_) => (
-                StatusCode::CONFLICT,
-                "conflict",
-                "The request conflicts with the current state",
-            ),
+            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, ProblemType::MalformedRequest),
+            Self::NotFound(_) => (StatusCode::NOT_FOUND, ProblemType::NotFound),
+            Self::Conflict(_) => (StatusCode::CONFLICT, ProblemType::Conflict),
             Self::KeyReused => (
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency-key-reused",
-                "Idempotency-Key reused",
+                ProblemType::IdempotencyKeyReused,
             ),
             Self::Rejected { status, .. } => match *status {
-                StatusCode::PAYLOAD_TOO_LARGE => (
-                    *status,
-                    "payload-too-large",
-                    "The request body is too large",
-                ),
-                StatusCode::UNSUPPORTED_MEDIA_TYPE => {
-                    (*status, "unsupported-media-type", "The body must be JSON")
+                StatusCode::PAYLOAD_TOO_LARGE => (*status, ProblemType::PayloadTooLarge),
+                StatusCode::METHOD_NOT_ALLOWED => (*status, ProblemType::MethodNotAllowed),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => (*status, ProblemType::UnsupportedMediaType),
+                // axum's own mistakes (a route without the parameters its extractor expects).
+                status if status.is_server_error() => {
+                    (StatusCode::INTERNAL_SERVER_ERROR, ProblemType::Internal)
                 }
-                _ => (
-                    *status,
-                    "malformed-request",
-                    "The request body is not acceptable",
-                ),
+                StatusCode::UNPROCESSABLE_ENTITY => (*status, ProblemType::MalformedRequest),
+                _ => (StatusCode::BAD_REQUEST, ProblemType::MalformedRequest),
             },
-            Self::Unauthenticated(_) => (
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
-                "A valid bearer token is required",
-            ),
-            Self::Forbidden { .. } => (StatusCode::FORBIDDEN, "forbidden", "Not allowed"),
-            Self::TooManyRequests { .. } => (
-                StatusCode::TOO_MANY_REQUESTS,
-                "too-many-requests",
-                "Too many requests",
-            ),
-            Self::Overloaded => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
-                "Too busy; retry",
-            ),
-            Self::TimedOut => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "timeout",
-                "The request timed out; retry",
-            ),
-            Self::Backend(error) if error.is_transient() => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "Temporarily unavailable; retry",
-            ),
-            Self::Backend(_) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "Internal error",
-            ),
+            Self::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, ProblemType::Unauthenticated),
+            Self::Forbidden { .. } => (StatusCode::FORBIDDEN, ProblemType::Forbidden),
+            Self::TooManyRequests { .. } => {
+                (StatusCode::TOO_MANY_REQUESTS, ProblemType::TooManyRequests)
+            }
+            Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
+            Self::TimedOut => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Timeout),
+            Self::Backend(error) if error.is_transient() => {
+                (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable)
+            }
+            Self::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, ProblemType::Internal),
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, slug, title) = self.classify();
+        let (status, kind) = self.classify();
         let detail = match &self {
             Self::Backend(error) => {
                 tracing::error!(%error, "request failed in the backend");
@@ -185,8 +151,8 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let problem = Problem {
-            kind: format!("urn:seatclaim:problem:{slug}"),
-            title,
+            kind: kind.urn(),
+            title: kind.title(),
             status: status.as_u16(),
             detail,
         };
@@ -229,5 +195,73 @@ impl ApiError {
         };
         let value = header::HeaderValue::from_str(&value).ok()?;
         Some((header::WWW_AUTHENTICATE, value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each cause (and each status axum rejects with).
+    fn one_of_each() -> Vec<ApiError> {
+        let rejected = |status| ApiError::Rejected {
+            status,
+            detail: "rejected".into(),
+        };
+        vec![
+            ApiError::Invalid(ValidationError::new("field", "is wrong")),
+            ApiError::BadRequest("bad".into()),
+            ApiError::NotFound("missing".into()),
+            ApiError::Conflict("clash".into()),
+            ApiError::KeyReused,
+            rejected(StatusCode::BAD_REQUEST),
+            rejected(StatusCode::METHOD_NOT_ALLOWED),
+            rejected(StatusCode::PAYLOAD_TOO_LARGE),
+            rejected(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            rejected(StatusCode::UNPROCESSABLE_ENTITY),
+            rejected(StatusCode::INTERNAL_SERVER_ERROR),
+            ApiError::Unauthenticated(AuthError::Missing),
+            ApiError::Forbidden {
+                detail: "no".into(),
+                scope: Some("admin".into()),
+            },
+            ApiError::TooManyRequests { retry_after: 2 },
+            ApiError::Overloaded,
+            ApiError::TimedOut,
+            ApiError::Backend(BackendError::transient("down")),
+            ApiError::Backend(BackendError::permanent("broken")),
+        ]
+    }
+
+    #[test]
+    fn every_error_has_a_status_its_problem_type_is_documented_with() {
+        for error in one_of_each() {
+            // A new cause fails to compile here: add it to `one_of_each` (and the document).
+            match &error {
+                ApiError::Invalid(_)
+                | ApiError::BadRequest(_)
+                | ApiError::NotFound(_)
+                | ApiError::Conflict(_)
+                | ApiError::KeyReused
+                | ApiError::Rejected { .. }
+                | ApiError::Unauthenticated(_)
+                | ApiError::Forbidden { .. }
+                | ApiError::TooManyRequests { .. }
+                | ApiError::Overloaded
+                | ApiError::TimedOut
+                | ApiError::Backend(_) => {}
+            }
+            let (status, kind) = error.classify();
+            assert!(
+                kind.statuses().contains(&status.as_u16()),
+                "{error:?}: {status} with {kind:?}"
+            );
+            let response = error.into_response();
+            assert_eq!(response.status(), status);
+            assert_eq!(
+                response.headers()[header::CONTENT_TYPE],
+                "application/problem+json"
+            );
+        }
     }
 }

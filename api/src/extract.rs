@@ -1,7 +1,8 @@
 //! Extractors whose rejections come out as problem+json like every other error.
 
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use seatclaim_shared::domain::IdempotencyKey;
 
 use crate::error::ApiError;
@@ -18,6 +19,25 @@ where
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         let axum::Json(value) = axum::Json::<T>::from_request(request, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// `axum::extract::Path`, but a path it cannot decode (a parameter that is not UTF-8 once
+/// percent-decoded) is a problem+json 400 like every other error, not axum's plain text.
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiPath<T>
+where
+    axum::extract::Path<T>:
+        FromRequestParts<S, Rejection = axum::extract::rejection::PathRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
     }
 }

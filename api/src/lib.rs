@@ -5,6 +5,8 @@ pub mod auth;
 mod caller;
 mod error;
 mod extract;
+pub mod openapi;
+mod problem;
 mod rate;
 mod routes;
 mod seat_maps;
@@ -15,6 +17,7 @@ mod state;
 
 pub use caller::Caller;
 pub use error::ApiError;
+pub use problem::ProblemType;
 pub use rate::BuyerRate;
 pub use routes::router;
 pub use seat_maps::SeatMaps;

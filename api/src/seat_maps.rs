@@ -13,9 +13,12 @@ use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{EventId, Seat, SeatView, Section};
 use seatclaim_shared::ports::{BackendError, EventInfo};
 use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 /// How many seats of an event are in each state, as the snapshot shows them.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub struct StateCounts {
     /// Free to ask for (lapsed holds included).
@@ -27,19 +30,39 @@ pub struct StateCounts {
 }
 
 /// One seat as the map shows it.
-#[derive(Serialize)]
-struct SeatEntry<'a> {
+#[derive(Serialize, ToSchema)]
+#[schema(as = SeatMapEntry)]
+pub(crate) struct SeatEntry<'a> {
+    /// The seat's id.
     seat_id: &'a str,
+    /// Its section.
     section: &'a str,
+    /// Its state as of the map: a lapsed hold shows AVAILABLE.
+    #[schema(schema_with = seat_view_schema)]
     state: SeatView,
 }
 
 /// The body of a seat map answer.
-#[derive(Serialize)]
-struct SeatMapBody<'a> {
+#[derive(Serialize, ToSchema)]
+#[schema(as = SeatMap)]
+pub(crate) struct SeatMapBody<'a> {
+    /// The event.
+    #[schema(value_type = String)]
     event_id: &'a EventId,
+    /// When the seats were read (the map is advisory: a claim re-checks every seat).
+    #[schema(value_type = String, format = DateTime)]
     as_of: Timestamp,
+    /// The seats, in the event's order.
     seats: Vec<SeatEntry<'a>>,
+}
+
+/// The schema of a seat's state: the wire names of the three [`SeatView`]s.
+fn seat_view_schema() -> impl Into<RefOr<Schema>> {
+    let names = [SeatView::Available, SeatView::Held, SeatView::Sold]
+        .map(|view| serde_json::to_value(view).unwrap_or_default());
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names))
 }
 
 /// A seat map answer: its JSON body and its (weak) entity tag.

@@ -74,7 +74,7 @@ impl Access {
 }
 
 /// The web page's OpenID Connect sign-in: authorization code with PKCE at `issuer`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct UiOidc {
     /// The issuer, whose `/.well-known/openid-configuration` names the endpoints.
     pub issuer: String,

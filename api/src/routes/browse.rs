@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::domain::{EventId, Section};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
+use crate::extract::ApiPath;
 use crate::seat_maps::{Rendered, SeatMaps, StateCounts};
 
 /// How long a client or CDN may reuse an answer without asking again.
@@ -24,10 +26,49 @@ pub struct SeatMapQuery {
     section: Option<String>,
 }
 
+/// The conditional request header the seat map honours (read from the headers, documented here).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(
+    dead_code,
+    reason = "documents a header the handler reads from the HeaderMap"
+)]
+struct Conditional {
+    /// Entity tags the client holds (or `*`): a 304 answers when one still names the map.
+    #[param(rename = "If-None-Match", required = false)]
+    if_none_match: String,
+}
+
 /// `GET /v1/events/{event_id}/seats[?section=S]`: the advisory seat map as of its snapshot.
+#[utoipa::path(
+    get,
+    path = "/v1/events/{event_id}/seats",
+    tag = "events",
+    operation_id = "seat_map",
+    params(
+        ("event_id" = String, Path, description = "The event.", example = "e1"),
+        ("section" = Option<String>, Query, description = "Only this section's seats.",
+            example = "A"),
+        Conditional,
+    ),
+    responses(
+        (status = 200, description = "The advisory seat map (public; any CDN may keep it a \
+            second).", body = crate::seat_maps::SeatMapBody, headers(
+            ("ETag" = String, description = "A weak tag named by the seats' states."),
+            ("Cache-Control" = String, description = "`public, max-age=1`."),
+        )),
+        (status = 304, description = "`If-None-Match` names the map: unchanged.", headers(
+            ("ETag" = String, description = "The map's tag."),
+            ("Cache-Control" = String, description = "`public, max-age=1`."),
+        )),
+        (status = 400, description = "A malformed query (e.g. `section` given twice), or a \
+            path that is not UTF-8 once percent-decoded."),
+        (status = 404, description = "No such event, or no such section in it."),
+    ),
+)]
 pub async fn seat_map(
     State(maps): State<Arc<SeatMaps>>,
-    Path(event_id): Path<String>,
+    ApiPath(event_id): ApiPath<String>,
     query: Result<Query<SeatMapQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -75,21 +116,41 @@ fn cacheable(headers: &HeaderMap, rendered: Rendered) -> Response {
 }
 
 /// The event list.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct EventList {
+    /// Every event.
     events: Vec<EventEntry>,
 }
 
-#[derive(Serialize)]
+/// One event of the list.
+#[derive(Serialize, ToSchema)]
 struct EventEntry {
+    /// The event's id.
+    #[schema(value_type = String)]
     event_id: EventId,
+    /// Its human name.
     name: String,
+    /// How long a hold lasts.
     hold_seconds: i64,
+    /// The most seats one buyer may hold or buy, `null` for no limit.
     max_seats_per_buyer: Option<u32>,
+    /// Its seats counted by state, as of its seat map's snapshot.
     seats: StateCounts,
 }
 
 /// `GET /v1/events`: every event with its seats counted by state, from the same snapshots.
+#[utoipa::path(
+    get,
+    path = "/v1/events",
+    tag = "events",
+    operation_id = "list_events",
+    responses(
+        (status = 200, description = "Every event, with its seats counted by state (public).",
+            body = EventList, headers(
+            ("Cache-Control" = String, description = "`public, max-age=1`."),
+        )),
+    ),
+)]
 pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiError> {
     let events = maps
         .events()

@@ -1,26 +1,52 @@
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use jiff::Timestamp;
 use seatclaim_shared::domain::{BuyerId, EventId, Job, JobAction, JobId, JobStatus, SeatId};
 use seatclaim_shared::ports::Settled;
 use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 use crate::caller::Caller;
 use crate::error::ApiError;
+use crate::extract::ApiPath;
 use crate::state::AppState;
 
 /// A job as clients see it.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Job)]
 pub struct JobView {
+    /// The job's id.
+    #[schema(value_type = String, format = "uuid")]
     job_id: JobId,
+    /// Where it stands: PENDING, then HELD or REJECTED or FAILED; a hold ends SOLD, CANCELLED
+    /// or EXPIRED. Every status but PENDING and HELD is final.
+    #[schema(schema_with = job_status_schema)]
     status: JobStatus,
+    /// The event.
+    #[schema(value_type = String)]
     event_id: EventId,
+    /// The buyer it is for.
+    #[schema(value_type = String)]
     buyer_id: BuyerId,
+    /// The seats held or sold: empty until a claim succeeds, kept after release.
+    #[schema(value_type = Vec<String>)]
     seat_ids: Vec<SeatId>,
+    /// When a HELD job's hold lapses; `null` in every other status.
+    #[schema(value_type = Option<String>, format = DateTime)]
     hold_expires_at: Option<Timestamp>,
+    /// Why a job was REJECTED (or, generically, FAILED).
     reason: Option<String>,
+}
+
+/// The schema of a job's status: every [`JobStatus`]'s wire name.
+fn job_status_schema() -> impl Into<RefOr<Schema>> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(JobStatus::ALL.map(JobStatus::as_str)))
 }
 
 /// What buyers read as a FAILED job's reason: the error itself (a backend's message) is for the
@@ -70,10 +96,29 @@ pub struct Wait {
 /// `GET /v1/jobs/{job_id}[?wait=N]`: the job; with `wait`, answered as soon as it is decided
 /// (at once if it already is), or as it stands after N seconds. Another buyer's job is 404.
 /// Past `SEATCLAIM_MAX_LONG_POLLS` waiting polls, a poll is answered at once.
+#[utoipa::path(
+    get,
+    path = "/v1/jobs/{job_id}",
+    tag = "jobs",
+    operation_id = "show_job",
+    params(
+        ("job_id" = String, Path, description = "The job (a UUID; anything else is a job that \
+            does not exist)."),
+        ("wait" = Option<u64>, Query, description = "Hold the request up to this many seconds \
+            (at most 20) until the job leaves PENDING."),
+    ),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The job.", body = JobView),
+        (status = 400, description = "A malformed `wait`, or a path that is not UTF-8."),
+        (status = 404, description = "No such job, a malformed id, or another buyer's job (an \
+            admin token reads any)."),
+    ),
+)]
 pub async fn show(
     State(state): State<AppState>,
     caller: Caller,
-    Path(raw): Path<String>,
+    ApiPath(raw): ApiPath<String>,
     query: Result<Query<Wait>, QueryRejection>,
 ) -> Result<Json<JobView>, ApiError> {
     let Query(Wait { wait }) = query?;
@@ -113,19 +158,48 @@ impl Drop for Waiting {
 }
 
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.
+#[utoipa::path(
+    post,
+    path = "/v1/jobs/{job_id}/confirm",
+    tag = "jobs",
+    operation_id = "confirm_job",
+    params(("job_id" = String, Path, description = "The job.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The job, SOLD (again, if it already was).", body = JobView),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
+        (status = 404, description = "No such job, or another buyer's job (admins too)."),
+        (status = 409, description = "The job is not HELD within its deadline, nor SOLD."),
+    ),
+)]
 pub async fn confirm(
     state: State<Backend>,
     caller: Caller,
-    path: Path<String>,
+    path: ApiPath<String>,
 ) -> Result<Json<JobView>, ApiError> {
     settle(state, caller, path, JobAction::Confirm).await
 }
 
 /// `POST /v1/jobs/{job_id}/cancel`: HELD becomes CANCELLED and its seats return to sale.
+#[utoipa::path(
+    post,
+    path = "/v1/jobs/{job_id}/cancel",
+    tag = "jobs",
+    operation_id = "cancel_job",
+    params(("job_id" = String, Path, description = "The job.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The job, CANCELLED (again, if it already was); its seats \
+            are AVAILABLE.", body = JobView),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
+        (status = 404, description = "No such job, or another buyer's job (admins too)."),
+        (status = 409, description = "The job is SOLD, or in any status but HELD or CANCELLED."),
+    ),
+)]
 pub async fn cancel(
     state: State<Backend>,
     caller: Caller,
-    path: Path<String>,
+    path: ApiPath<String>,
 ) -> Result<Json<JobView>, ApiError> {
     settle(state, caller, path, JobAction::Cancel).await
 }
@@ -134,7 +208,7 @@ pub async fn cancel(
 async fn settle(
     State(backend): State<Backend>,
     caller: Caller,
-    Path(raw): Path<String>,
+    ApiPath(raw): ApiPath<String>,
     action: JobAction,
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;

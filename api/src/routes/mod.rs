@@ -1,6 +1,10 @@
-//! The v1 HTTP contract, one module per resource.
+//! The v1 HTTP contract, one module per resource. Every route is registered through
+//! utoipa-axum's `routes!`, which takes its method and path from the handler's `#[utoipa::path]`
+//! and adds that operation to the OpenAPI document: the router serves exactly the operations the
+//! document describes (`tests/tests/openapi.rs` checks that no route is added any other way).
 
 mod browse;
+mod docs;
 mod events;
 mod health;
 mod jobs;
@@ -9,8 +13,9 @@ mod ui;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
 use tower_http::compression::CompressionLayer;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,36 +25,31 @@ const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
 /// An event may list 200,000 seats one by one.
 const EVENT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
+/// Every route with its OpenAPI operation, the state still to be applied: the one list both the
+/// router and the document are made from.
+pub(crate) fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(crate::openapi::base())
+        .routes(routes!(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)))
+        .routes(routes!(browse::list).layer(CompressionLayer::new()))
+        .routes(routes!(browse::seat_map).layer(CompressionLayer::new()))
+        .routes(routes!(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)))
+        .routes(routes!(jobs::show))
+        .routes(routes!(jobs::confirm))
+        .routes(routes!(jobs::cancel))
+        .routes(routes!(ui::page).layer(CompressionLayer::new()))
+        .routes(routes!(ui::event_page).layer(CompressionLayer::new()))
+        .routes(routes!(ui::script).layer(CompressionLayer::new()))
+        .routes(routes!(ui::style).layer(CompressionLayer::new()))
+        .routes(routes!(ui::config))
+        .routes(routes!(health::live))
+        .routes(routes!(health::ready))
+        .routes(routes!(docs::openapi).layer(CompressionLayer::new()))
+}
+
 /// Every route, with the backend and the access policy as shared state.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route(
-            "/v1/events",
-            post(events::create)
-                .layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT))
-                .merge(get(browse::list).layer(CompressionLayer::new())),
-        )
-        .route(
-            "/v1/events/{event_id}/seats",
-            get(browse::seat_map).layer(CompressionLayer::new()),
-        )
-        .route(
-            "/v1/events/{event_id}/reservations",
-            post(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)),
-        )
-        .route("/v1/jobs/{job_id}", get(jobs::show))
-        .route("/v1/jobs/{job_id}/confirm", post(jobs::confirm))
-        .route("/v1/jobs/{job_id}/cancel", post(jobs::cancel))
-        .route("/", get(ui::page).layer(CompressionLayer::new()))
-        .route(
-            "/events/{event_id}",
-            get(ui::page).layer(CompressionLayer::new()),
-        )
-        .route("/ui/app.js", get(ui::script).layer(CompressionLayer::new()))
-        .route("/ui/app.css", get(ui::style).layer(CompressionLayer::new()))
-        .route("/ui/config.json", get(ui::config))
-        .route("/healthz", get(health::live))
-        .route("/readyz", get(health::ready))
+    let (router, _document) = api().split_for_parts();
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -1,25 +1,34 @@
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::app;
 use seatclaim_shared::domain::{EventId, JobId, JobStatus, SeatRequest, ValidationError};
 use seatclaim_shared::ports::Admission;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::extract::{ApiJson, idempotency_key};
+use crate::extract::{ApiJson, ApiPath, idempotency_key};
 use crate::state::AppState;
 
 /// Either `seat_ids` or `section` with `quantity`; `buyer_id` is the token's subject when
 /// authentication is on (optional, and must match), required when it is off.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reserve {
+    /// The buyer: required with authentication off; with it on, optional and the token's `sub`.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,128}$", example = "b1")]
     buyer_id: Option<String>,
+    /// 1 to 10 distinct seats of the event.
+    #[schema(min_items = 1, max_items = 10, example = json!(["A-1-1"]))]
     seat_ids: Option<Vec<String>>,
+    /// Any `quantity` seats of this section.
+    #[schema(pattern = "^[A-Za-z0-9._:-]{1,64}$", example = "A")]
     section: Option<String>,
+    /// How many seats of `section`, 1 to 10.
+    #[schema(minimum = 1, maximum = 10)]
     quantity: Option<i64>,
 }
 
@@ -39,20 +48,72 @@ impl Reserve {
     }
 }
 
-#[derive(Serialize)]
+/// An accepted reservation: a job to follow.
+#[derive(Serialize, ToSchema)]
 struct Accepted {
+    /// The job's id.
+    #[schema(value_type = String, format = "uuid")]
     job_id: JobId,
+    /// Always `PENDING`: nothing about the seats is decided yet.
+    #[schema(value_type = String, example = "PENDING", pattern = "^PENDING$")]
     status: JobStatus,
+    /// Where to follow the job: `/v1/jobs/{job_id}`.
     status_url: String,
 }
 
 /// `POST /v1/events/{event_id}/reservations`: makes the intent durable and answers 202 at once.
 /// Nothing about the seats is promised yet; the client polls the job. Each buyer's POSTs are
 /// rate-limited (429 past its bucket).
+#[utoipa::path(
+    post,
+    path = "/v1/events/{event_id}/reservations",
+    tag = "reservations",
+    operation_id = "reserve",
+    params(
+        ("event_id" = String, Path, description = "The event.", example = "e1"),
+        ("Idempotency-Key" = String, Header, description = "1 to 255 printable ASCII \
+            characters naming this attempt: the same buyer, key and body again returns the \
+            same job and enqueues nothing.", example = "order-1",
+            pattern = "^[ -~]{1,255}$"),
+    ),
+    request_body(content = Reserve, content_type = "application/json", description = "Either \
+        `seat_ids`, or `section` with `quantity`.",
+        example = json!({"buyer_id": "b1", "section": "A", "quantity": 2})),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 202, description = "Accepted and durable; follow the job.", body = Accepted,
+            headers(
+                ("Location" = String, description = "The job: `/v1/jobs/{job_id}`."),
+                ("Retry-After" = String, description = "Seconds before the first poll (1)."),
+            ),
+            links(
+                ("ShowJob" = (operation_id = "show_job",
+                    parameters(("job_id" = "$response.body#/job_id")))),
+                ("ConfirmJob" = (operation_id = "confirm_job",
+                    parameters(("job_id" = "$response.body#/job_id")))),
+                ("CancelJob" = (operation_id = "cancel_job",
+                    parameters(("job_id" = "$response.body#/job_id")))),
+            ),
+        ),
+        (status = 400, description = "A missing or malformed `Idempotency-Key`, a body that \
+            is not JSON, or a path that is not UTF-8 once percent-decoded."),
+        (status = 403, description = "With authentication on: a `buyer_id` that is not the \
+            token's subject."),
+        (status = 404, description = "No such event."),
+        (status = 413, description = "The body is over 64 KiB."),
+        (status = 415, description = "The body is not declared as JSON."),
+        (status = 422, description = "JSON of the wrong shape (`malformed-request`: a wrong \
+            type, an unknown field), a broken rule (`invalid-request`: no `buyer_id` with \
+            authentication off, an empty, oversized or repeated seat list, a quantity out of \
+            range, seats or a section the event lacks), or the key used before for another \
+            request (`idempotency-key-reused`)."),
+        (status = 429, description = "The buyer is past its rate."),
+    ),
+)]
 pub async fn reserve(
     State(state): State<AppState>,
     caller: Caller,
-    Path(event_id): Path<String>,
+    ApiPath(event_id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Reserve>,
 ) -> Result<Response, ApiError> {

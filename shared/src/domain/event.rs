@@ -15,6 +15,7 @@ const MAX_HOLD_SECONDS: u32 = 86_400;
 
 /// A block of seats laid out as rows, named `section-row-number`.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     /// The section's name, the first part of each generated seat id.
@@ -27,6 +28,7 @@ pub struct SectionSpec {
 
 /// One explicitly named seat.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SeatSpec {
     /// The seat's id as the organiser names it.
@@ -38,6 +40,7 @@ pub struct SeatSpec {
 /// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
 /// of `seatclaimctl events create`, one shape for both.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
     /// The event's id.
