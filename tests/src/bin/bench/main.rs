@@ -5,10 +5,13 @@
 //!   the conditional seat writes, the job transitions and their outbox events, one durable commit
 //!   per batch) or the whole worker path (receive, decide, acknowledge) until every intent is
 //!   decided. Prints claims per second as JSON.
+//! - `readers`: paced readers of a seat map, as the web page reads it (`readers.rs`).
 //! - `bare`: an axum server whose reservation route answers the same 202 JSON as seatclaim's
 //!   without storing anything, and whose seat-map route answers a seat map of the same shape and
 //!   size from memory: the ceilings the admission and read-path benchmarks compare the real
 //!   endpoints to.
+
+mod readers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -59,6 +62,21 @@ enum Command {
         #[arg(long)]
         data_dir: std::path::PathBuf,
     },
+    /// Reads a seat map as many web pages would: each reader every interval, with If-None-Match.
+    Readers {
+        /// The seat map's URL.
+        #[arg(long)]
+        url: String,
+        /// How many readers.
+        #[arg(long, default_value_t = 1_000)]
+        readers: usize,
+        /// How often each reader asks, in milliseconds (the page's refresh).
+        #[arg(long, default_value_t = 2_000)]
+        interval_ms: u64,
+        /// How long, in seconds.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+    },
     /// Serves the bare 202 handler and the bare seat-map handler.
     Bare {
         /// Address to listen on.
@@ -105,6 +123,18 @@ async fn main() -> anyhow::Result<()> {
                        "seconds": seconds, "claims_per_sec": f64::from(intents) / seconds})
             );
             Ok(())
+        }
+        Command::Readers {
+            url,
+            readers,
+            interval_ms,
+            seconds,
+        } => {
+            let (interval, duration) = (
+                Duration::from_millis(interval_ms),
+                Duration::from_secs(seconds),
+            );
+            readers::run(url, readers, interval, duration).await
         }
         Command::Bare { listen, seats } => bare(listen, seats).await,
     }
