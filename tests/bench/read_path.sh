@@ -30,6 +30,8 @@ sections=$(python3 -c 'import json; print(json.dumps([{"section": f"S{i}", "rows
 curl -s -X POST localhost:28083/v1/events -H 'content-type: application/json' \
     -d "{\"event_id\": \"map\", \"name\": \"read path\", \"sections\": $sections}" >/dev/null
 
+log "read path: warming up"
+"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28083 --seats 10000 --rate "$RATE" --duration 3s --quiet > /dev/null
 log "read path: reservations at $RATE/s without readers"
 "$BIN/seatclaim-loadgen" --url http://127.0.0.1:28083 --seats 10000 --rate "$RATE" --duration "$STORM" --quiet \
     --json "$OUT/read-quiet.json" > "$OUT/read-quiet.txt"
