@@ -21,18 +21,31 @@ pub fn event_info(
     event_id: &str,
     name: String,
     hold_ms: i64,
-    limit: Option<u32>,
+    limit: Option<i64>,
 ) -> Result<EventInfo, BackendError> {
     let unreadable = |what: &str| BackendError::permanent(format!("event {event_id}: {what}"));
     Ok(EventInfo {
         event_id: EventId::parse(event_id).map_err(|e| unreadable(&e.to_string()))?,
         name,
         hold: SignedDuration::from_millis(hold_ms),
-        max_seats_per_buyer: limit
-            .map(SeatLimit::parse)
-            .transpose()
-            .map_err(|e| unreadable(&e.to_string()))?,
+        max_seats_per_buyer: seat_limit(event_id, limit)?,
     })
+}
+
+/// An event's stored per-buyer seat limit (a count the domain must accept), or none.
+pub fn seat_limit(event_id: &str, stored: Option<i64>) -> Result<Option<SeatLimit>, BackendError> {
+    stored
+        .map(|seats| {
+            u32::try_from(seats)
+                .ok()
+                .and_then(|seats| SeatLimit::parse(seats).ok())
+                .ok_or_else(|| {
+                    BackendError::permanent(format!(
+                        "event {event_id} has an invalid max_seats_per_buyer {seats}"
+                    ))
+                })
+        })
+        .transpose()
 }
 
 /// Encodes a value as the JSON text stored in a column or attribute.

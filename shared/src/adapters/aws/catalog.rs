@@ -10,8 +10,8 @@ use super::error::classify;
 use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
-use crate::codec::event_info;
-use crate::domain::{EventId, NewEvent, Seat, SeatId, SeatLimit};
+use crate::codec::{event_info, seat_limit};
+use crate::domain::{EventId, NewEvent, Seat, SeatId};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
 const CREATING: &str = "CREATING";
@@ -65,16 +65,7 @@ impl DynamoStore {
                     .collect()
             })
             .unwrap_or_default();
-        let seat_limit = opt_n(item, LIMIT)?
-            .map(|seats| {
-                u32::try_from(seats)
-                    .ok()
-                    .and_then(|seats| SeatLimit::parse(seats).ok())
-                    .ok_or_else(|| {
-                        BackendError::permanent(format!("event {event_id} has an invalid {LIMIT}"))
-                    })
-            })
-            .transpose()?;
+        let seat_limit = seat_limit(event_id.as_str(), opt_n(item, LIMIT)?)?;
         let meta = EventMeta {
             hold_ms: get_n(item, "hold_ms")?,
             seat_limit,
@@ -219,12 +210,11 @@ impl Catalog for DynamoStore {
         let mut events = items
             .iter()
             .map(|item| {
-                let limit = opt_n(item, LIMIT)?.map(|seats| u32::try_from(seats).unwrap_or(0));
                 event_info(
                     get_s(item, "event_id")?,
                     get_s(item, "name")?.to_owned(),
                     get_n(item, "hold_ms")?,
-                    limit,
+                    opt_n(item, LIMIT)?,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;

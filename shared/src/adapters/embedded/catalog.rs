@@ -81,7 +81,7 @@ impl Catalog for EmbeddedStore {
                         row.get::<_, String>(0)?,
                         row.get::<_, String>(1)?,
                         row.get::<_, i64>(2)?,
-                        row.get::<_, Option<u32>>(3)?,
+                        row.get::<_, Option<i64>>(3)?,
                     ))
                 })?;
                 rows.map(|row| {

@@ -4,7 +4,7 @@
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::codec::to_ms;
+use crate::codec::{seat_limit, to_ms};
 use crate::domain::{BuyerId, EventId, SeatLimit};
 use crate::ports::BackendError;
 
@@ -22,18 +22,14 @@ pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
 ) -> Result<Option<Terms>, BackendError> {
-    let row: Option<(i64, Option<u32>)> = tx
+    let row: Option<(i64, Option<i64>)> = tx
         .prepare_cached("SELECT hold_ms, max_seats_per_buyer FROM events WHERE event_id = ?1")?
         .query_row([event_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
     row.map(|(hold_ms, limit)| {
-        let limit = limit
-            .map(SeatLimit::parse)
-            .transpose()
-            .map_err(|e| BackendError::permanent(format!("event {event_id}: {e}")))?;
         Ok(Terms {
             hold: SignedDuration::from_millis(hold_ms),
-            limit,
+            limit: seat_limit(event_id.as_str(), limit)?,
         })
     })
     .transpose()
