@@ -8,6 +8,7 @@ mod extract;
 pub mod openapi;
 mod problem;
 mod rate;
+mod request_metrics;
 mod routes;
 mod seat_maps;
 mod server;

@@ -18,6 +18,7 @@ use tower_http::trace::TraceLayer;
 use tracing::{info, info_span, warn};
 
 use crate::error::ApiError;
+use crate::request_metrics;
 use crate::routes;
 use crate::server;
 use crate::settings::ServerLimits;
@@ -60,18 +61,22 @@ impl Application {
                 limits.max_in_flight.max(1),
             ))
             .timeout(Duration::from_secs(limits.request_timeout_secs.max(1)));
-        let router = routes::router(state).layer(bounds).layer(
-            // One span per request; handlers record the job id into it so a job can be followed
-            // from its POST through the worker's claim in the logs.
-            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                info_span!(
-                    "request",
-                    method = %request.method(),
-                    path = %request.uri().path(),
-                    job_id = tracing::field::Empty,
-                )
-            }),
-        );
+        let router = routes::router(state)
+            .layer(bounds)
+            // Outside the bounds, so the refusals past them are counted too.
+            .layer(axum::middleware::from_fn(request_metrics::record))
+            .layer(
+                // One span per request; handlers record the job id into it so a job can be followed
+                // from its POST through the worker's claim in the logs.
+                TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                    info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                        job_id = tracing::field::Empty,
+                    )
+                }),
+            );
         Ok(Self {
             listener,
             router,

@@ -228,12 +228,7 @@ async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_o
     );
 
     let listed = eventually(Duration::from_secs(20), "the DLQ listing", || async {
-        let (code, stdout) = app.ctl(&["dlq", "list", "--json"]);
-        assert_eq!(code, 0);
-        let listed: Vec<Value> = stdout
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .collect();
+        let listed = dead_letter_list(&app);
         (!listed.is_empty()).then_some(listed)
     })
     .await;
@@ -320,7 +315,7 @@ async fn old_dead_letters_are_purged_only_with_confirmation() {
 
     let (unconfirmed, _) = app.ctl(&["dlq", "purge", "--older-than", "0s"]);
     assert_eq!(unconfirmed, 2, "nothing is purged without --yes");
-    assert_eq!(app.ctl(&["dlq", "list", "--json"]).1.lines().count(), 1);
+    assert_eq!(dead_letter_list(&app).len(), 1);
     let (recent, stdout) = app.ctl(&["dlq", "purge", "--older-than", "1h", "--yes", "--json"]);
     assert_eq!(
         (
@@ -339,12 +334,23 @@ async fn old_dead_letters_are_purged_only_with_confirmation() {
         ),
         (0, Some(1))
     );
-    assert_eq!(app.ctl(&["dlq", "list", "--json"]).1.lines().count(), 0);
+    assert_eq!(
+        dead_letter_list(&app),
+        Vec::<Value>::new(),
+        "an empty DLQ lists as []"
+    );
     assert_eq!(
         app.job(&job).await["status"],
         "FAILED",
         "purging does not touch the job"
     );
+}
+
+/// `seatclaimctl dlq list --json`: one JSON array on standard output, whatever the queue holds.
+fn dead_letter_list(app: &TestApp) -> Vec<Value> {
+    let (code, stdout) = app.ctl(&["dlq", "list", "--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not one JSON array ({e}): {stdout:?}"))
 }
 
 /// Waits until `seatclaimctl dlq list` shows `count` dead letters (on SQS a dead letter may be
@@ -353,10 +359,7 @@ async fn listed_dead_letters(app: &TestApp, count: usize) {
     eventually(
         Duration::from_secs(20),
         &format!("{count} dead letter(s) in `seatclaimctl dlq list`"),
-        || async {
-            let (_, stdout) = app.ctl(&["dlq", "list", "--json"]);
-            (stdout.lines().count() == count).then_some(())
-        },
+        || async { (dead_letter_list(app).len() == count).then_some(()) },
     )
     .await;
 }

@@ -114,3 +114,68 @@ async fn a_job_is_followed_by_its_id_from_the_post_to_the_worker_process() {
         "{text}"
     );
 }
+
+/// The value of the series whose line starts with `name{` and carries every label in `labels`.
+fn series(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|line| line.starts_with(&format!("{name}{{")))
+        .find(|line| labels.iter().all(|label| line.contains(label)))
+        .and_then(|line| line.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_counts_and_times_requests_per_route_and_status() {
+    let app = TestApp::spawn().await;
+    app.create_grid("e1", 1, 4, 300).await;
+    app.reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}))
+        .await;
+    let (missing, _) = app.get_text("/v1/jobs/not-a-job").await;
+    assert_eq!(missing.as_u16(), 404);
+    let (nowhere, _) = app.get_text("/no/such/route/4711").await;
+    assert_eq!(nowhere.as_u16(), 404);
+
+    let text = app.metrics().await;
+    let reserve = [
+        "method=\"POST\"",
+        "route=\"/v1/events/{event_id}/reservations\"",
+        "status=\"202\"",
+    ];
+    let count = series(&text, "http_server_requests_total", &reserve);
+    assert!(count.is_some_and(|n| n >= 1.0), "{text}");
+    let timed = series(
+        &text,
+        "http_server_request_duration_seconds_count",
+        &reserve,
+    );
+    assert_eq!(timed, count, "every counted request is timed: {text}");
+    assert!(
+        series(
+            &text,
+            "http_server_request_duration_seconds_bucket",
+            &reserve
+        )
+        .is_some(),
+        "a histogram, with buckets: {text}"
+    );
+    let job = ["route=\"/v1/jobs/{job_id}\"", "status=\"404\""];
+    assert!(
+        series(&text, "http_server_requests_total", &job).is_some(),
+        "{text}"
+    );
+    // An unknown path is one series, whatever the path: the raw path is never a label.
+    let unmatched = ["route=\"unmatched\"", "status=\"404\""];
+    assert!(
+        series(&text, "http_server_requests_total", &unmatched).is_some(),
+        "{text}"
+    );
+    assert!(!text.contains("/no/such/route/4711"), "{text}");
+    // Errors are the server's own (5xx): a 202 or a 404 is not one.
+    assert!(
+        series(&text, "http_server_errors_total", &reserve).is_none(),
+        "{text}"
+    );
+    assert!(
+        series(&text, "http_server_errors_total", &job).is_none(),
+        "{text}"
+    );
+}

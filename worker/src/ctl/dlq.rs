@@ -15,7 +15,7 @@ use super::{emit, parse_duration};
 pub(super) enum DlqCommand {
     /// Lists dead-lettered intents: job, buyer, event, seats, receive count, first and last failure, age.
     List {
-        /// Print JSON lines instead of a table.
+        /// Print one JSON array instead of a table (`[]` when the queue is empty).
         #[arg(long)]
         json: bool,
     },
@@ -102,14 +102,14 @@ async fn list(backend: &Backend, json: bool) -> anyhow::Result<ExitCode> {
     let views = dead_letters::list(backend)
         .await
         .context("cannot read the DLQ")?;
-    if views.is_empty() && !json {
-        println!("the dead-letter queue is empty");
-    }
     let now = backend.clock.now();
-    for view in &views {
-        let row = row(view, now);
-        emit(json, &row, || line(&row));
-    }
+    let rows: Vec<Value> = views.iter().map(|view| row(view, now)).collect();
+    emit(json, &Value::Array(rows.clone()), || {
+        if rows.is_empty() {
+            return "the dead-letter queue is empty".to_owned();
+        }
+        rows.iter().map(line).collect::<Vec<_>>().join("\n")
+    });
     Ok(ExitCode::SUCCESS)
 }
 
