@@ -148,3 +148,83 @@ async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
     assert_eq!((code, stdout.trim()), (0, "released 1 lapsed holds"));
     assert_eq!(app.job(&job).await["status"], "EXPIRED");
 }
+
+#[tokio::test]
+async fn a_hold_past_its_deadline_reads_expired_in_every_view_before_the_sweeper_runs() {
+    let app = TestApp::spawn_with(AppOptions {
+        sweep_interval_ms: 3_600_000,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
+    let first = app
+        .reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(app.decided(&first, WITHIN).await["status"], "HELD");
+    app.clock.advance(past_the_hold());
+
+    assert_eq!(app.job(&first).await["status"], "EXPIRED");
+    let (_, polled) = app.get(&format!("/v1/jobs/{first}?wait=1")).await;
+    assert_eq!(polled["status"], "EXPIRED", "the long poll too: {polled}");
+    for action in ["confirm", "cancel"] {
+        let problem = app
+            .post_problem(&format!("/v1/jobs/{first}/{action}"), StatusCode::CONFLICT)
+            .await;
+        assert_eq!(
+            problem["detail"], "the hold has expired",
+            "{action}: {problem}"
+        );
+    }
+    let second = app
+        .reserve_ok(
+            "e1",
+            "k2",
+            &json!({"buyer_id": "b2", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(app.decided(&second, WITHIN).await["status"], "HELD");
+    assert_eq!(
+        app.job(&first).await["status"],
+        "EXPIRED",
+        "one seat, one live hold, in every answer"
+    );
+
+    let released = seatclaim_worker::sweep_once(&app.backend).await.unwrap();
+    assert_eq!(released, 1, "the sweeper's release is still to come");
+    assert_eq!(app.job(&first).await["status"], "EXPIRED");
+    assert_eq!(app.job(&second).await["status"], "HELD");
+}
+
+#[tokio::test]
+async fn seatclaimctl_shows_a_hold_past_its_deadline_as_expired() {
+    let app = TestApp::spawn_with(AppOptions {
+        sweep_interval_ms: 3_600_000,
+        ..AppOptions::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
+    // `seatclaimctl` reads the wall clock: the app's is set back so the hold has lapsed by it.
+    app.clock.advance(-past_the_hold());
+    let job = app
+        .reserve_ok(
+            "e1",
+            "k1",
+            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
+        )
+        .await;
+    assert_eq!(app.decided(&job, WITHIN).await["status"], "HELD");
+
+    let (code, stdout) = app.ctl(&["jobs", "show", &job, "--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let shown: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(shown["job"]["status"], "EXPIRED", "{shown}");
+    assert_eq!(
+        app.job(&job).await["status"],
+        "HELD",
+        "live by the app's own clock"
+    );
+}

@@ -131,9 +131,9 @@ pub async fn show(
         Some((seconds, _permit)) => {
             let _waiting = Waiting::start();
             let max = std::time::Duration::from_secs(seconds.min(MAX_WAIT_SECONDS));
-            backend.jobs.wait_for_decision(id, max).await?
+            app::jobs::wait_for_decision(backend, id, max).await?
         }
-        None => backend.jobs.job(id).await?,
+        None => app::jobs::job(backend, id).await?,
     };
     let job = job
         .filter(|job| caller.may_read(job))
@@ -193,7 +193,8 @@ pub async fn confirm(
             are AVAILABLE.", body = JobView),
         (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
         (status = 404, description = "No such job, or another buyer's job (admins too)."),
-        (status = 409, description = "The job is SOLD, or in any status but HELD or CANCELLED."),
+        (status = 409, description = "The job is SOLD, or in any status but HELD or CANCELLED, \
+            or its hold has expired."),
     ),
 )]
 pub async fn cancel(

@@ -36,7 +36,7 @@ pub async fn list(backend: &Backend) -> Result<Vec<DeadLetterView>, BackendError
     let mut views = Vec::with_capacity(letters.len());
     for letter in letters {
         let job = match letter.job_id {
-            Some(id) => backend.jobs.job(id).await?,
+            Some(id) => super::jobs::job(backend, id).await?,
             None => None,
         };
         let intent = match &letter.message {

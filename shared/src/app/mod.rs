@@ -9,6 +9,7 @@ pub mod dead_letters;
 mod decide;
 mod give_up;
 mod holds;
+pub mod jobs;
 mod relay;
 
 pub use admit::admit;

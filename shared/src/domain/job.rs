@@ -154,6 +154,26 @@ impl Job {
     }
 }
 
+impl Job {
+    /// Whether the job's hold, if it has one, has reached its deadline by `now`. From that
+    /// instant the hold can no longer be confirmed and its seats may be claimed again.
+    #[must_use]
+    pub fn hold_lapsed(&self, now: Timestamp) -> bool {
+        self.hold_expires_at.is_none_or(|until| until <= now)
+    }
+
+    /// The job as every view shows it at `now`: a HELD job whose deadline has passed reads as
+    /// EXPIRED at once, whether or not the sweeper has released its seats yet. The seat map
+    /// already shows those seats available, so no reader ever sees two live holds of one seat.
+    #[must_use]
+    pub fn as_of(mut self, now: Timestamp) -> Self {
+        if self.status == JobStatus::Held && self.hold_lapsed(now) {
+            self.status = JobStatus::Expired;
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +186,47 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", status.as_str()));
         }
         assert_eq!(JobStatus::parse("held"), None);
+    }
+
+    fn held_until(until: Timestamp) -> Job {
+        let request = SeatRequest::Seats(vec![SeatId::parse("A-1-1").unwrap()]);
+        Job {
+            job_id: JobId::new(),
+            event_id: EventId::parse("e1").unwrap(),
+            buyer_id: BuyerId::parse("b1").unwrap(),
+            seat_ids: vec![SeatId::parse("A-1-1").unwrap()],
+            request,
+            status: JobStatus::Held,
+            hold_expires_at: Some(until),
+            reason: None,
+            accepted_at: until,
+            first_error: None,
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn a_hold_reads_as_expired_from_its_deadline_on() {
+        let until: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let second = jiff::SignedDuration::from_secs(1);
+        let job = held_until(until);
+        assert_eq!(job.clone().as_of(until - second).status, JobStatus::Held);
+        assert_eq!(job.clone().as_of(until).status, JobStatus::Expired);
+        let later = job.clone().as_of(until + second);
+        assert_eq!(later.status, JobStatus::Expired);
+        assert_eq!(later.seat_ids, job.seat_ids, "the record keeps its seats");
+    }
+
+    #[test]
+    fn only_a_held_job_changes_with_time() {
+        let until: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let later = until + jiff::SignedDuration::from_secs(3600);
+        for status in JobStatus::ALL.into_iter().filter(|s| *s != JobStatus::Held) {
+            let job = Job {
+                status,
+                ..held_until(until)
+            };
+            assert_eq!(job.clone().as_of(later), job, "{status:?}");
+        }
     }
 }

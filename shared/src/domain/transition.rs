@@ -143,9 +143,12 @@ impl Job {
         action: JobAction,
         now: Timestamp,
     ) -> Result<Option<Settling>, JobConflict> {
-        let lapsed = self.hold_expires_at.is_none_or(|until| until <= now);
+        let lapsed = self.hold_lapsed(now);
         let (status, seats) = match (action, self.status) {
-            (JobAction::Confirm, JobStatus::Held) if lapsed => return Err(JobConflict::HoldLapsed),
+            // A lapsed hold already reads EXPIRED (`Job::as_of`): it can end no other way.
+            (JobAction::Confirm | JobAction::Cancel, JobStatus::Held) if lapsed => {
+                return Err(JobConflict::HoldLapsed);
+            }
             (JobAction::Confirm, JobStatus::Held) => (JobStatus::Sold, Settlement::Sell),
             (JobAction::Cancel, JobStatus::Held) => (JobStatus::Cancelled, Settlement::Release),
             (JobAction::Expire, JobStatus::Held) if lapsed => {

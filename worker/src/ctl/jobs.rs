@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Subcommand;
-use seatclaim_shared::Backend;
 use seatclaim_shared::domain::JobId;
+use seatclaim_shared::{Backend, app};
 use serde_json::json;
 
 use super::emit;
@@ -25,7 +25,7 @@ pub(super) enum JobsCommand {
 pub(super) async fn run(backend: &Backend, command: JobsCommand) -> anyhow::Result<ExitCode> {
     let JobsCommand::Show { id, json } = command;
     let job_id = JobId::parse(&id).with_context(|| format!("{id:?} is not a job id"))?;
-    let Some(job) = backend.jobs.job(job_id).await? else {
+    let Some(job) = app::jobs::job(backend, job_id).await? else {
         eprintln!("no job {id}");
         return Ok(ExitCode::from(1));
     };

@@ -106,9 +106,10 @@ fn a_live_hold_can_be_confirmed_and_a_repeat_confirm_is_a_no_op() {
 }
 
 #[test]
-fn a_lapsed_hold_cannot_be_confirmed_but_can_be_expired() {
+fn a_lapsed_hold_cannot_be_confirmed_or_cancelled_but_can_be_expired() {
     let held = job(JobStatus::Held);
     assert_eq!(held.confirm(at(100)), Err(JobConflict::HoldLapsed));
+    assert_eq!(held.cancel(at(100)), Err(JobConflict::HoldLapsed));
     let expired = held.expire(at(100)).unwrap().unwrap();
     assert_eq!(
         (expired.transition.job.status, expired.seats),
