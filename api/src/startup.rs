@@ -133,10 +133,10 @@ impl Application {
         }
         worker_stop.cancel();
         self.metrics_stop.cancel();
-        if let Some(worker) = worker {
-            if let Err(error) = worker.await {
-                warn!(%error, "the in-process worker ended abnormally");
-            }
+        if let Some(worker) = worker
+            && let Err(error) = worker.await
+        {
+            warn!(%error, "the in-process worker ended abnormally");
         }
         info!("stopped");
         Ok(())

@@ -92,6 +92,54 @@ impl Backend {
     }
 }
 
+/// What the AWS backend says to `backup` and `restore`: its tables restore from DynamoDB's
+/// point-in-time recovery, which the stack turns on.
+#[cfg(feature = "aws")]
+const AWS_BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
+     (on in the stack); see \"Restoring the AWS backend\" in deploy/README.md";
+
+impl Backend {
+    /// Writes a consistent copy of the embedded database to `destination` while the services
+    /// run (`seatclaimctl backup`), and returns a line for the operator.
+    pub fn backup(
+        settings: &BackendSettings,
+        destination: &std::path::Path,
+    ) -> Result<String, BackendError> {
+        match settings.backend {
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => {
+                crate::adapters::embedded::backup(&settings.data_dir, destination)
+            }
+            #[cfg(feature = "aws")]
+            BackendKind::Aws => Err(BackendError::permanent(AWS_BACKUPS)),
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a backend is compiled out"
+            )]
+            missing => Err(not_built(missing)),
+        }
+    }
+
+    /// Replaces the embedded database with the backup at `source` (`seatclaimctl restore`),
+    /// refusing while a seatclaim process has the data folder open.
+    pub fn restore(
+        settings: &BackendSettings,
+        source: &std::path::Path,
+    ) -> Result<String, BackendError> {
+        match settings.backend {
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => crate::adapters::embedded::restore(&settings.data_dir, source),
+            #[cfg(feature = "aws")]
+            BackendKind::Aws => Err(BackendError::permanent(AWS_BACKUPS)),
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a backend is compiled out"
+            )]
+            missing => Err(not_built(missing)),
+        }
+    }
+}
+
 fn not_built(kind: BackendKind) -> BackendError {
     BackendError::permanent(format!(
         "this build has no {} backend: build it with the Cargo feature `{}`",

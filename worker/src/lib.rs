@@ -161,11 +161,11 @@ async fn claim_loop(
             }
         }
     }
-    if !decided.is_empty() {
-        if let Err(error) = backend.queue.delete(&decided).await {
-            // The claims are committed; a redelivery will find them decided.
-            warn!(%error, count = decided.len(), "could not acknowledge the last batch");
-        }
+    if !decided.is_empty()
+        && let Err(error) = backend.queue.delete(&decided).await
+    {
+        // The claims are committed; a redelivery will find them decided.
+        warn!(%error, count = decided.len(), "could not acknowledge the last batch");
     }
 }
 

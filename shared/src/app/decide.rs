@@ -58,11 +58,11 @@ pub async fn process_batch(
     limits: Limits,
 ) -> BatchOutcome {
     let (outcome, decided) = decide_batch(backend, deliveries, limits).await;
-    if !decided.is_empty() {
-        if let Err(error) = backend.queue.delete(&decided).await {
-            // The claims are committed; the messages will come back and be acknowledged as already decided.
-            warn!(%error, count = decided.len(), "could not acknowledge decided intents");
-        }
+    if !decided.is_empty()
+        && let Err(error) = backend.queue.delete(&decided).await
+    {
+        // The claims are committed; the messages will come back and be acknowledged as already decided.
+        warn!(%error, count = decided.len(), "could not acknowledge decided intents");
     }
     outcome
 }

@@ -51,10 +51,10 @@ pub(super) async fn retry_or_give_up(
             warn!(%error, ?delay, "claim failed; will retry");
             outcome.retried += 1;
             metrics::counter!("seatclaim_retries_total").increment(1);
-            if let Some(job_id) = delivery.job_id {
-                if let Err(error) = backend.jobs.note_failure(job_id, &error.message).await {
-                    warn!(%error, "could not record the failure on the job");
-                }
+            if let Some(job_id) = delivery.job_id
+                && let Err(error) = backend.jobs.note_failure(job_id, &error.message).await
+            {
+                warn!(%error, "could not record the failure on the job");
             }
             if let Err(error) = backend.queue.retry_after(&delivery.receipt, delay).await {
                 warn!(%error, "could not reschedule; the visibility timeout will bring it back");
@@ -84,8 +84,8 @@ pub(super) async fn give_up(
         .map_or_else(|| "unknown".to_owned(), |id| id.to_string());
     let span = info_span!("intent", job_id = %job, receive_count = delivery.receive_count);
     async {
-        if let Some(job_id) = delivery.job_id {
-            if let Err(error) = backend
+        if let Some(job_id) = delivery.job_id
+            && let Err(error) = backend
                 .jobs
                 .close(
                     job_id,
@@ -95,10 +95,9 @@ pub(super) async fn give_up(
                     backend.clock.now(),
                 )
                 .await
-            {
-                warn!(%error, reason, "could not fail the job; leaving the message for redelivery");
-                return;
-            }
+        {
+            warn!(%error, reason, "could not fail the job; leaving the message for redelivery");
+            return;
         }
         match backend.queue.dead_letter(delivery, reason).await {
             Ok(()) => {

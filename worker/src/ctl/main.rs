@@ -52,6 +52,18 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Releases lapsed holds now, as the worker's sweeper does, for a stuck deployment.
     Sweep,
+    /// Writes a consistent copy of the embedded database to a new file, while the services run
+    /// (SQLite's online backup API). On AWS, DynamoDB's point-in-time recovery is the backup.
+    Backup {
+        /// The backup file to create (never overwritten).
+        path: std::path::PathBuf,
+    },
+    /// Replaces the embedded database with a backup. Refused while the API, a worker or another
+    /// seatclaimctl has the data folder open: stop them first.
+    Restore {
+        /// The backup file (written by `seatclaimctl backup`).
+        path: std::path::PathBuf,
+    },
     /// Prints an HS256 bearer token for a buyer, signed with `SEATCLAIM_AUTH_HS256_SECRET`, for
     /// development (production tokens come from the identity provider).
     Token(token::TokenArgs),
@@ -81,13 +93,32 @@ async fn main() -> anyhow::Result<ExitCode> {
             token::run(&args)?;
             return Ok(ExitCode::SUCCESS);
         }
+        // Neither opens the backend: a restore needs the folder to itself.
+        Command::Backup { path } => {
+            println!(
+                "{}",
+                Backend::backup(&settings, &path).context("the backup failed")?
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Restore { path } => {
+            println!(
+                "{}",
+                Backend::restore(&settings, &path).context("the restore failed")?
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => {}
     }
     let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     match cli.command {
-        Command::Init | Command::Migrate | Command::Token(_) => unreachable!("handled above"),
+        Command::Init
+        | Command::Migrate
+        | Command::Token(_)
+        | Command::Backup { .. }
+        | Command::Restore { .. } => unreachable!("handled above"),
         Command::Events(command) => events::run(&backend, command).await,
         Command::Dlq(command) => dlq::run(&backend, command).await,
         Command::Jobs(command) => jobs::run(&backend, command).await,

@@ -126,10 +126,10 @@ pub(super) async fn transact(
     db: &aws_sdk_dynamodb::Client,
     mut items: Vec<TransactWriteItem>,
 ) -> Result<Transacted, BackendError> {
-    if items.len() == 1 {
-        if let Some(item) = items.pop() {
-            return write_one(db, item).await;
-        }
+    if items.len() == 1
+        && let Some(item) = items.pop()
+    {
+        return write_one(db, item).await;
     }
     let error = match db
         .transact_write_items()

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
+use super::folder_lock::FolderLock;
 use super::migrations;
 use crate::ports::BackendError;
 
@@ -28,11 +29,14 @@ pub(super) struct Db {
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
+    /// Held while the file is open, so a restore never writes under this process.
+    _folder: FolderLock,
 }
 
 impl Db {
     /// Opens (creating if needed) the file and migrates it to this build's schema version.
     pub(super) fn open(path: &Path) -> Result<Self, BackendError> {
+        let folder = FolderLock::shared(path.parent().unwrap_or(Path::new(".")))?;
         let mut writer = connect(path)?;
         migrations::migrate(&mut writer)?;
         // The commit that takes the WAL past this many pages copies them back into the file; a
@@ -45,6 +49,7 @@ impl Db {
             writer: Mutex::new(writer),
             readers,
             next_reader: AtomicUsize::new(0),
+            _folder: folder,
         })
     }
 

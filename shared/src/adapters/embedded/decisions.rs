@@ -136,10 +136,10 @@ async fn look(db: &Arc<Db>, decisions: &Decisions, seen: &mut i64) -> Result<(),
         if !decisions.is_waiting_for(job_id) {
             continue;
         }
-        if let Some(job) = db.lookup(move |tx| load_job(tx, job_id)).await? {
-            if job.status != JobStatus::Pending {
-                decisions.announce(&job);
-            }
+        if let Some(job) = db.lookup(move |tx| load_job(tx, job_id)).await?
+            && job.status != JobStatus::Pending
+        {
+            decisions.announce(&job);
         }
     }
     Ok(())

@@ -129,7 +129,7 @@ fn apply(conn: &mut Connection) -> Result<(), BackendError> {
     Ok(())
 }
 
-fn check_not_newer(conn: &Connection) -> Result<(), BackendError> {
+pub(super) fn check_not_newer(conn: &Connection) -> Result<(), BackendError> {
     let version = schema_version(conn)?;
     if version > SCHEMA_VERSION {
         return Err(BackendError::permanent(format!(

@@ -5,11 +5,13 @@
 //! a JSON-lines file through [`EventLog`].
 
 mod admissions;
+mod backup;
 mod catalog;
 mod db;
 mod dead_letter_queue;
 mod decisions;
 mod event_log;
+mod folder_lock;
 mod intent_queue;
 mod inventory;
 mod job_rows;
@@ -26,7 +28,9 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+pub use backup::{backup, restore};
 pub use event_log::EventLog;
+pub use folder_lock::LOCK_FILE;
 
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};

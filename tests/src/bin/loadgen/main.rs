@@ -125,7 +125,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
             buyer.run().await;
             drop(permit);
         });
-        if n % 64 == 0 {
+        if n.is_multiple_of(64) {
             progress.set_position(started.elapsed().as_secs());
             progress.set_message(shared.summary(started.elapsed()));
         }

@@ -1,0 +1,156 @@
+//! Backups of a running embedded deployment, and their restore. Copying the database file of a
+//! live WAL database is unsafe (the newest commits sit in the `-wal` file, and a copy taken
+//! mid-checkpoint is torn), so both go through SQLite's online backup API: the backup copies
+//! one consistent snapshot in a read transaction while the services go on writing, and the
+//! restore writes through SQLite's own pager into a folder that no process has open.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use rusqlite::backup::{Backup, StepResult};
+use rusqlite::{Connection, OpenFlags};
+
+use super::DATABASE_FILE;
+use super::folder_lock::FolderLock;
+use super::migrations;
+use crate::ports::BackendError;
+
+/// Writes a consistent copy of the database in `data_dir` to `destination` (a new file) and
+/// returns a line for the operator. Safe while the services run; they are not paused.
+pub fn backup(data_dir: &Path, destination: &Path) -> Result<String, BackendError> {
+    let _open = FolderLock::shared(data_dir)?;
+    let database = existing_database(data_dir)?;
+    if destination.exists() {
+        return Err(BackendError::permanent(format!(
+            "{} exists: a backup never overwrites a file",
+            destination.display()
+        )));
+    }
+    let partial = partial_path(destination);
+    remove_if_present(&partial)?;
+    let source = Connection::open_with_flags(&database, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let mut copy = Connection::open(&partial)?;
+    copy_database(&source, &mut copy)?;
+    let version = check(&copy)?;
+    // One self-contained file: the copy keeps no `-wal` beside it.
+    copy.pragma_update(None, "journal_mode", "DELETE")?;
+    drop(copy);
+    sync(&partial)?;
+    std::fs::rename(&partial, destination).map_err(|e| io_error(destination, &e))?;
+    sync_parent(destination)?;
+    let bytes = std::fs::metadata(destination)
+        .map_err(|e| io_error(destination, &e))?
+        .len();
+    Ok(format!(
+        "backed up {} to {} ({bytes} bytes, schema version {version})",
+        database.display(),
+        destination.display()
+    ))
+}
+
+/// Replaces the database in `data_dir` with the backup at `source`, refusing while any
+/// seatclaim process has the folder open, and returns a line for the operator. The published
+/// event log (`events.jsonl`) is left as it is: what was published stays published.
+pub fn restore(data_dir: &Path, source: &Path) -> Result<String, BackendError> {
+    std::fs::create_dir_all(data_dir).map_err(|e| io_error(data_dir, &e))?;
+    let _alone = FolderLock::exclusive(data_dir)?;
+    if !source.is_file() {
+        return Err(BackendError::permanent(format!(
+            "{} is not a backup file",
+            source.display()
+        )));
+    }
+    let backup = Connection::open_with_flags(source, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let version = check(&backup)?;
+    let database = data_dir.join(DATABASE_FILE);
+    let mut live = Connection::open(&database)?;
+    copy_database(&backup, &mut live)?;
+    live.pragma_update(None, "journal_mode", "WAL")?;
+    live.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
+    let migration = if version < migrations::SCHEMA_VERSION {
+        format!(
+            "; the services migrate it to version {} when they start",
+            migrations::SCHEMA_VERSION
+        )
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "restored {} from {} (schema version {version}){migration}",
+        database.display(),
+        source.display()
+    ))
+}
+
+/// Copies every page of `from` into `to` in one step: one read transaction, so one snapshot,
+/// however busy the writers of `from` are.
+fn copy_database(from: &Connection, to: &mut Connection) -> Result<(), BackendError> {
+    match Backup::new(from, to)?.step(-1)? {
+        StepResult::Done => Ok(()),
+        other => Err(BackendError::transient(format!(
+            "the database copy did not finish ({other:?}); try again"
+        ))),
+    }
+}
+
+/// Checks that `conn` is an intact seatclaim database this build can run, and returns its
+/// schema version.
+fn check(conn: &Connection) -> Result<usize, BackendError> {
+    let verdict: String = conn.query_row("PRAGMA integrity_check", [], |row| row.get(0))?;
+    if verdict != "ok" {
+        return Err(BackendError::permanent(format!(
+            "the backup is damaged: {verdict}"
+        )));
+    }
+    let version = migrations::schema_version(conn)?;
+    if version == 0 {
+        return Err(BackendError::permanent(
+            "not a seatclaim database (it has no schema version)",
+        ));
+    }
+    migrations::check_not_newer(conn)?;
+    Ok(version)
+}
+
+fn existing_database(data_dir: &Path) -> Result<PathBuf, BackendError> {
+    let database = data_dir.join(DATABASE_FILE);
+    if database.is_file() {
+        Ok(database)
+    } else {
+        Err(BackendError::permanent(format!(
+            "{} has no database to back up",
+            data_dir.display()
+        )))
+    }
+}
+
+fn partial_path(destination: &Path) -> PathBuf {
+    let mut name = destination.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+fn remove_if_present(path: &Path) -> Result<(), BackendError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, &e)),
+        _ => Ok(()),
+    }
+}
+
+fn sync(path: &Path) -> Result<(), BackendError> {
+    File::open(path)
+        .and_then(|file| file.sync_all())
+        .map_err(|e| io_error(path, &e))
+}
+
+/// Makes the rename durable: the directory entry is on disk, not only the file's pages.
+fn sync_parent(path: &Path) -> Result<(), BackendError> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => sync(parent),
+        None => sync(Path::new(".")),
+    }
+}
+
+fn io_error(path: &Path, error: &std::io::Error) -> BackendError {
+    BackendError::permanent(format!("{}: {error}", path.display()))
+}
