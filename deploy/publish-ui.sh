@@ -3,8 +3,8 @@
 # deploy/README.md, "The buyer web page on S3 and CloudFront"):
 #  1. reads the stack's outputs UiBucketName and UiDistributionId;
 #  2. uploads the page's files from api/ui (the same files the API builds into its binary) with
-#     their Content-Type and Cache-Control: public, max-age=60, the script and style sheet
-#     first and the page last, so the new page never loads before its files are there;
+#     their Content-Type and Cache-Control: public, max-age=60, the script modules and style
+#     sheet first and the page last, so the new page never loads before its files are there;
 #  3. invalidates the distribution's cache (/*), so viewers get the new files at once rather
 #     than within the minute the edge may keep them.
 # /ui/config.json is not a file: the distribution asks the API for it.
@@ -17,9 +17,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Every file of api/ui: name in api/ui | key in the bucket | Content-Type. The page asks for
-# /ui/app.js and /ui/app.css, and the distribution answers every other page path with
-# index.html. tests/tests/deploy_templates.rs checks this list against the directory.
+# /ui/app.css and /ui/app.js, which imports the other modules from /ui/ (text/javascript, or
+# browsers refuse to run them as modules); the distribution passes /ui/* through as it is and
+# answers every other page path with index.html. tests/tests/deploy_templates.rs checks this
+# list against the directory. The modules app.js imports come before it, and the page last.
 FILES=(
+    "account.js|ui/account.js|text/javascript; charset=utf-8"
+    "api.js|ui/api.js|text/javascript; charset=utf-8"
+    "dom.js|ui/dom.js|text/javascript; charset=utf-8"
+    "event_page.js|ui/event_page.js|text/javascript; charset=utf-8"
+    "events.js|ui/events.js|text/javascript; charset=utf-8"
+    "form.js|ui/form.js|text/javascript; charset=utf-8"
+    "job_view.js|ui/job_view.js|text/javascript; charset=utf-8"
+    "oidc.js|ui/oidc.js|text/javascript; charset=utf-8"
+    "page_state.js|ui/page_state.js|text/javascript; charset=utf-8"
+    "reservation.js|ui/reservation.js|text/javascript; charset=utf-8"
+    "seat_map.js|ui/seat_map.js|text/javascript; charset=utf-8"
+    "storage.js|ui/storage.js|text/javascript; charset=utf-8"
     "app.js|ui/app.js|text/javascript; charset=utf-8"
     "app.css|ui/app.css|text/css; charset=utf-8"
     "index.html|index.html|text/html; charset=utf-8"
@@ -32,8 +46,8 @@ usage() {
     cat <<'EOF'
 usage: bash deploy/publish-ui.sh STACK_NAME
 
-Uploads the buyer web page (api/ui/index.html, app.js, app.css) to the S3 bucket of the
-CloudFormation stack STACK_NAME (output UiBucketName) with Content-Type and
+Uploads the buyer web page (api/ui: index.html, app.css and the *.js modules) to the S3
+bucket of the CloudFormation stack STACK_NAME (output UiBucketName) with Content-Type and
 Cache-Control: public, max-age=60, then invalidates its CloudFront distribution
 (output UiDistributionId) for /*. The stack must have been deployed with UiDistribution=true.
 Uses the AWS CLI's credentials and Region (the stack's Region).

@@ -15,6 +15,7 @@ mod clock;
 pub mod contract;
 pub mod emulator;
 mod invariants;
+pub mod oidc_issuer;
 mod process;
 pub mod races;
 pub mod request_log;

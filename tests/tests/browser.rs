@@ -1,8 +1,10 @@
 //! The buyer page (`api/ui/`) in a real browser: each scenario is a node script in
 //! `tests/browser/` that drives Debian's Chromium through playwright-core against an app served
 //! on a socket: the whole flow to SOLD, a rejection, a cancel, an expiry, a reload while PENDING
-//! (one reservation, however often the page is reloaded or clicked), keyboard-only use, and a
-//! bearer token with authentication on. With `SEATCLAIM_SCREENSHOTS=1` it also refreshes the
+//! (one reservation, however often the page is reloaded or clicked), keyboard-only use, a
+//! bearer token with authentication on, and signing in with OpenID Connect (authorization code
+//! with PKCE) at a test identity provider (`tests/src/oidc_issuer.rs`) against the real
+//! `seatclaim-api` binary configured for it. With `SEATCLAIM_SCREENSHOTS=1` it also refreshes the
 //! pictures in `docs/screenshots/`. `bash tests/browser/install.sh` installs what it needs
 //! (`tests/run.sh` runs it); without Chromium or the node modules the suite fails and says so.
 
@@ -13,8 +15,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use seatclaim_e2e::oidc_issuer::{TestIssuer, s256_challenge};
 use seatclaim_e2e::tokens::{claims, hs256_token};
-use seatclaim_e2e::{AppOptions, TestApp, hs256};
+use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, hs256};
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -55,7 +58,11 @@ async fn app_with(options: AppOptions) -> Option<TestApp> {
 /// Runs `tests/browser/<scenario>.mjs` against the app with `env`, and returns what it printed;
 /// fails with its whole output unless it exits 0.
 async fn run(app: &TestApp, scenario: &str, env: &[(&str, &str)]) -> String {
-    let url = format!("http://{}", app.address().unwrap());
+    run_at(&format!("http://{}", app.address().unwrap()), scenario, env).await
+}
+
+/// [`run`] against the API at `url`.
+async fn run_at(url: &str, scenario: &str, env: &[(&str, &str)]) -> String {
     let child = Command::new("node")
         .arg(scripts().join(format!("{scenario}.mjs")))
         .env("SEATCLAIM_URL", url)
@@ -211,6 +218,248 @@ async fn with_authentication_on_the_page_sends_the_buyers_bearer_token() {
         ],
     )
     .await;
+}
+
+/// The page's OpenID Connect client at the test issuer, and the buyer the issuer signs in.
+const CLIENT_ID: &str = "seatclaim-web";
+const OIDC_SUBJECT: &str = "oidc-buyer-1";
+
+/// The real `seatclaim-api` on `app`'s backend with authentication on against `issuer` (its
+/// JWKS, issuer and audience) and the page signing in there (`SEATCLAIM_UI_OIDC_CLIENT_ID`), as
+/// a deployment configures it; `app`'s in-process worker decides its reservations. Returns the
+/// process and its URL.
+async fn api_signing_in_at(app: &TestApp, issuer: &TestIssuer) -> (ChildProcess, String) {
+    let mut env = app.process_env();
+    env.extend([
+        ("SEATCLAIM_LISTEN", "127.0.0.1:0".to_owned()),
+        ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".to_owned()),
+        ("SEATCLAIM_EMBEDDED_WORKER", "false".to_owned()),
+        ("SEATCLAIM_AUTH_JWKS_URL", issuer.jwks_url()),
+        ("SEATCLAIM_AUTH_ISSUER", issuer.url.clone()),
+        ("SEATCLAIM_AUTH_AUDIENCE", CLIENT_ID.to_owned()),
+        ("SEATCLAIM_UI_OIDC_CLIENT_ID", CLIENT_ID.to_owned()),
+        ("RUST_LOG", "info".to_owned()),
+    ]);
+    // On the blocking pool: the API fetches the issuer's JWKS, served by this test's runtime,
+    // before it listens.
+    tokio::task::spawn_blocking(move || {
+        let api = ChildProcess::start("seatclaim-api", &env);
+        let line = api.wait_for_log("listening", Duration::from_secs(120));
+        let log: Value = serde_json::from_str(&line).expect("JSON logs");
+        let address = log["address"]
+            .as_str()
+            .expect("the bound address is logged");
+        let url = format!("http://{address}");
+        (api, url)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_buyer_signs_in_with_openid_connect_and_reserves_with_the_issuers_token() {
+    // Authentication off on the test's own app: it sets the event up and reads the job.
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    app.create_grid("e1", 1, 5, 300).await;
+    let issuer = TestIssuer::start(CLIENT_ID, OIDC_SUBJECT).await;
+    let (_api, url) = api_signing_in_at(&app, &issuer).await;
+    // The page's one callback: its root.
+    issuer.allow_redirect_uri(&format!("{url}/"));
+    let (status, config) = get_json(&url, "/ui/config.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        config,
+        json!({"auth": true, "oidc": {"issuer": issuer.url, "client_id": CLIENT_ID}})
+    );
+
+    let env = [
+        ("SEATCLAIM_EVENT", "e1"),
+        ("SEATCLAIM_SUBJECT", OIDC_SUBJECT),
+    ];
+    let printed = run_at(&url, "oidc_sign_in", &env).await;
+    let printed = |name: &str| {
+        printed
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .unwrap_or_else(|| panic!("the script prints {name}"))
+            .to_owned()
+    };
+    assert_eq!(
+        issuer.issued(),
+        [printed("TOKEN=")],
+        "the page holds the one token the issuer issued"
+    );
+    let job = app.job(&printed("JOB_ID=")).await;
+    assert_eq!(
+        (&job["status"], &job["buyer_id"]),
+        (&json!("HELD"), &json!(OIDC_SUBJECT)),
+        "{job}"
+    );
+}
+
+/// `GET` on the API at `url`: status and JSON body.
+async fn get_json(url: &str, path: &str) -> (StatusCode, Value) {
+    let response = reqwest::get(format!("{url}{path}")).await.unwrap();
+    let status = StatusCode::from_u16(response.status().as_u16()).unwrap();
+    (status, response.json().await.unwrap())
+}
+
+/// The test issuer's own checks, without a browser: the token endpoint answers 400 to a wrong
+/// PKCE verifier (so the browser test's sign-in proves the page's S256 challenge), to a code
+/// used before, to another client or redirect URI and to a missing verifier; the authorization
+/// endpoint never sends a browser to an unregistered redirect URI.
+#[tokio::test]
+async fn the_test_issuer_refuses_a_wrong_verifier_and_a_code_used_twice() {
+    const CALLBACK: &str = "http://127.0.0.1:9/";
+    let issuer = TestIssuer::start(CLIENT_ID, OIDC_SUBJECT).await;
+    issuer.allow_redirect_uri(CALLBACK);
+    let oidc = OidcClient::new(&issuer);
+    let verifier = "the-verifier-of-this-test-with-more-than-43-characters";
+
+    let code = oidc.code(CALLBACK, verifier).await;
+    let wrong = oidc.exchange(
+        &code,
+        CALLBACK,
+        CLIENT_ID,
+        Some("another-verifier-entirely-0123456789-abcdefgh"),
+    );
+    assert_eq!(
+        wrong.await,
+        (400, json!("invalid_grant")),
+        "a wrong verifier"
+    );
+    let spent = oidc.exchange(&code, CALLBACK, CLIENT_ID, Some(verifier));
+    assert_eq!(
+        spent.await,
+        (400, json!("invalid_grant")),
+        "the code is spent by any attempt"
+    );
+    for (redirect_uri, client_id, verifier, what) in [
+        (
+            "http://127.0.0.1:9/other",
+            CLIENT_ID,
+            Some(verifier),
+            "another redirect URI",
+        ),
+        (CALLBACK, "another-client", Some(verifier), "another client"),
+        (CALLBACK, CLIENT_ID, None, "no verifier"),
+    ] {
+        let code = oidc.code(CALLBACK, verifier.unwrap_or("v")).await;
+        let (status, _) = oidc
+            .exchange(&code, redirect_uri, client_id, verifier)
+            .await;
+        assert_eq!(status, 400, "{what}");
+    }
+
+    let code = oidc.code(CALLBACK, verifier).await;
+    let (status, _) = oidc
+        .exchange(&code, CALLBACK, CLIENT_ID, Some(verifier))
+        .await;
+    assert_eq!(status, 200, "the right verifier");
+    assert_eq!(
+        issuer.issued().len(),
+        1,
+        "one token, for the one good exchange"
+    );
+    let again = oidc.exchange(&code, CALLBACK, CLIENT_ID, Some(verifier));
+    assert_eq!(
+        again.await,
+        (400, json!("invalid_grant")),
+        "a code is used once"
+    );
+
+    let unregistered = oidc.authorize("http://127.0.0.1:9/elsewhere", "S256", verifier);
+    assert_eq!(
+        unregistered.await.status(),
+        400,
+        "no redirect to an unregistered URI"
+    );
+    let plain = oidc.authorize(CALLBACK, "plain", verifier).await;
+    assert!(
+        location(&plain).contains("error=invalid_request"),
+        "only S256: {plain:?}"
+    );
+}
+
+/// A client of the test issuer that follows no redirect, to read the codes it sends back.
+struct OidcClient<'a> {
+    issuer: &'a TestIssuer,
+    http: reqwest::Client,
+}
+
+impl<'a> OidcClient<'a> {
+    fn new(issuer: &'a TestIssuer) -> Self {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        Self { issuer, http }
+    }
+
+    /// An authorization request of `CLIENT_ID` for `redirect_uri`, with the challenge of
+    /// `verifier` by `method`.
+    async fn authorize(
+        &self,
+        redirect_uri: &str,
+        method: &str,
+        verifier: &str,
+    ) -> reqwest::Response {
+        let challenge = s256_challenge(verifier);
+        let query = [
+            ("response_type", "code"),
+            ("client_id", CLIENT_ID),
+            ("redirect_uri", redirect_uri),
+            ("state", "s1"),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", method),
+        ];
+        let url = format!("{}/authorize", self.issuer.url);
+        self.http.get(url).query(&query).send().await.unwrap()
+    }
+
+    /// A code for `redirect_uri` whose challenge is `verifier`'s S256, with the state sent.
+    async fn code(&self, redirect_uri: &str, verifier: &str) -> String {
+        let reply = self.authorize(redirect_uri, "S256", verifier).await;
+        let back = reqwest::Url::parse(location(&reply)).unwrap();
+        let parameter = |name: &str| {
+            back.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        assert_eq!(parameter("state").as_deref(), Some("s1"), "{back}");
+        assert!(back.as_str().starts_with(redirect_uri), "{back}");
+        parameter("code").unwrap_or_else(|| panic!("no code in {back}"))
+    }
+
+    /// The token request for `code`: its status and the `error` it answers (null on success).
+    async fn exchange(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        client_id: &str,
+        verifier: Option<&str>,
+    ) -> (u16, Value) {
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("client_id", client_id),
+        ];
+        form.extend(verifier.map(|v| ("code_verifier", v)));
+        let url = format!("{}/token", self.issuer.url);
+        let reply = self.http.post(url).form(&form).send().await.unwrap();
+        let status = reply.status().as_u16();
+        let body: Value = reply.json().await.unwrap();
+        (status, body["error"].clone())
+    }
+}
+
+/// Where a redirect points.
+fn location(reply: &reqwest::Response) -> &str {
+    assert!(reply.status().is_redirection(), "{reply:?}");
+    reply.headers()["location"].to_str().unwrap()
 }
 
 /// Off by default: `SEATCLAIM_SCREENSHOTS=1` writes the PNGs of docs/screenshots/.

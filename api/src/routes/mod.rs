@@ -40,6 +40,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(ui::event_page).layer(CompressionLayer::new()))
         .routes(routes!(ui::script).layer(CompressionLayer::new()))
         .routes(routes!(ui::style).layer(CompressionLayer::new()))
+        .routes(routes!(ui::page_file).layer(CompressionLayer::new()))
         .routes(routes!(ui::config))
         .routes(routes!(health::live))
         .routes(routes!(health::ready))

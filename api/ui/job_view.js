@@ -1,0 +1,111 @@
+// @ts-check
+/**
+ * The reservation panel: the job as the API last described it (status, seats, reason, the
+ * actions that fit it), the hold's countdown corrected for a device clock that is off, and each
+ * status change spoken for screen readers.
+ */
+
+import { $, announce, showIf, showText } from './dom.js';
+import { FINAL, page } from './page_state.js';
+import { paintSeats, refreshMap } from './seat_map.js';
+
+/** @typedef {import('./page_state.js').Job} Job */
+
+/**
+ * A line under the status (retries, connection trouble), so the buyer knows the page is still
+ * working on it; '' hides it.
+ * @param {string} text
+ */
+export function note(text) {
+  showText('[data-job-note]', text);
+}
+
+/** Swaps the form for the reservation panel, and locks the map while a reservation runs. */
+export function showReservation() {
+  showIf($('[data-form]'), false);
+  showIf($('[data-reservation]'), true);
+  $('[data-seat-map]').classList.add('locked');
+}
+
+/** The seats to show for a job: its own, or those the stored request asked for. @param {Job} job */
+function seatsOf(job) {
+  const asked = page.reservation?.body;
+  if (job.seat_ids?.length) return job.seat_ids.join(', ');
+  if (asked && 'section' in asked) return `${asked.quantity} in section ${asked.section}`;
+  if (asked && 'seat_ids' in asked) return asked.seat_ids.join(', ');
+  return '';
+}
+
+/**
+ * Shows the job as the API last described it: status (with its job id), seats, reason, and the
+ * buttons that fit the status. A final status never goes back: an older read arriving late must
+ * not undo a confirm.
+ * @param {Job} job
+ */
+export function showJob(job) {
+  const before = page.job?.status;
+  if (before && FINAL.has(before) && !FINAL.has(job.status)) return;
+  page.job = job;
+  const status = $('[data-job-status]');
+  status.textContent = job.status;
+  status.setAttribute('data-job-id', job.job_id ?? '');
+  const seats = seatsOf(job);
+  $('[data-job-seats]').textContent = seats ? `Seats: ${seats}` : '';
+  $('[data-job-reason]').textContent = job.reason ?? '';
+  showIf($('[data-reason-row]'), Boolean(job.reason));
+  const held = job.status === 'HELD';
+  showIf($('[data-held-row]'), held);
+  showIf($('[data-action="confirm"]'), held);
+  showIf($('[data-action="cancel"]'), held);
+  showIf($('[data-action="retry"]'), false);
+  showIf($('[data-action="new"]'), FINAL.has(job.status));
+  clearInterval(page.countdown);
+  if (held) {
+    tick();
+    page.countdown = window.setInterval(tick, 1000);
+  }
+  if (job.status !== before) {
+    announce(sentence(job));
+    paintSeats();
+    // The seats changed hands (ours now, or someone else's after a rejection): show it.
+    if (before) refreshMap();
+    if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
+  }
+}
+
+/** A status change as a sentence for screen readers. @param {Job} job */
+function sentence(job) {
+  switch (job.status) {
+    case 'PENDING': return 'Reservation sent; waiting for the seats.';
+    case 'HELD': return `Seats ${job.seat_ids?.join(', ')} are held for you. Buy them before the hold ends.`;
+    case 'REJECTED': return `Reservation rejected: ${job.reason ?? 'the seats are not available'}.`;
+    case 'SOLD': return 'Bought. The seats are yours.';
+    case 'CANCELLED': return 'Released. The seats are back on sale.';
+    case 'EXPIRED': return 'The hold ended before you bought; the seats are back on sale.';
+    case 'FAILED': return `The reservation failed: ${job.reason ?? ''}`;
+    default: return `Reservation ${job.status}.`;
+  }
+}
+
+/**
+ * Corrects countdowns for a device clock that is far off, from the answer's Date header. Date
+ * has whole seconds, so differences under 2 s are its rounding, not the clock: ignored.
+ * @param {import('./api.js').Reply} reply
+ */
+export function serverTime(reply) {
+  const date = Date.parse(reply.headers.get('Date') ?? '');
+  if (!Number.isFinite(date)) return;
+  const offset = date + 500 - Date.now();
+  page.clockOffset = Math.abs(offset) > 2000 ? offset : 0;
+}
+
+/** Updates the hold countdown, once a second while HELD; a minute before the end it is spoken. */
+function tick() {
+  const expires = Date.parse(page.job?.hold_expires_at ?? '');
+  if (!Number.isFinite(expires)) return;
+  const left = Math.max(0, Math.ceil((expires - (Date.now() + page.clockOffset)) / 1000));
+  const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
+  const node = $('[data-hold-countdown]');
+  if (node.textContent !== text && left === 60) announce('One minute left to buy.');
+  node.textContent = text;
+}

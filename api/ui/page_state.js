@@ -1,0 +1,49 @@
+// @ts-check
+/**
+ * The event page's state, shared by the seat map, the form and the reservation: what the API
+ * last said (the page never guesses: the map is advisory and the server decides who gets a
+ * seat), what the buyer selected, and the loops and timers running.
+ */
+
+/** The most seats one reservation may ask for (the API's limit). */
+export const MAX_SEATS = 10;
+/** Statuses after which nothing more happens to a job. */
+export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILED']);
+
+/**
+ * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
+ *            reason?: string | null}} Job
+ * @typedef {{seat_ids: string[]} | {section: string, quantity: number}} SeatRequest
+ * A reservation as kept in localStorage, written before the POST is sent: the key and the body
+ * make a retry (after a reload, a double click or a network error) the same request, which the
+ * API answers with the same job.
+ * @typedef {{key: string, body: SeatRequest & {buyer_id?: string}, job_id: string | null}} Stored
+ */
+
+/** The event page's state. */
+export const page = {
+  eventId: '',
+  /** @type {Map<string, HTMLButtonElement>} seat id -> its button, kept across refreshes */
+  seats: new Map(),
+  /** @type {HTMLButtonElement[][]} the buttons row by row, for arrow keys */
+  rows: [],
+  etag: '',
+  /** @type {Set<string>} */
+  selected: new Set(),
+  /** @type {Stored | null} */
+  reservation: null,
+  /** @type {Job | null} */
+  job: null,
+  /** Server time minus local time when the device's clock is far off (see serverTime). */
+  clockOffset: 0,
+  /** Bumped to stop an old reservation's loops when the buyer starts over. */
+  run: 0,
+  /** Whether a drive() loop is running. */
+  driving: false,
+  /** @type {AbortController | null} aborts the running loop's request (a 10 s long poll) */
+  abort: null,
+  countdown: 0,
+  mapTimer: 0,
+  /** @type {Promise<void>} map reads run one after another, never two at once */
+  mapQueue: Promise.resolve(),
+};
