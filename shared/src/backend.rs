@@ -29,8 +29,11 @@ impl Backend {
             )?,
             #[cfg(feature = "aws")]
             BackendKind::Aws => {
-                crate::adapters::aws::open(&settings.aws, settings.visibility_timeout(), clock)
-                    .await?
+                let aws = crate::config::AwsSettings {
+                    retention: settings.retention,
+                    ..settings.aws.clone()
+                };
+                crate::adapters::aws::open(&aws, settings.visibility_timeout(), clock).await?
             }
             #[allow(
                 unreachable_patterns,

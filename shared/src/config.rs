@@ -54,6 +54,8 @@ pub struct BackendSettings {
     pub visibility_timeout_secs: u64,
     /// Attempts at an intent before it is dead-lettered and its job FAILED.
     pub max_attempts: u32,
+    /// How long decided jobs, their keys and their history are kept.
+    pub retention: crate::domain::Retention,
     /// AWS resource names, used when `backend` is `aws`.
     #[cfg(feature = "aws")]
     pub aws: AwsSettings,
@@ -71,6 +73,7 @@ impl BackendSettings {
             data_dir,
             visibility_timeout_secs: 30,
             max_attempts: 5,
+            retention: crate::domain::Retention::default(),
             #[cfg(feature = "aws")]
             aws: AwsSettings::default(),
             #[cfg(feature = "faults")]

@@ -30,6 +30,13 @@ pub struct BackendArgs {
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
 
+    /// Days a decided job (REJECTED, FAILED, EXPIRED, CANCELLED), its idempotency key and its
+    /// published history are kept after the decision: 14 (the dead-letter queue's retention,
+    /// which a replay needs) to 3650.
+    #[arg(long, env = "SEATCLAIM_RETENTION_DAYS", default_value_t = seatclaim_shared::domain::DEFAULT_RETENTION_DAYS,
+          value_parser = clap::value_parser!(u32).range(i64::from(seatclaim_shared::domain::MIN_RETENTION_DAYS)..=3650))]
+    pub retention_days: u32,
+
     /// AWS resource names, used when `backend` is `aws`.
     #[cfg(feature = "aws")]
     #[command(flatten)]
@@ -49,6 +56,9 @@ impl BackendArgs {
             backend: self.backend,
             visibility_timeout_secs: self.visibility_timeout_secs,
             max_attempts: self.max_attempts,
+            // The parser's range is the domain's, so this never falls back.
+            retention: seatclaim_shared::domain::Retention::days(self.retention_days)
+                .unwrap_or_default(),
             ..BackendSettings::in_folder(self.data_dir.clone())
         };
         #[cfg(feature = "aws")]
@@ -123,6 +133,8 @@ impl AwsArgs {
             event_bus: self.event_bus.clone(),
             sqs_send_linger_ms: self.sqs_send_linger_ms,
             held_shards: self.held_shards,
+            // `Backend::open` puts the configured retention in.
+            retention: seatclaim_shared::domain::Retention::default(),
         }
     }
 }

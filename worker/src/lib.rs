@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use seatclaim_shared::Backend;
 use seatclaim_shared::config::BackendSettings;
+use seatclaim_shared::domain::Retention;
 use seatclaim_shared::ports::{Delivery, Receipt};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -28,6 +29,8 @@ pub use settings::WorkerSettings;
 
 /// How often the queue depth gauges are refreshed (each sample is two requests on SQS).
 const DEPTH_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
+/// How often decided jobs past their retention are deleted (embedded; DynamoDB's TTL on AWS).
+const RETENTION_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The worker's loops over one backend.
 pub struct Worker {
@@ -35,6 +38,7 @@ pub struct Worker {
     settings: WorkerSettings,
     queue: QueuePolicy,
     claim_loops: usize,
+    retention: Retention,
 }
 
 /// What the worker needs to know of the queue's configuration.
@@ -56,6 +60,7 @@ impl Worker {
         let claim_loops = settings.claim_loops(backend_settings.backend);
         Self {
             claim_loops,
+            retention: backend_settings.retention,
             backend,
             settings,
             queue: QueuePolicy {
@@ -87,6 +92,12 @@ impl Worker {
             self.settings.sweep_interval(),
             stop.clone(),
         ));
+        let purges = tokio::spawn(sweeper::purge(
+            self.backend.clone(),
+            RETENTION_INTERVAL,
+            self.retention,
+            stop.clone(),
+        ));
         let depth = tokio::spawn(sweeper::sample_depth(
             self.backend.clone(),
             DEPTH_SAMPLE_INTERVAL,
@@ -106,7 +117,13 @@ impl Worker {
             }
         }
         relay_stop.cancel();
-        for (name, task) in [("sweeper", sweeps), ("relay", relay), ("depth", depth)] {
+        let tasks = [
+            ("sweeper", sweeps),
+            ("retention", purges),
+            ("relay", relay),
+            ("depth", depth),
+        ];
+        for (name, task) in tasks {
             if let Err(error) = task.await {
                 warn!(%error, name, "worker task ended abnormally");
             }

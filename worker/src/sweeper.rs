@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use seatclaim_shared::Backend;
-use seatclaim_shared::app::sweep_once;
+use seatclaim_shared::app::{purge_once, sweep_once};
+use seatclaim_shared::domain::Retention;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -44,6 +45,27 @@ pub(crate) async fn sample_depth(backend: Backend, period: Duration, stop: Cance
     .await;
 }
 
+/// Deletes what `retention` lets go every `period` (`app::purge_once`).
+pub(crate) async fn purge(
+    backend: Backend,
+    period: Duration,
+    retention: Retention,
+    stop: CancellationToken,
+) {
+    every(period, stop, || async {
+        match purge_once(&backend, retention).await {
+            Ok(0) => {}
+            Ok(purged) => {
+                metrics::counter!("seatclaim_jobs_purged_total").increment(purged as u64);
+                info!(purged, "deleted decided jobs past their retention");
+            }
+            Err(error) => warn!(%error, "retention delete failed; will try again"),
+        }
+    })
+    .await;
+}
+
+/// Expires lapsed holds every `period` (`app::sweep_once`).
 pub(crate) async fn run(backend: Backend, period: Duration, stop: CancellationToken) {
     every(period, stop, || async {
         match sweep_once(&backend).await {

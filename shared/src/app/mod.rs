@@ -11,9 +11,11 @@ mod give_up;
 mod holds;
 pub mod jobs;
 mod relay;
+mod retention;
 
 pub use admit::admit;
 pub use audit::{AuditReport, audit_event};
 pub use decide::{BatchOutcome, Limits, claim, decide_batch, process_batch};
 pub use holds::{settle, sweep_once};
 pub use relay::{RELAY_PAGE, relay_once};
+pub use retention::purge_once;

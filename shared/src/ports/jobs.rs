@@ -33,6 +33,22 @@ pub trait Jobs: Send + Sync {
     /// Every reservation event recorded for the job, oldest first: its history of transitions.
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError>;
 
+    /// Deletes up to `limit` jobs in one of `statuses` decided before `cutoff`, with their
+    /// idempotency records and their history, and up to `limit` reservation events published
+    /// before `cutoff`; returns how many jobs it deleted. A job with an unpublished event or an
+    /// intent still in a queue is kept. The domain's `Retention` names the statuses and the
+    /// cutoff. This default deletes nothing: a store that expires records itself (DynamoDB's
+    /// TTL on the `expires_at` each final transition writes) needs no sweep.
+    async fn purge_decided(
+        &self,
+        statuses: &[JobStatus],
+        cutoff: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
+        let _ = (statuses, cutoff, limit);
+        Ok(0)
+    }
+
     /// Every job of an event, for the audit.
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError>;
 

@@ -132,6 +132,15 @@ impl DynamoStore {
             }
             None => remove.push("reason"),
         }
+        // The jobs table's TTL deletes a decided job once the domain's retention has passed
+        // (a replay's reopen removes it again).
+        match self.retention.expires_at(job.status, now) {
+            Some(expires) => {
+                set.push("expires_at = :expires");
+                values.push((":expires", n(expires.as_second())));
+            }
+            None => remove.push("expires_at"),
+        }
         let mut expression = format!("SET {}", set.join(", "));
         if !remove.is_empty() {
             expression.push_str(&format!(" REMOVE {}", remove.join(", ")));

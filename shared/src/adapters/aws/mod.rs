@@ -82,6 +82,8 @@ pub struct DynamoStore {
     outbox_sequence: AtomicU64,
     /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
     held_shards: u32,
+    /// How long decided jobs and published events are kept (the `expires_at` TTL they carry).
+    retention: crate::domain::Retention,
     /// This store's identity as a relay: the owner named in the outbox shard leases it takes.
     /// One relay loop per store (the worker runs one per process).
     relay_id: String,
@@ -149,6 +151,7 @@ pub async fn open_with(
         events: Mutex::new(HashMap::new()),
         outbox_sequence: AtomicU64::new(0),
         held_shards: settings.held_shards(),
+        retention: settings.retention,
         relay_id: uuid::Uuid::new_v4().to_string(),
         leases: Mutex::new(HashSet::new()),
     });

@@ -2,7 +2,7 @@
 //! job (`job_id` + time-ordered `id`), marked `pending#<shard>`: the job's shard of the sparse
 //! `unpublished` index. Relays lease shards (`leases.rs`) so that each unpublished entry has one
 //! publisher at a time; a published entry loses its mark and gets `expires_at`, so DynamoDB's
-//! TTL removes it after [`PUBLISHED_TTL_SECONDS`].
+//! TTL removes it once the configured retention has passed (`domain::Retention`).
 
 use std::collections::HashSet;
 
@@ -22,7 +22,8 @@ use crate::codec::{decode_event, encode_event, from_ms};
 use crate::domain::ReservationEvent;
 use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
-/// How long a published entry stays readable as the job's history (`seatclaimctl jobs show`).
+/// How long a published entry that `seatclaimctl migrate` copies from schema version 1 stays
+/// readable as the job's history; new entries are kept for the configured retention.
 pub(super) const PUBLISHED_TTL_SECONDS: i64 = 7 * 24 * 3600;
 /// Shards read at once (peeks, the audit's oldest entry).
 const SHARD_READS: usize = 16;
@@ -92,7 +93,7 @@ impl DynamoStore {
         &self,
         entries: impl Iterator<Item = (&'a ReservationEvent, String, bool)>,
     ) -> Result<(), BackendError> {
-        let expires = n(self.clock.now().as_second() + PUBLISHED_TTL_SECONDS);
+        let expires = n(self.clock.now().as_second() + self.retention.period().as_secs());
         let requests = entries
             .map(|(event, id, pending)| {
                 let mut item = outbox_item(event, id, pending)?;

@@ -32,6 +32,9 @@ pub struct AwsSettings {
     /// sweeper reads them all. Raise it for more holds per second; never lower it while holds
     /// are live (the sweeper would no longer see those in the shards above the new count).
     pub held_shards: Option<u32>,
+    /// How long decided jobs and published events are kept: the TTL (`expires_at`) their
+    /// writes carry. `Backend::open` sets it from `BackendSettings::retention`.
+    pub retention: crate::domain::Retention,
 }
 
 /// The prefix every resource name starts with unless configured.
@@ -51,6 +54,7 @@ impl Default for AwsSettings {
             event_bus: None,
             sqs_send_linger_ms: None,
             held_shards: None,
+            retention: crate::domain::Retention::default(),
         }
     }
 }

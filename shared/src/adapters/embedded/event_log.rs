@@ -1,10 +1,16 @@
 //! The embedded event publisher: reservation events appended to a JSON-lines file, one envelope
 //! per line shaped like the EventBridge entry the AWS backend sends, so tests and local tools can
 //! read exactly what downstream consumers would receive.
+//!
+//! Every append is fsynced before `publish` returns, so an event the relay marks published is
+//! on disk. The file is rotated by size: past [`MAX_BYTES`] it becomes `events.jsonl.1` (the
+//! older ones shift up to `.5`, and the oldest is deleted), under a lock file that the API and
+//! a separate worker appending to the same log share.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -14,9 +20,23 @@ use crate::codec::to_json;
 use crate::domain::{EVENT_SOURCE, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
+/// The size past which the log is rotated.
+pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Rotated files kept beside the log (`events.jsonl.1` is the newest).
+pub const KEPT_FILES: u32 = 5;
+
 /// Appends published events to a file.
 pub struct EventLog {
-    file: Arc<Mutex<File>>,
+    file: Arc<Mutex<Appender>>,
+}
+
+/// The open log and where it lives.
+struct Appender {
+    path: PathBuf,
+    file: File,
+    /// `events.jsonl.lock`: held while appending, so no process rotates under another.
+    lock: File,
+    max_bytes: u64,
 }
 
 #[derive(Serialize)]
@@ -30,14 +50,86 @@ struct Envelope<'a> {
 impl EventLog {
     /// Opens the file for appending, creating it if needed.
     pub fn open(path: &Path) -> Result<Self, BackendError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| BackendError::permanent(format!("cannot open {}: {e}", path.display())))?;
+        Self::rotating_at(path, MAX_BYTES)
+    }
+
+    /// Opens the file for appending, rotated past `max_bytes`.
+    pub fn rotating_at(path: &Path, max_bytes: u64) -> Result<Self, BackendError> {
+        let open = |path: &Path| {
+            append_to(path).map_err(|e| {
+                BackendError::permanent(format!("cannot open {}: {e}", path.display()))
+            })
+        };
         Ok(Self {
-            file: Arc::new(Mutex::new(file)),
+            file: Arc::new(Mutex::new(Appender {
+                path: path.to_owned(),
+                file: open(path)?,
+                lock: open(&path.with_extension("jsonl.lock"))?,
+                max_bytes,
+            })),
         })
+    }
+}
+
+fn append_to(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+impl Appender {
+    /// Appends `text` durably, first rotating the log if it is full, or reopening it if another
+    /// process rotated it away from under this one.
+    fn append(&mut self, text: &[u8]) -> std::io::Result<()> {
+        self.lock.lock()?;
+        let appended = self.append_locked(text);
+        let unlocked = self.lock.unlock();
+        appended.and(unlocked)
+    }
+
+    fn append_locked(&mut self, text: &[u8]) -> std::io::Result<()> {
+        if self.is_full()? {
+            self.rotate()?;
+        }
+        if !self.is_current()? {
+            self.file = append_to(&self.path)?;
+        }
+        self.file.write_all(text)?;
+        self.file.sync_data()
+    }
+
+    fn is_full(&self) -> std::io::Result<bool> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => Ok(meta.len() >= self.max_bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the open file is the one at the path (not a rotated one).
+    fn is_current(&self) -> std::io::Result<bool> {
+        let open = self.file.metadata()?;
+        match std::fs::metadata(&self.path) {
+            Ok(at_path) => Ok(open.dev() == at_path.dev() && open.ino() == at_path.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `events.jsonl.4` -> `.5`, ..., `events.jsonl` -> `.1`; the oldest is replaced.
+    fn rotate(&mut self) -> std::io::Result<()> {
+        let numbered = |n: u32| {
+            let mut name = self.path.as_os_str().to_owned();
+            name.push(format!(".{n}"));
+            PathBuf::from(name)
+        };
+        for n in (1..KEPT_FILES).rev() {
+            match std::fs::rename(numbered(n), numbered(n + 1)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        std::fs::rename(&self.path, numbered(1))?;
+        self.file = append_to(&self.path)?;
+        Ok(())
     }
 }
 
@@ -57,15 +149,68 @@ impl EventPublisher for EventLog {
         }
         let file = Arc::clone(&self.file);
         tokio::task::spawn_blocking(move || {
-            let mut file = file
+            let mut log = file
                 .lock()
                 .map_err(|_| BackendError::permanent("event log lock poisoned"))?;
-            file.write_all(text.as_bytes())
-                .and_then(|()| file.flush())
+            log.append(text.as_bytes())
                 .map_err(|e| BackendError::transient(format!("cannot append to event log: {e}")))
         })
         .await
         .map_err(|e| BackendError::transient(format!("event log task did not finish: {e}")))??;
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> ReservationEvent {
+        let intent = crate::domain::Intent {
+            job_id: crate::domain::JobId::new(),
+            event_id: crate::domain::EventId::parse("e1").unwrap(),
+            buyer_id: crate::domain::BuyerId::parse("b1").unwrap(),
+            request: crate::domain::SeatRequest::Section {
+                section: crate::domain::Section::parse("A").unwrap(),
+                quantity: 1,
+            },
+            accepted_at: jiff::Timestamp::UNIX_EPOCH,
+        };
+        let job = crate::domain::Job::pending(&intent);
+        ReservationEvent::of(&job, jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    fn lines(path: &Path) -> usize {
+        std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+    }
+
+    #[tokio::test]
+    async fn the_log_rotates_by_size_and_keeps_five_older_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        // Each publish is one line of a few hundred bytes: every second one rotates.
+        let log = EventLog::rotating_at(&path, 300).unwrap();
+        // A second writer on the same log, as a separate worker process would be.
+        let other = EventLog::rotating_at(&path, 300).unwrap();
+        for n in 0..20 {
+            let writer = if n % 3 == 0 { &other } else { &log };
+            writer.publish(&[event()]).await.unwrap();
+        }
+        let rotated = |n: u32| dir.path().join(format!("events.jsonl.{n}"));
+        assert!(lines(&path) <= 2, "the live file stays small");
+        assert!(rotated(KEPT_FILES).exists(), "five rotated files are kept");
+        assert!(!rotated(KEPT_FILES + 1).exists(), "and no more");
+        for file in std::iter::once(path.clone()).chain((1..=KEPT_FILES).map(rotated)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(
+                !text.is_empty() || file == path,
+                "{} is empty",
+                file.display()
+            );
+            for line in text.lines() {
+                let envelope: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(envelope["source"], EVENT_SOURCE, "no line is torn");
+            }
+        }
     }
 }

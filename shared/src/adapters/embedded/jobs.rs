@@ -16,6 +16,18 @@ impl Jobs for EmbeddedStore {
         self.db.lookup(move |tx| load_job(tx, job_id)).await
     }
 
+    async fn purge_decided(
+        &self,
+        statuses: &[JobStatus],
+        cutoff: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
+        let statuses = statuses.to_vec();
+        self.db
+            .write(move |tx| super::retention::purge(tx, &statuses, cutoff, limit))
+            .await
+    }
+
     async fn close(
         &self,
         job_id: JobId,

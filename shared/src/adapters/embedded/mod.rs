@@ -20,6 +20,7 @@ mod migrations;
 mod outbox;
 mod queue_depth;
 mod receive;
+mod retention;
 mod terms;
 
 use std::path::Path;

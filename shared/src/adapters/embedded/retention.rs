@@ -1,0 +1,54 @@
+//! The embedded backend's retention: a bounded delete, run periodically by the worker, of the
+//! decided jobs the domain's `Retention` lets go, with their idempotency records and history,
+//! and of reservation events published long ago. Each call is one short write transaction.
+
+use rusqlite::{Transaction, params, params_from_iter};
+
+use crate::codec::to_ms;
+use crate::domain::JobStatus;
+use crate::ports::BackendError;
+
+/// Deletes up to `limit` jobs in `statuses` last changed before `cutoff` (each with its key and
+/// history, unless an event of it is unpublished or its intent is still in a queue), then up to
+/// `limit` events published before `cutoff`; returns how many jobs it deleted.
+pub(super) fn purge(
+    tx: &Transaction<'_>,
+    statuses: &[JobStatus],
+    cutoff: jiff::Timestamp,
+    limit: usize,
+) -> Result<usize, BackendError> {
+    let cutoff = to_ms(cutoff);
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+    let marks = vec!["?"; names.len()].join(", ");
+    let mut select = tx.prepare(&format!(
+        "SELECT job_id FROM jobs WHERE status IN ({marks}) AND updated_at < ?{n} \
+           AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = jobs.job_id \
+                           AND o.published_at IS NULL) \
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.job_id = jobs.job_id) \
+         ORDER BY updated_at LIMIT ?{m}",
+        n = names.len() + 1,
+        m = names.len() + 2,
+    ))?;
+    let values = names
+        .iter()
+        .map(|name| rusqlite::types::Value::Text((*name).to_owned()))
+        .chain([cutoff.into(), limit.into()]);
+    let jobs: Vec<String> = select
+        .query_map(params_from_iter(values), |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    for job in &jobs {
+        tx.prepare_cached("DELETE FROM idempotency WHERE job_id = ?1")?
+            .execute([job])?;
+        tx.prepare_cached("DELETE FROM outbox WHERE job_id = ?1")?
+            .execute([job])?;
+        tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1")?
+            .execute([job])?;
+    }
+    tx.prepare_cached(
+        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox \
+         WHERE published_at IS NOT NULL AND published_at < ?1 ORDER BY published_at LIMIT ?2)",
+    )?
+    .execute(params![cutoff, limit])?;
+    Ok(jobs.len())
+}
