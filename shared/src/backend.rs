@@ -101,6 +101,13 @@ impl Backend {
 const AWS_BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
      (on in the stack); see \"Restoring the AWS backend\" in deploy/README.md";
 
+/// What `seatclaimctl` does to the embedded database file.
+#[derive(Debug, Clone, Copy)]
+enum FileCopy {
+    Backup,
+    Restore,
+}
+
 impl Backend {
     /// Writes a consistent copy of the embedded database to `destination` while the services
     /// run (`seatclaimctl backup`), and returns a line for the operator.
@@ -108,19 +115,7 @@ impl Backend {
         settings: &BackendSettings,
         destination: &std::path::Path,
     ) -> Result<String, BackendError> {
-        match settings.backend {
-            #[cfg(feature = "embedded")]
-            BackendKind::Embedded => {
-                crate::adapters::embedded::backup(&settings.data_dir, destination)
-            }
-            #[cfg(feature = "aws")]
-            BackendKind::Aws => Err(BackendError::permanent(AWS_BACKUPS)),
-            #[allow(
-                unreachable_patterns,
-                reason = "reached only when a backend is compiled out"
-            )]
-            missing => Err(not_built(missing)),
-        }
+        Self::copy_file(settings, FileCopy::Backup, destination)
     }
 
     /// Replaces the embedded database with the backup at `source` (`seatclaimctl restore`),
@@ -129,9 +124,21 @@ impl Backend {
         settings: &BackendSettings,
         source: &std::path::Path,
     ) -> Result<String, BackendError> {
+        Self::copy_file(settings, FileCopy::Restore, source)
+    }
+
+    fn copy_file(
+        settings: &BackendSettings,
+        copy: FileCopy,
+        file: &std::path::Path,
+    ) -> Result<String, BackendError> {
+        let _ = (copy, file); // read by the embedded arm only
         match settings.backend {
             #[cfg(feature = "embedded")]
-            BackendKind::Embedded => crate::adapters::embedded::restore(&settings.data_dir, source),
+            BackendKind::Embedded => match copy {
+                FileCopy::Backup => crate::adapters::embedded::backup(&settings.data_dir, file),
+                FileCopy::Restore => crate::adapters::embedded::restore(&settings.data_dir, file),
+            },
             #[cfg(feature = "aws")]
             BackendKind::Aws => Err(BackendError::permanent(AWS_BACKUPS)),
             #[allow(

@@ -116,16 +116,11 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
     assert_eq!(map["seats"][1]["state"], "AVAILABLE");
 }
 
-#[tokio::test]
-async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
-    let app = TestApp::spawn_with(AppOptions {
-        sweep_interval_ms: 3_600_000,
-        ..AppOptions::default()
-    })
-    .await;
+/// A HELD job on seat A-1-1 of a new event `e1` whose hold has lapsed by the wall clock but not
+/// by the app's. `seatclaimctl` is a process of its own, on the wall clock, so the app's clock is
+/// set back by more than the hold while the hold is taken: by the wall clock it lapsed a second ago.
+async fn lapsed_by_the_wall_clock(app: &TestApp) -> String {
     app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
-    // `seatclaimctl` is a process of its own, on the wall clock. So the app's clock is set back
-    // by more than the hold while the hold is taken: by the wall clock it lapsed a second ago.
     app.clock.advance(-past_the_hold());
     let job = app
         .reserve_ok(
@@ -138,6 +133,17 @@ async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
     assert_eq!(held["status"], "HELD");
     let until: jiff::Timestamp = held["hold_expires_at"].as_str().unwrap().parse().unwrap();
     assert!(until < jiff::Timestamp::now(), "lapsed by the wall clock");
+    job
+}
+
+#[tokio::test]
+async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
+    let app = TestApp::spawn_with(AppOptions {
+        sweep_interval_ms: 3_600_000,
+        ..AppOptions::default()
+    })
+    .await;
+    let job = lapsed_by_the_wall_clock(&app).await;
     assert_eq!(
         states(&app.seat_map("e1").await),
         ["HELD", "AVAILABLE"],
@@ -206,17 +212,7 @@ async fn seatclaimctl_shows_a_hold_past_its_deadline_as_expired() {
         ..AppOptions::default()
     })
     .await;
-    app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
-    // `seatclaimctl` reads the wall clock: the app's is set back so the hold has lapsed by it.
-    app.clock.advance(-past_the_hold());
-    let job = app
-        .reserve_ok(
-            "e1",
-            "k1",
-            &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}),
-        )
-        .await;
-    assert_eq!(app.decided(&job, WITHIN).await["status"], "HELD");
+    let job = lapsed_by_the_wall_clock(&app).await;
 
     let (code, stdout) = app.ctl(&["jobs", "show", &job, "--json"]);
     assert_eq!(code, 0, "{stdout}");
