@@ -21,6 +21,7 @@ pub mod races;
 pub mod request_log;
 mod seat_limits;
 mod seed;
+pub mod sim;
 pub mod tokens;
 mod wait;
 

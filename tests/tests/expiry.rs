@@ -2,6 +2,11 @@
 //! over by a new claim, and the release never touches a seat that another job holds now. Holds
 //! lapse because the test moves the app's clock past their deadline, not because it sleeps.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::time::Duration;
 
 use jiff::SignedDuration;

@@ -1,6 +1,7 @@
 //! Adapters: the only code that knows a concrete backend. Each backend implements every port and
 //! is compiled only with its Cargo feature (`embedded`, `aws`), so a build for one backend pulls
-//! none of the other's libraries; `faults` wraps either for the fault tests.
+//! none of the other's libraries; `faults` wraps either for the fault tests, and `memory` keeps
+//! every port in plain maps for the deterministic simulation.
 
 #[cfg(feature = "aws")]
 pub mod aws;
@@ -8,3 +9,5 @@ pub mod aws;
 pub mod embedded;
 #[cfg(feature = "faults")]
 pub mod faults;
+#[cfg(feature = "memory")]
+pub mod memory;

@@ -1,0 +1,77 @@
+use async_trait::async_trait;
+
+use super::MemoryStore;
+use super::state::{KeyRecord, State};
+use crate::codec::encode_intent;
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
+use crate::ports::{Admission, Admissions, BackendError};
+
+#[async_trait]
+impl Admissions for MemoryStore {
+    /// The key's record, the PENDING job and the queued intent, written under one lock: an
+    /// earlier record of the key decides (a retry or a reused key), else the request is checked
+    /// against the event and all three are stored.
+    async fn admit(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
+        let body = encode_intent(intent)?;
+        let now = self.clock.now();
+        let mut state = self.lock();
+        let record = (intent.buyer_id.clone(), key.as_str().to_owned());
+        if let Some(earlier) = state.keys.get(&record) {
+            return Ok(Admission::for_earlier(
+                &earlier.fingerprint,
+                intent,
+                earlier.job_id,
+            ));
+        }
+        if let Some(refusal) = check_request(&state, intent) {
+            return Ok(refusal);
+        }
+        if state.jobs.contains_key(&intent.job_id) {
+            return Err(BackendError::permanent(format!(
+                "job {} exists already",
+                intent.job_id
+            )));
+        }
+        state.keys.insert(
+            record,
+            KeyRecord {
+                fingerprint: intent.request.fingerprint(&intent.event_id),
+                job_id: intent.job_id,
+            },
+        );
+        state.put_job(Job::pending(intent));
+        state.queue.push(body, Some(intent.job_id), now);
+        Ok(Admission::Accepted(intent.job_id))
+    }
+
+    /// Ids count up, like the embedded store's time-ordered ones, and repeat run after run.
+    fn new_job_id(&self, _buyer: &BuyerId, _key: &IdempotencyKey) -> JobId {
+        self.next_job_id()
+    }
+}
+
+/// Refuses a request for an event, seats or section that do not exist.
+fn check_request(state: &State, intent: &Intent) -> Option<Admission> {
+    let Some(event) = state.events.get(&intent.event_id) else {
+        return Some(Admission::UnknownEvent);
+    };
+    let (found, section_known): (Vec<SeatId>, bool) = match &intent.request {
+        SeatRequest::Seats(wanted) => (
+            wanted
+                .iter()
+                .filter(|seat| event.position.contains_key(*seat))
+                .cloned()
+                .collect(),
+            false,
+        ),
+        SeatRequest::Section { section, .. } => (
+            Vec::new(),
+            event.seats.iter().any(|seat| &seat.section == section),
+        ),
+    };
+    Admission::refusal(&intent.request, &found, section_known)
+}

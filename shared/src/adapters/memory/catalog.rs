@@ -1,0 +1,72 @@
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use super::MemoryStore;
+use super::state::StoredEvent;
+use crate::domain::{EventId, NewEvent, Seat, SeatState};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
+
+#[async_trait]
+impl Catalog for MemoryStore {
+    async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
+        let mut state = self.lock();
+        if state.events.contains_key(&event.event_id) {
+            return Ok(EventCreation::AlreadyExists);
+        }
+        let seats: Vec<Seat> = event
+            .seats
+            .iter()
+            .map(|(seat_id, section)| Seat {
+                seat_id: seat_id.clone(),
+                section: section.clone(),
+                state: SeatState::Available,
+            })
+            .collect();
+        let position: BTreeMap<_, _> = seats
+            .iter()
+            .enumerate()
+            .map(|(at, seat)| (seat.seat_id.clone(), at))
+            .collect();
+        let created = u64::try_from(state.events.len()).unwrap_or(u64::MAX);
+        state.events.insert(
+            event.event_id.clone(),
+            StoredEvent {
+                name: event.name.clone(),
+                hold: event.hold,
+                limit: event.max_seats_per_buyer,
+                seats,
+                position,
+                created,
+            },
+        );
+        Ok(EventCreation::Created(event.seats.len()))
+    }
+
+    async fn seat_map(&self, event_id: &EventId) -> Result<Option<Vec<Seat>>, BackendError> {
+        Ok(self
+            .lock()
+            .events
+            .get(event_id)
+            .map(|event| event.seats.clone()))
+    }
+
+    async fn events(&self) -> Result<Vec<EventInfo>, BackendError> {
+        let state = self.lock();
+        let mut events: Vec<(&EventId, &StoredEvent)> = state.events.iter().collect();
+        events.sort_by_key(|(_, event)| event.created);
+        Ok(events
+            .into_iter()
+            .map(|(event_id, event)| EventInfo {
+                event_id: event_id.clone(),
+                name: event.name.clone(),
+                hold: event.hold,
+                max_seats_per_buyer: event.limit,
+            })
+            .collect())
+    }
+
+    async fn ping(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! The claim and its siblings on the memory tables: each decision is read, decided by the domain
+//! and written back under the condition that the seats are still as decided, all under the one
+//! lock; a batch is one transaction ([`State::atomically`]), as on SQLite.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::MemoryStore;
+use super::state::{State, StoredEvent};
+use crate::domain::{
+    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat, SeatId,
+    SeatRequest, SeatState, Settlement, Settling, decide_claim,
+};
+use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
+
+#[async_trait]
+impl Inventory for MemoryStore {
+    async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
+        let outcomes = self.lock().atomically(|state| {
+            intents
+                .iter()
+                .map(|intent| claim_one(state, intent, now))
+                .collect()
+        })?;
+        // Every event is in the outbox with its transition: nothing is left to the caller.
+        Ok(Claims {
+            outcomes,
+            unrecorded: Vec::new(),
+        })
+    }
+
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        now: Timestamp,
+    ) -> Result<Settled, BackendError> {
+        self.lock()
+            .atomically(|state| settle_one(state, job_id, action, now))
+    }
+
+    async fn release_lapsed_holds(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<usize, BackendError> {
+        self.lock().atomically(|state| {
+            let mut lapsed: Vec<(Timestamp, JobId)> = state
+                .jobs()
+                .filter(|job| job.status == JobStatus::Held)
+                .filter_map(|job| job.hold_expires_at.map(|until| (until, job.job_id)))
+                .filter(|(until, _)| *until <= now)
+                .collect();
+            lapsed.sort_unstable();
+            let mut released = 0;
+            for (_, job_id) in lapsed.into_iter().take(limit) {
+                if let Settled::Done(_) = settle_one(state, job_id, JobAction::Expire, now)? {
+                    released += 1;
+                }
+            }
+            Ok(released)
+        })
+    }
+}
+
+/// Decides one intent: a decided job changes nothing, else the buyer's limit and the seats decide.
+fn claim_one(
+    state: &mut State,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<ClaimOutcome, BackendError> {
+    let Some(job) = state.job(intent.job_id).cloned() else {
+        return Err(BackendError::permanent(format!(
+            "intent for unknown job {}",
+            intent.job_id
+        )));
+    };
+    if job.status != JobStatus::Pending {
+        return Ok(ClaimOutcome::AlreadyDecided(job.status));
+    }
+    let event = state.event(&intent.event_id)?;
+    let decided = match over_limit(state, event, intent, now) {
+        Some(reason) => job.reject(&reason, now),
+        None => {
+            let candidates = candidate_seats(event, &intent.request, now);
+            match decide_claim(&intent.request, &candidates, now, event.hold) {
+                ClaimDecision::Hold { seat_ids, until }
+                    if hold_seats(state, &job, &seat_ids, now, until) =>
+                {
+                    job.hold(seat_ids, until, now)
+                }
+                // A seat changed since it was read: the condition refused it, so the claim is lost.
+                ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+                ClaimDecision::Reject { reason } => job.reject(&reason, now),
+            }
+        }
+    };
+    let Ok(transition) = decided else {
+        return Ok(ClaimOutcome::AlreadyDecided(job.status));
+    };
+    state.save_transition(&transition)?;
+    Ok(ClaimOutcome::of(&transition))
+}
+
+/// The rejection's reason if the buyer's SOLD seats and live HELD seats in the event leave no
+/// room for this claim; counted under the claim's lock, so no other claim can pass in between.
+fn over_limit(
+    state: &State,
+    event: &StoredEvent,
+    intent: &Intent,
+    now: Timestamp,
+) -> Option<String> {
+    let limit = event.limit?;
+    let counted: usize = state
+        .jobs()
+        .filter(|job| job.event_id == intent.event_id && job.buyer_id == intent.buyer_id)
+        .filter(|job| match job.status {
+            JobStatus::Sold => true,
+            JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
+            _ => false,
+        })
+        .map(|job| job.seat_ids.len())
+        .sum();
+    let counted = u32::try_from(counted).unwrap_or(u32::MAX);
+    (!limit.admits(counted, intent.request.quantity())).then(|| limit.reason())
+}
+
+/// The seats the decision needs: the requested ones that exist; for a section, its free seats
+/// and then its lapsed holds, in the organiser's order, enough of each to satisfy the request.
+fn candidate_seats(event: &StoredEvent, request: &SeatRequest, now: Timestamp) -> Vec<Seat> {
+    match request {
+        SeatRequest::Seats(wanted) => wanted
+            .iter()
+            .filter_map(|id| event.position.get(id).map(|at| event.seats[*at].clone()))
+            .collect(),
+        SeatRequest::Section { section, quantity } => {
+            let quantity = usize::from(*quantity);
+            let in_section = || event.seats.iter().filter(|seat| &seat.section == section);
+            let free = in_section().filter(|seat| seat.state == SeatState::Available);
+            let lapsed = in_section()
+                .filter(|seat| matches!(seat.state, SeatState::Held { until, .. } if until <= now));
+            free.take(quantity)
+                .chain(lapsed.take(quantity))
+                .cloned()
+                .collect()
+        }
+    }
+}
+
+/// The conditional write: every seat moves to HELD only if each is still claimable at `now`;
+/// if any is not, none moves (all or none).
+fn hold_seats(
+    state: &mut State,
+    job: &Job,
+    seat_ids: &[SeatId],
+    now: Timestamp,
+    until: Timestamp,
+) -> bool {
+    let Some(event) = state.events.get(&job.event_id) else {
+        return false;
+    };
+    let positions: Option<Vec<usize>> = seat_ids
+        .iter()
+        .map(|id| {
+            event
+                .position
+                .get(id)
+                .copied()
+                .filter(|at| event.seats[*at].state.is_claimable(now))
+        })
+        .collect();
+    let Some(positions) = positions else {
+        return false;
+    };
+    let held = SeatState::Held {
+        job_id: job.job_id,
+        until,
+    };
+    for at in positions {
+        state.put_seat(&job.event_id, at, held);
+    }
+    true
+}
+
+/// Confirms, cancels or expires a job as the domain decides, each seat write conditioned on the
+/// seat still being held by this job: a seat re-claimed after this hold lapsed stays its new
+/// holder's.
+fn settle_one(
+    state: &mut State,
+    job_id: JobId,
+    action: JobAction,
+    now: Timestamp,
+) -> Result<Settled, BackendError> {
+    let (job, Settling { transition, seats }) =
+        match Settled::plan(state.job(job_id).cloned(), action, now) {
+            Ok(plan) => plan,
+            Err(answer) => return Ok(answer),
+        };
+    let held_by_job: Vec<usize> = state.event(&job.event_id).map(|event| {
+        job.seat_ids
+            .iter()
+            .filter_map(|id| event.position.get(id).copied())
+            .filter(|at| matches!(event.seats[*at].state, SeatState::Held { job_id: holder, .. } if holder == job_id))
+            .collect()
+    })?;
+    if matches!(seats, Settlement::Sell) && held_by_job.len() != job.seat_ids.len() {
+        // Only possible if a seat was taken over after its hold lapsed, which `settle` already
+        // refuses; the check keeps a confirm from selling part of a hold regardless.
+        return Err(BackendError::permanent(format!(
+            "job {job_id} holds {} of its {} seats",
+            held_by_job.len(),
+            job.seat_ids.len()
+        )));
+    }
+    let to = match seats {
+        Settlement::Sell => SeatState::Sold { job_id },
+        Settlement::Release => SeatState::Available,
+    };
+    for at in held_by_job {
+        state.put_seat(&job.event_id, at, to);
+    }
+    state.save_transition(&transition)?;
+    Ok(Settled::Done(Box::new(transition.job)))
+}

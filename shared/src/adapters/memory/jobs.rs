@@ -1,0 +1,67 @@
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::MemoryStore;
+use crate::domain::{Closure, EventId, Job, JobId, ReservationEvent};
+use crate::ports::{BackendError, Jobs};
+
+#[async_trait]
+impl Jobs for MemoryStore {
+    async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
+        Ok(self.lock().job(job_id).cloned())
+    }
+
+    async fn close(
+        &self,
+        job_id: JobId,
+        closure: &Closure,
+        now: Timestamp,
+    ) -> Result<bool, BackendError> {
+        self.lock().atomically(|state| {
+            let Some(Ok(transition)) = state.job(job_id).map(|job| job.close(closure, now)) else {
+                return Ok(false);
+            };
+            state.save_transition(&transition)?;
+            Ok(true)
+        })
+    }
+
+    async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
+        let mut state = self.lock();
+        if let Some(mut job) = state.job(job_id).cloned() {
+            job.first_error.get_or_insert_with(|| error.to_owned());
+            job.last_error = Some(error.to_owned());
+            state.put_job(job);
+        }
+        Ok(())
+    }
+
+    async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError> {
+        self.lock().atomically(|state| {
+            let Some(Ok(Some(transition))) = state.job(job_id).map(|job| job.reopen(now)) else {
+                return Ok(false);
+            };
+            state.save_transition(&transition)?;
+            Ok(true)
+        })
+    }
+
+    async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {
+        Ok(self
+            .lock()
+            .outbox()
+            .iter()
+            .filter(|recorded| recorded.event.job_id == job_id)
+            .map(|recorded| recorded.event.clone())
+            .collect())
+    }
+
+    async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
+        Ok(self
+            .lock()
+            .jobs()
+            .filter(|job| &job.event_id == event_id)
+            .cloned()
+            .collect())
+    }
+}

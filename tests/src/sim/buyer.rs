@@ -1,0 +1,241 @@
+//! A buyer, as a client of the API: admits a reservation under a key of its own (retrying on
+//! failure with the same key and body, as the HTTP contract tells clients to), sometimes retries
+//! a success or reuses the key for another request, polls its job, and confirms, cancels or lets
+//! the hold lapse, retrying the settle too. Every answer is checked against what the buyer was
+//! told before: a retry must name the same job, a repeated settle must change nothing.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use jiff::Timestamp;
+
+use seatclaim_shared::app;
+use seatclaim_shared::domain::{
+    BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest,
+};
+use seatclaim_shared::ports::{Admission, Settled};
+
+use super::actors::Ctx;
+use seatclaim_shared::ports::Clock;
+
+/// Attempts a client makes at one call before it gives up.
+const ATTEMPTS: usize = 12;
+/// Polls of a job before the buyer stops waiting (it must still be decided in the end).
+const POLLS: usize = 40;
+
+/// What the buyers were told, and what they found wrong.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// The job each key was answered with.
+    pub keys: BTreeMap<String, JobId>,
+    /// Broken promises, in the order found.
+    pub violations: Vec<String>,
+    /// Retries of a request already answered (each must name the same job).
+    pub retries: u64,
+    /// Confirms and cancels that went through.
+    pub settled: u64,
+    /// Replays the operator ran.
+    pub replays: u64,
+    /// Copies the queue delivered on its own.
+    pub duplicates: u64,
+}
+
+impl Ledger {
+    fn broken(&mut self, what: String) {
+        self.violations.push(what);
+    }
+
+    /// Records an answer naming `job_id` for `key`; every answer for a key names one job, and
+    /// only the first can be `Accepted`.
+    fn answered(&mut self, key: &str, job_id: JobId, accepted: bool) {
+        match self.keys.get(key) {
+            Some(first) if *first != job_id => self.broken(format!(
+                "key {key} was answered with job {first}, then with job {job_id}"
+            )),
+            Some(_) if accepted => {
+                self.broken(format!("key {key} was accepted twice (job {job_id})"));
+            }
+            _ => {
+                self.keys.insert(key.to_owned(), job_id);
+            }
+        }
+    }
+}
+
+/// Buyer number `n`'s script.
+pub async fn buyer(ctx: Rc<Ctx>, n: usize) {
+    ctx.pause(0..60_000).await;
+    let plan = &ctx.plan;
+    let buyer = BuyerId::parse(&format!("buyer-{}", n % plan.distinct_buyers)).unwrap();
+    let key = IdempotencyKey::parse(&format!("key-{n}")).unwrap();
+    let request = plan.request(&ctx.dice);
+    let Some(job_id) = admit(&ctx, &buyer, &key, &request).await else {
+        return;
+    };
+    if ctx.dice.chance(0.3) {
+        ctx.ledger.borrow_mut().retries += 1;
+        admit(&ctx, &buyer, &key, &request).await;
+    }
+    if ctx.dice.chance(0.1) {
+        reuse_key(&ctx, &buyer, &key, &request).await;
+    }
+    let Some(job) = decision(&ctx, job_id).await else {
+        return;
+    };
+    if job.status != JobStatus::Held {
+        return;
+    }
+    let hold_ms = u64::try_from(plan.event.hold.as_millis()).unwrap_or(60_000);
+    ctx.pause(0..hold_ms * 3 / 2).await;
+    let action = match ctx.dice.below(4) {
+        0 | 1 => JobAction::Confirm,
+        2 => JobAction::Cancel,
+        _ => return,
+    };
+    let until = job.hold_expires_at;
+    if let Some(Settled::Done(first)) = settle(&ctx, job_id, action, until).await {
+        ctx.ledger.borrow_mut().settled += 1;
+        if ctx.dice.chance(0.3) {
+            ctx.ledger.borrow_mut().retries += 1;
+            if let Some(again) = settle(&ctx, job_id, action, until).await
+                && !matches!(&again, Settled::Done(job) if job.status == first.status)
+            {
+                ctx.ledger.borrow_mut().broken(format!(
+                    "{action:?} of job {job_id} was done ({}), then answered {again:?}",
+                    first.status.as_str()
+                ));
+            }
+        }
+    }
+}
+
+/// Admits through `app::admit` until the API answers; `None` if it refused or never answered.
+async fn admit(
+    ctx: &Ctx,
+    buyer: &BuyerId,
+    key: &IdempotencyKey,
+    request: &SeatRequest,
+) -> Option<JobId> {
+    for _ in 0..ATTEMPTS {
+        let event_id = ctx.plan.event.event_id.clone();
+        let answer = app::admit(&ctx.backend, key, event_id, buyer.clone(), request.clone()).await;
+        ctx.gate
+            .log(|| format!("{buyer} {} {request:?}: {answer:?}", key.as_str()));
+        // An answer ends the attempts: the job it names, or none for a refusal.
+        let settled: Option<Option<JobId>> = {
+            let mut ledger = ctx.ledger.borrow_mut();
+            match answer {
+                Ok(Admission::Accepted(job_id)) => {
+                    ledger.answered(key.as_str(), job_id, true);
+                    Some(Some(job_id))
+                }
+                Ok(Admission::Duplicate(job_id)) => {
+                    ledger.answered(key.as_str(), job_id, false);
+                    Some(Some(job_id))
+                }
+                Ok(Admission::UnknownSeats(_)) if ctx.plan.is_typo(request) => Some(None),
+                Ok(other) => {
+                    ledger.broken(format!("{} was refused: {other:?}", key.as_str()));
+                    Some(None)
+                }
+                Err(_) => None,
+            }
+        };
+        if let Some(job) = settled {
+            return job;
+        }
+        ctx.pause(200..3_000).await;
+    }
+    None
+}
+
+/// The key used again for another request: once the key has a job, that must be refused.
+async fn reuse_key(ctx: &Ctx, buyer: &BuyerId, key: &IdempotencyKey, used: &SeatRequest) {
+    let mut other = SeatRequest::in_section("A", 3).unwrap();
+    if &other == used {
+        other = SeatRequest::in_section("A", 4).unwrap();
+    }
+    for _ in 0..ATTEMPTS {
+        let event_id = ctx.plan.event.event_id.clone();
+        match app::admit(&ctx.backend, key, event_id, buyer.clone(), other.clone()).await {
+            Ok(Admission::KeyReused) => return,
+            Ok(answer) => {
+                let what = format!("{} reused for another request: {answer:?}", key.as_str());
+                ctx.ledger.borrow_mut().broken(what);
+                return;
+            }
+            Err(_) => ctx.pause(200..3_000).await,
+        }
+    }
+}
+
+/// Polls the job as the API shows it (`app::jobs::job`) until it is decided; `None` if the
+/// buyer stopped waiting.
+async fn decision(ctx: &Ctx, job_id: JobId) -> Option<Job> {
+    for _ in 0..POLLS {
+        ctx.pause(500..5_000).await;
+        match app::jobs::job(&ctx.backend, job_id).await {
+            Ok(Some(job)) if job.status != JobStatus::Pending => return Some(job),
+            Ok(Some(_)) | Err(_) => {}
+            Ok(None) => {
+                let what = format!("job {job_id} was answered but does not exist");
+                ctx.ledger.borrow_mut().broken(what);
+                return None;
+            }
+        }
+    }
+    None
+}
+
+/// Confirms or cancels through `app::settle` until it answers, and checks the answer against
+/// the hold's deadline `until`.
+async fn settle(
+    ctx: &Ctx,
+    job_id: JobId,
+    action: JobAction,
+    until: Option<Timestamp>,
+) -> Option<Settled> {
+    for _ in 0..ATTEMPTS {
+        let answer = app::settle(&ctx.backend, job_id, action).await;
+        ctx.gate.log(|| format!("{action:?} {job_id}: {answer:?}"));
+        match answer {
+            Ok(settled) => {
+                check_settled(ctx, job_id, action, &settled, until);
+                return Some(settled);
+            }
+            Err(_) => ctx.pause(200..3_000).await,
+        }
+    }
+    None
+}
+
+/// A settle is done as asked, or refused for a reason that holds: a hold refused as lapsed
+/// (or found expired) must have reached its deadline by the time the answer came.
+fn check_settled(
+    ctx: &Ctx,
+    job_id: JobId,
+    action: JobAction,
+    settled: &Settled,
+    until: Option<Timestamp>,
+) {
+    let expected = match action {
+        JobAction::Confirm => JobStatus::Sold,
+        JobAction::Cancel => JobStatus::Cancelled,
+        JobAction::Expire => JobStatus::Expired,
+    };
+    let lapsed = until.is_some_and(|until| until <= ctx.clock.now());
+    let fine = match settled {
+        Settled::Done(job) => job.status == expected,
+        Settled::Conflict(JobConflict::HoldLapsed) => lapsed,
+        Settled::Conflict(JobConflict::WrongStatus {
+            status: JobStatus::Expired,
+            ..
+        }) => lapsed,
+        Settled::Conflict(JobConflict::HoldLive) | Settled::NotFound => false,
+        Settled::Conflict(JobConflict::WrongStatus { .. }) => true,
+    };
+    if !fine {
+        let what = format!("{action:?} of job {job_id} was answered {settled:?}");
+        ctx.ledger.borrow_mut().broken(what);
+    }
+}

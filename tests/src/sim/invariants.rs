@@ -1,0 +1,325 @@
+//! The invariants, checked after every step against the memory store's tables and the bus's
+//! log: no seat held or sold by two jobs; the seat table and the jobs agree; every job moved only
+//! as the state machine allows, and the reservation events recorded for it are exactly its moves
+//! (none lost, none for a move that did not happen); every published event was recorded; no
+//! buyer holds more than the event's limit; one job per idempotency key. At the end of a run,
+//! once faults have stopped and everything drained: every job is final, the queue is empty and
+//! every recorded event was published.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use seatclaim_shared::adapters::memory::{Lane, Memory, State};
+use seatclaim_shared::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
+
+use super::rules::{
+    Look, QUEUE_REDRIVE, allowed, check_audit, check_event, check_limits, late_sale, names,
+};
+
+/// Follows the store from step to step.
+#[derive(Debug, Default)]
+pub struct Observer {
+    outbox_seen: usize,
+    published_seen: usize,
+    /// The statuses each job was seen in, in order, from PENDING.
+    moves: BTreeMap<JobId, Vec<JobStatus>>,
+    /// The events recorded for each job, in order.
+    recorded: BTreeMap<JobId, Vec<ReservationEvent>>,
+    /// Who bought each sold seat: a sale is for ever.
+    sold: BTreeMap<SeatId, JobId>,
+    /// What the tables looked like at the last full check (see [`Observer::check`]).
+    last_look: Option<Look>,
+    /// Jobs sold after their hold lapsed (see [`Observer::late_sales`]).
+    late: BTreeSet<JobId>,
+    /// Whether a late sale's seats count towards the buyer's limit.
+    strict: bool,
+}
+
+impl Observer {
+    /// An observer of a fresh store; `strict` counts late sales towards the buyers' limits.
+    #[must_use]
+    pub fn new(strict: bool) -> Self {
+        Self {
+            strict,
+            ..Self::default()
+        }
+    }
+
+    /// How many jobs were sold after their hold had lapsed: a confirm decided with a "now" read
+    /// before the deadline (`app::settle` reads the clock, then calls the inventory) that
+    /// reached the store after it, by which time the buyer's limit no longer counted the hold.
+    /// A known race, counted; its seats are left out of the limit check unless the observer is
+    /// strict.
+    #[must_use]
+    pub fn late_sales(&self) -> usize {
+        self.late.len()
+    }
+
+    /// Checks every invariant at `now`; the first broken one, in words. The seat checks are
+    /// skipped when no job, seat or event changed since the last step: time passing alone only
+    /// turns live holds into lapsed ones, which can break none of them.
+    pub fn check(&mut self, memory: &Memory, now: Timestamp) -> Result<(), String> {
+        memory.store.inspect(|state| {
+            let look = Look::of(state);
+            if self.last_look == Some(look) {
+                return Ok(());
+            }
+            self.last_look = Some(look);
+            self.follow_outbox(state, now)?;
+            self.follow_jobs(state)?;
+            self.check_seats(state, now)?;
+            let excused = if self.strict {
+                &BTreeSet::new()
+            } else {
+                &self.late
+            };
+            check_limits(state, now, excused).map_err(|broken| {
+                let late: Vec<String> = self.late.iter().map(ToString::to_string).collect();
+                format!("{broken} (jobs sold after their hold lapsed: {late:?})")
+            })?;
+            check_audit(state, now)?;
+            self.check_intents(state)?;
+            let (keys, jobs) = (state.key_records(), state.jobs().count());
+            if keys != jobs {
+                return Err(format!("{jobs} jobs for {keys} idempotency keys"));
+            }
+            Ok(())
+        })?;
+        memory
+            .publisher
+            .inspect(|published| self.follow_published(published))
+    }
+
+    /// The checks of a run's end: every job final, nothing left in the main queue, every
+    /// recorded event published.
+    pub fn check_end(&self, memory: &Memory) -> Result<(), String> {
+        memory.store.inspect(|state| {
+            if let Some(job) = state
+                .jobs()
+                .find(|job| matches!(job.status, JobStatus::Pending | JobStatus::Held))
+            {
+                return Err(format!(
+                    "job {} is still {} at the end",
+                    job.job_id,
+                    job.status.as_str()
+                ));
+            }
+            if let Some((id, message)) =
+                state.queue().messages().find(|(_, m)| m.lane == Lane::Main)
+            {
+                return Err(format!(
+                    "message {id} (job {:?}) is still in the queue at the end",
+                    message.job_id
+                ));
+            }
+            if let Some(entry) = state.outbox().iter().find(|e| e.published_at.is_none()) {
+                return Err(format!("event {} was never published", entry.seq));
+            }
+            Ok(())
+        })?;
+        memory.publisher.inspect(|published| {
+            for events in self.recorded.values() {
+                if let Some(lost) = events.iter().find(|e| !published.contains(e)) {
+                    return Err(format!(
+                        "event {} of job {} was marked published but never reached the bus",
+                        lost.status.as_str(),
+                        lost.job_id
+                    ));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every new outbox entry is a move its job may make, with the right content.
+    fn follow_outbox(&mut self, state: &State, now: Timestamp) -> Result<(), String> {
+        for entry in &state.outbox()[self.outbox_seen..] {
+            let event = &entry.event;
+            let Some(job) = state.job(event.job_id) else {
+                return Err(format!(
+                    "an event was recorded for unknown job {}",
+                    event.job_id
+                ));
+            };
+            let history = self.recorded.entry(event.job_id).or_default();
+            let from = history.last().map_or(JobStatus::Pending, |e| e.status);
+            if !allowed(from, event.status) {
+                return Err(format!(
+                    "job {} recorded a move {} -> {}",
+                    job.job_id,
+                    from.as_str(),
+                    event.status.as_str()
+                ));
+            }
+            check_event(job, history, event, now)?;
+            if late_sale(history, event, now) {
+                self.late.insert(job.job_id);
+            }
+            history.push(event.clone());
+        }
+        self.outbox_seen = state.outbox().len();
+        Ok(())
+    }
+
+    /// Every job's moves, as seen step by step, are exactly the moves its events record.
+    fn follow_jobs(&mut self, state: &State) -> Result<(), String> {
+        for job in state.jobs() {
+            let moves = self
+                .moves
+                .entry(job.job_id)
+                .or_insert_with(|| vec![JobStatus::Pending]);
+            if moves.last() != Some(&job.status) {
+                moves.push(job.status);
+            }
+            let recorded = self
+                .recorded
+                .get(&job.job_id)
+                .map_or(&[][..], Vec::as_slice);
+            if !moves[1..].iter().eq(recorded.iter().map(|e| &e.status)) {
+                let recorded: Vec<JobStatus> = recorded.iter().map(|e| e.status).collect();
+                return Err(format!(
+                    "job {} moved {} but its events record {}",
+                    job.job_id,
+                    names(moves),
+                    names(&recorded)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The seat table and the jobs agree, and a sold seat stays sold to its buyer.
+    fn check_seats(&mut self, state: &State, now: Timestamp) -> Result<(), String> {
+        for (_, seats, _) in state.events() {
+            let table: BTreeMap<&SeatId, SeatState> =
+                seats.iter().map(|s| (&s.seat_id, s.state)).collect();
+            for seat in seats {
+                self.check_seat(state, &seat.seat_id, seat.state)?;
+            }
+            for job in state.jobs() {
+                let wanted = match job.status {
+                    JobStatus::Sold => SeatState::Sold { job_id: job.job_id },
+                    JobStatus::Held => match job.hold_expires_at {
+                        Some(until) if until > now => SeatState::Held {
+                            job_id: job.job_id,
+                            until,
+                        },
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                if let Some(seat) = job.seat_ids.iter().find(|s| table.get(s) != Some(&wanted)) {
+                    return Err(format!(
+                        "job {} is {} but seat {seat} is {:?}",
+                        job.job_id,
+                        job.status.as_str(),
+                        table.get(seat)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_seat(&mut self, state: &State, seat: &SeatId, at: SeatState) -> Result<(), String> {
+        let (job_id, fits): (Option<JobId>, fn(&Job) -> bool) = match at {
+            SeatState::Available => (None, |_| true),
+            SeatState::Held { job_id, .. } => (Some(job_id), |j| j.status == JobStatus::Held),
+            SeatState::Sold { job_id } => (Some(job_id), |j| j.status == JobStatus::Sold),
+        };
+        if let Some(buyer) = self.sold.get(seat)
+            && at != (SeatState::Sold { job_id: *buyer })
+        {
+            return Err(format!(
+                "seat {seat} was sold to job {buyer} but is now {at:?}"
+            ));
+        }
+        let Some(job_id) = job_id else {
+            return Ok(());
+        };
+        let job = state.job(job_id);
+        let agrees = job.is_some_and(|job| {
+            fits(job)
+                && job.seat_ids.contains(seat)
+                && match at {
+                    SeatState::Held { until, .. } => job.hold_expires_at == Some(until),
+                    _ => true,
+                }
+        });
+        if !agrees {
+            return Err(format!(
+                "seat {seat} is {at:?} but its job is {:?}",
+                job.map(|j| (j.status, &j.seat_ids, j.hold_expires_at))
+            ));
+        }
+        if matches!(at, SeatState::Sold { .. }) {
+            self.sold.insert(seat.clone(), job_id);
+        }
+        Ok(())
+    }
+
+    /// No intent is lost: a PENDING job has a message in the main queue (waiting or in flight),
+    /// or one in the dead-letter queue that an operator's replay will bring back, where either
+    /// the queue put it there itself (received too often: the worker never gave up on it) or
+    /// the job was reopened for a replay still under way. A job left PENDING with neither
+    /// would wait for ever: a worker acknowledged or dead-lettered its intent undecided.
+    fn check_intents(&self, state: &State) -> Result<(), String> {
+        let mut waiting: BTreeSet<JobId> = BTreeSet::new();
+        let mut redriven: BTreeSet<JobId> = BTreeSet::new();
+        let mut dead: BTreeSet<JobId> = BTreeSet::new();
+        for (_, message) in state.queue().messages() {
+            let Some(job_id) = message.job_id else {
+                continue;
+            };
+            let by_the_queue = message
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(QUEUE_REDRIVE));
+            match message.lane {
+                Lane::Main => waiting.insert(job_id),
+                Lane::Dead if by_the_queue => redriven.insert(job_id),
+                Lane::Dead => dead.insert(job_id),
+            };
+        }
+        let reopened = |job_id: &JobId| {
+            self.recorded
+                .get(job_id)
+                .and_then(|events| events.last())
+                .is_some_and(|e| e.status == JobStatus::Pending)
+        };
+        let kept = |job_id: &JobId| {
+            waiting.contains(job_id)
+                || redriven.contains(job_id)
+                || (dead.contains(job_id) && reopened(job_id))
+        };
+        let lost = state
+            .jobs()
+            .find(|job| job.status == JobStatus::Pending && !kept(&job.job_id));
+        match lost {
+            Some(job) => Err(format!(
+                "job {} is PENDING but no message will decide it: its intent was lost",
+                job.job_id
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Everything the bus received was recorded first.
+    fn follow_published(&mut self, published: &[ReservationEvent]) -> Result<(), String> {
+        for event in &published[self.published_seen..] {
+            let known = self
+                .recorded
+                .get(&event.job_id)
+                .is_some_and(|events| events.contains(event));
+            if !known {
+                return Err(format!(
+                    "the bus received {} of job {}, which was never recorded",
+                    event.status.as_str(),
+                    event.job_id
+                ));
+            }
+        }
+        self.published_seen = published.len();
+        Ok(())
+    }
+}
