@@ -17,7 +17,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("app", &["domain", "ports"]),
     ("adapters", &["domain", "ports", "codec"]),
     // The settings bundle holds each adapter's own settings type.
-    ("config", &["adapters"]),
+    ("config", &["adapters", "domain"]),
     ("telemetry", &["config"]),
     ("shutdown", &[]),
     // The claims a bearer token carries: plain data, shared by the API and seatclaimctl.
