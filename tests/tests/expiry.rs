@@ -23,6 +23,15 @@ fn past_the_hold() -> SignedDuration {
     SignedDuration::from_secs(i64::from(HOLD_SECONDS) + 1)
 }
 
+/// An app whose sweeper runs once an hour: lapsed holds stay in place until the test sweeps.
+async fn with_a_stalled_sweeper() -> TestApp {
+    TestApp::spawn_with(AppOptions {
+        sweep_interval_ms: 3_600_000,
+        ..AppOptions::default()
+    })
+    .await
+}
+
 /// Each seat's state, in the seat map's order.
 fn states(map: &Value) -> Vec<&str> {
     map["seats"]
@@ -76,11 +85,7 @@ async fn a_lapsed_hold_expires_and_its_seats_can_be_claimed_again() {
 #[tokio::test]
 async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold_alone() {
     // The sweeper is slowed to an hour so the lapsed hold is still in place when the second buyer claims.
-    let app = TestApp::spawn_with(AppOptions {
-        sweep_interval_ms: 3_600_000,
-        ..AppOptions::default()
-    })
-    .await;
+    let app = with_a_stalled_sweeper().await;
     app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
     let first = app
         .reserve_ok(
@@ -143,11 +148,7 @@ async fn lapsed_by_the_wall_clock(app: &TestApp) -> String {
 
 #[tokio::test]
 async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
-    let app = TestApp::spawn_with(AppOptions {
-        sweep_interval_ms: 3_600_000,
-        ..AppOptions::default()
-    })
-    .await;
+    let app = with_a_stalled_sweeper().await;
     let job = lapsed_by_the_wall_clock(&app).await;
     assert_eq!(
         states(&app.seat_map("e1").await),
@@ -162,11 +163,7 @@ async fn seatclaimctl_sweep_releases_lapsed_holds_for_a_stuck_deployment() {
 
 #[tokio::test]
 async fn a_hold_past_its_deadline_reads_expired_in_every_view_before_the_sweeper_runs() {
-    let app = TestApp::spawn_with(AppOptions {
-        sweep_interval_ms: 3_600_000,
-        ..AppOptions::default()
-    })
-    .await;
+    let app = with_a_stalled_sweeper().await;
     app.create_grid("e1", 1, 2, HOLD_SECONDS).await;
     let first = app
         .reserve_ok(
@@ -212,11 +209,7 @@ async fn a_hold_past_its_deadline_reads_expired_in_every_view_before_the_sweeper
 
 #[tokio::test]
 async fn seatclaimctl_shows_a_hold_past_its_deadline_as_expired() {
-    let app = TestApp::spawn_with(AppOptions {
-        sweep_interval_ms: 3_600_000,
-        ..AppOptions::default()
-    })
-    .await;
+    let app = with_a_stalled_sweeper().await;
     let job = lapsed_by_the_wall_clock(&app).await;
 
     let (code, stdout) = app.ctl(&["jobs", "show", &job, "--json"]);

@@ -172,3 +172,32 @@ async fn the_intents_a_version_one_folder_left_queued_are_decided() {
     }
     assert_eq!(backend.queue.depth().await.unwrap().ready, 0);
 }
+
+#[tokio::test]
+async fn a_version_one_folder_keeps_its_records_until_the_retention_deletes_what_it_may() {
+    // Schema version 3's indexes serve the retention delete on a migrated folder too: once the
+    // retention has passed, its decided jobs go, and what must stay stays.
+    let dir = copy_of_fixture();
+    let retention = seatclaim_shared::domain::Retention::default();
+    let later = Timestamp::now() + retention.period() + SignedDuration::from_hours(24);
+    let backend = open(dir.path(), later).await;
+    let purged = seatclaim_shared::app::purge_once(&backend, retention)
+        .await
+        .unwrap();
+    assert_eq!(purged, 3, "the rejection, the cancellation and the expiry");
+    let ids = decided_jobs();
+    for name in ["rejected", "cancelled", "expired"] {
+        assert!(
+            backend.jobs.job(ids[name]).await.unwrap().is_none(),
+            "{name}"
+        );
+    }
+    // A sale, a hold the sweeper has not released, and a failure whose intent is still in
+    // the dead-letter queue (a replay needs its job) are kept whatever their age.
+    for name in ["sold", "held", "failed"] {
+        assert!(
+            backend.jobs.job(ids[name]).await.unwrap().is_some(),
+            "{name}"
+        );
+    }
+}
