@@ -297,7 +297,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let settled = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Confirm, f.backend.clock.now())
+        .settle(sold.job_id, JobAction::Confirm)
         .await
         .unwrap();
     assert!(matches!(settled, Settled::Done(job) if job.status == JobStatus::Sold));
@@ -309,7 +309,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let late = f
         .backend
         .inventory
-        .settle(lapsing.job_id, JobAction::Confirm, f.backend.clock.now())
+        .settle(lapsing.job_id, JobAction::Confirm)
         .await
         .unwrap();
     assert!(matches!(late, Settled::Conflict(_)), "{late:?}");
@@ -341,7 +341,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let cancel = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Cancel, now)
+        .settle(sold.job_id, JobAction::Cancel)
         .await
         .unwrap();
     assert!(matches!(cancel, Settled::Conflict(_)));
@@ -386,7 +386,7 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     );
     f.backend
         .inventory
-        .settle(held.job_id, JobAction::Cancel, f.backend.clock.now())
+        .settle(held.job_id, JobAction::Cancel)
         .await
         .unwrap();
 

@@ -117,11 +117,10 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let other = admitted(&f, &event, "newcomer", 2).await;
     assert_eq!(decided(&f, &other).await.status, JobStatus::Held);
 
-    let now = f.backend.clock.now();
     let cancelled = f
         .backend
         .inventory
-        .settle(held[0].job_id, JobAction::Cancel, now);
+        .settle(held[0].job_id, JobAction::Cancel);
     assert!(matches!(cancelled.await.unwrap(), Settled::Done(_)));
     let after_cancel = admitted(&f, &event, "hoarder", 1).await;
     assert_eq!(decided(&f, &after_cancel).await.status, JobStatus::Held);
@@ -137,11 +136,10 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
         .release_lapsed_holds(f.backend.clock.now(), 100)
         .await
         .unwrap();
-    let now = f.backend.clock.now();
     let sold = f
         .backend
         .inventory
-        .settle(after_lapse.job_id, JobAction::Confirm, now);
+        .settle(after_lapse.job_id, JobAction::Confirm);
     assert!(matches!(sold.await.unwrap(), Settled::Done(job) if job.status == JobStatus::Sold));
     assert_limited(&decided(&f, &admitted(&f, &event, "hoarder", 1).await).await);
 }

@@ -17,7 +17,6 @@ fn ten_thousand_seeds_keep_every_invariant() {
     let options = Options {
         steps: DEFAULT_STEPS,
         verbose: false,
-        strict: false,
     };
     let soak = sim::soak(0, SEEDS, options, cores());
     eprintln!(
@@ -59,7 +58,6 @@ fn a_seed_replays_exactly() {
     let options = Options {
         steps: DEFAULT_STEPS,
         verbose: true,
-        strict: false,
     };
     let first = sim::run(7, options).expect("seed 7 passes");
     let again = sim::run(7, options).expect("seed 7 passes");

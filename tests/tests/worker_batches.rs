@@ -40,13 +40,8 @@ impl Inventory for Faulty {
         self.inner.claim(intents, now).await
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
-        self.inner.settle(job_id, action, now).await
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+        self.inner.settle(job_id, action).await
     }
 
     async fn release_lapsed_holds(

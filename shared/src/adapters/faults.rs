@@ -171,19 +171,14 @@ impl Inventory for Unreliable {
         }
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
         match self.roll() {
             Some(false) => Err(injected("throttled before the write")),
             Some(true) => {
-                self.inner.settle(job_id, action, now).await?;
+                self.inner.settle(job_id, action).await?;
                 Err(injected("timed out after the write"))
             }
-            None => self.inner.settle(job_id, action, now).await,
+            None => self.inner.settle(job_id, action).await,
         }
     }
 

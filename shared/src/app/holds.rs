@@ -4,16 +4,13 @@
 use crate::domain::{JobAction, JobId};
 use crate::ports::{Backend, BackendError, Settled};
 
-/// Confirms or cancels a job for its buyer, now.
+/// Confirms or cancels a job for its buyer, decided at the instant the store writes it.
 pub async fn settle(
     backend: &Backend,
     job_id: JobId,
     action: JobAction,
 ) -> Result<Settled, BackendError> {
-    backend
-        .inventory
-        .settle(job_id, action, backend.clock.now())
-        .await
+    backend.inventory.settle(job_id, action).await
 }
 
 /// Jobs expired per backend call; a large backlog is worked through in several calls.

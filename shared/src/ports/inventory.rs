@@ -100,12 +100,12 @@ pub trait Inventory: Send + Sync {
 
     /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides: the seat
     /// writes conditioned on this job's hold, and the job's transition, in one atomic step.
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError>;
+    ///
+    /// The decision's "now" is the store's own, read inside that step (under the write lock, or
+    /// just before the conditional write is sent), never the caller's: a confirm that waited for
+    /// the store past the hold's deadline finds the hold lapsed, as every view already shows it,
+    /// and cannot sell seats a claim in between no longer counted against the buyer's limit.
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError>;
 
     /// Expires up to `limit` jobs whose holds lapsed by `now`, releasing their seats, each release
     /// conditioned on the seat still being held by that job; returns how many it expired.

@@ -1,8 +1,8 @@
 //! The invariants, checked after every step against the memory store's tables and the bus's
 //! log: no seat held or sold by two jobs; the seat table and the jobs agree; every job moved only
 //! as the state machine allows, and the reservation events recorded for it are exactly its moves
-//! (none lost, none for a move that did not happen); every published event was recorded; no
-//! buyer holds more than the event's limit; one job per idempotency key. At the end of a run,
+//! (none lost, none for a move that did not happen); no sale made once its hold had lapsed;
+//! every published event was recorded; no buyer holds more than the event's limit; one job per idempotency key. At the end of a run,
 //! once faults have stopped and everything drained: every job is final, the queue is empty and
 //! every recorded event was published.
 
@@ -29,32 +29,9 @@ pub struct Observer {
     sold: BTreeMap<SeatId, JobId>,
     /// What the tables looked like at the last full check (see [`Observer::check`]).
     last_look: Option<Look>,
-    /// Jobs sold after their hold lapsed (see [`Observer::late_sales`]).
-    late: BTreeSet<JobId>,
-    /// Whether a late sale's seats count towards the buyer's limit.
-    strict: bool,
 }
 
 impl Observer {
-    /// An observer of a fresh store; `strict` counts late sales towards the buyers' limits.
-    #[must_use]
-    pub fn new(strict: bool) -> Self {
-        Self {
-            strict,
-            ..Self::default()
-        }
-    }
-
-    /// How many jobs were sold after their hold had lapsed: a confirm decided with a "now" read
-    /// before the deadline (`app::settle` reads the clock, then calls the inventory) that
-    /// reached the store after it, by which time the buyer's limit no longer counted the hold.
-    /// A known race, counted; its seats are left out of the limit check unless the observer is
-    /// strict.
-    #[must_use]
-    pub fn late_sales(&self) -> usize {
-        self.late.len()
-    }
-
     /// Checks every invariant at `now`; the first broken one, in words. The seat checks are
     /// skipped when no job, seat or event changed since the last step: time passing alone only
     /// turns live holds into lapsed ones, which can break none of them.
@@ -68,15 +45,7 @@ impl Observer {
             self.follow_outbox(state, now)?;
             self.follow_jobs(state)?;
             self.check_seats(state, now)?;
-            let excused = if self.strict {
-                &BTreeSet::new()
-            } else {
-                &self.late
-            };
-            check_limits(state, now, excused).map_err(|broken| {
-                let late: Vec<String> = self.late.iter().map(ToString::to_string).collect();
-                format!("{broken} (jobs sold after their hold lapsed: {late:?})")
-            })?;
+            check_limits(state, now)?;
             check_audit(state, now)?;
             self.check_intents(state)?;
             let (keys, jobs) = (state.key_records(), state.jobs().count());
@@ -152,8 +121,11 @@ impl Observer {
                 ));
             }
             check_event(job, history, event, now)?;
-            if late_sale(history, event, now) {
-                self.late.insert(job.job_id);
+            if let Some(until) = late_sale(history, event, now) {
+                return Err(format!(
+                    "job {} was sold at {now} although its hold lapsed at {until}",
+                    job.job_id
+                ));
             }
             history.push(event.clone());
         }

@@ -107,13 +107,8 @@ impl Inventory for Gated<dyn Inventory> {
         self.gate.call("inventory.claim", Part::Store, work).await
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
-        let work = self.inner.settle(job_id, action, now);
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+        let work = self.inner.settle(job_id, action);
         self.gate.call("inventory.settle", Part::Store, work).await
     }
 

@@ -2,14 +2,12 @@
 //! a job may make, what an event must say, the buyers' limits, the product's audit; and the
 //! cheap fingerprint that tells the observer whether anything changed since the last step.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_shared::adapters::memory::{Lane, State};
-use seatclaim_shared::domain::{
-    AuditLimits, Job, JobId, JobStatus, ReservationEvent, SeatState, audit,
-};
+use seatclaim_shared::domain::{AuditLimits, Job, JobStatus, ReservationEvent, SeatState, audit};
 
 /// A cheap fingerprint of what the checks read: the outbox's length, every job's status,
 /// every seat's state and which queue holds each message.
@@ -136,24 +134,20 @@ pub(super) fn check_event(
     }
 }
 
-/// Whether `event` is a sale that reached the store at `now`, after its hold's deadline.
+/// The deadline `event` missed, if it is a sale the store made at `now` (the step that wrote
+/// it) once its hold had lapsed: a hold ends at its deadline, whatever time the decision read.
 pub(super) fn late_sale(
     history: &[ReservationEvent],
     event: &ReservationEvent,
     now: Timestamp,
-) -> bool {
+) -> Option<Timestamp> {
     let held = history.iter().rev().find(|e| e.status == JobStatus::Held);
-    let until = held.and_then(|e| e.hold_expires_at);
-    event.status == JobStatus::Sold && until.is_some_and(|until| until <= now)
+    let until = held.and_then(|e| e.hold_expires_at)?;
+    (event.status == JobStatus::Sold && until <= now).then_some(until)
 }
 
-/// No buyer counts more seats than the event's limit: those of their SOLD jobs and live holds
-/// (a late sale aside, see `Observer::late_sales`).
-pub(super) fn check_limits(
-    state: &State,
-    now: Timestamp,
-    excused: &BTreeSet<JobId>,
-) -> Result<(), String> {
+/// No buyer counts more seats than the event's limit: those of their SOLD jobs and live holds.
+pub(super) fn check_limits(state: &State, now: Timestamp) -> Result<(), String> {
     for (event_id, _, limit) in state.events() {
         let Some(limit) = limit else {
             continue;
@@ -161,7 +155,7 @@ pub(super) fn check_limits(
         let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
         for job in state.jobs().filter(|j| &j.event_id == event_id) {
             let counts = match job.status {
-                JobStatus::Sold => !excused.contains(&job.job_id),
+                JobStatus::Sold => true,
                 JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
                 _ => false,
             };

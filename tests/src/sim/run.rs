@@ -35,8 +35,6 @@ pub struct Options {
     pub steps: usize,
     /// Keep a trace of every step (for replaying one seed).
     pub verbose: bool,
-    /// Count late sales (see [`Observer::late_sales`]) towards the buyers' limits.
-    pub strict: bool,
 }
 
 struct Run {
@@ -113,7 +111,7 @@ impl Run {
             gate,
             ctx,
             scheduler,
-            observer: Observer::new(options.strict),
+            observer: Observer::default(),
             steps: 0,
             crashes: BTreeMap::new(),
         };
@@ -271,7 +269,6 @@ impl Run {
             duplicates: ledger.duplicates,
             replays: ledger.replays,
             retries: ledger.retries,
-            late_sales: self.observer.late_sales() as u64,
             trace: self.gate.take_trace(),
         }
     }

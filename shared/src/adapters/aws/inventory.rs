@@ -69,13 +69,8 @@ impl Inventory for DynamoStore {
         })
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
-        self.settle_job(job_id, action, now).await
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+        self.settle_job(job_id, action).await
     }
 
     async fn release_lapsed_holds(
@@ -90,7 +85,7 @@ impl Inventory for DynamoStore {
             .await?;
         // Expirations are conditional writes on separate jobs: they run side by side.
         let settled = futures_util::stream::iter(lapsed.into_iter().flatten().take(limit))
-            .map(|job_id| self.settle_job(job_id, JobAction::Expire, now))
+            .map(|job_id| self.settle_job(job_id, JobAction::Expire))
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()
             .await?;

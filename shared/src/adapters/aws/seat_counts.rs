@@ -129,7 +129,7 @@ impl DynamoStore {
             }
         }
         for job_id in &lapsed {
-            self.settle_job(*job_id, JobAction::Expire, now).await?;
+            self.settle_job(*job_id, JobAction::Expire).await?;
         }
         Ok(lapsed.len())
     }

@@ -2,7 +2,6 @@
 //! transition, in one transaction; a race with another writer decides again on fresh state.
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
-use jiff::Timestamp;
 
 use super::DynamoStore;
 use super::item::{Transacted, s, transact, update};
@@ -58,28 +57,36 @@ impl DynamoStore {
             .collect()
     }
 
-    /// Confirms, cancels or expires a job as the domain's `Job::settle` decides.
+    /// Confirms, cancels or expires a job as the domain's `Job::settle` decides, at the instant
+    /// its conditional write is sent: "now" is read after every read of the round, so only the
+    /// request's own flight separates the decision from the commit.
     pub(super) async fn settle_job(
         &self,
         job_id: JobId,
         action: JobAction,
-        now: Timestamp,
     ) -> Result<Settled, BackendError> {
         for _ in 0..SETTLE_ROUNDS {
+            let loaded = self.load_job(job_id).await?;
+            let (seats, limited) = match &loaded {
+                Some(job) => (
+                    self.read_seats(&job.event_id, &job.seat_ids).await?,
+                    self.is_limited(&job.event_id).await?,
+                ),
+                None => (Vec::new(), false),
+            };
             let (
                 job,
                 Settling {
                     transition,
                     seats: settlement,
                 },
-            ) = match Settled::plan(self.load_job(job_id).await?, action, now) {
+            ) = match Settled::plan(loaded, action, self.clock.now()) {
                 Ok(plan) => plan,
                 Err(answer) => return Ok(answer),
             };
-            let seats = self.read_seats(&job.event_id, &job.seat_ids).await?;
             let mut writes = self.settlement_writes(&job, &seats, settlement)?;
             writes.extend(self.transition(&transition)?);
-            if self.is_limited(&job.event_id).await? {
+            if limited {
                 writes.push(self.count_settle(&job, settlement)?);
             }
             if let Transacted::Committed = transact(&self.db, writes).await? {

@@ -2,6 +2,7 @@
 //! under a condition on the seats' current state, all inside one SQLite transaction.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -50,14 +51,11 @@ impl Inventory for EmbeddedStore {
         })
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+        let clock = Arc::clone(&self.clock);
+        // The clock is read inside the write transaction, once this writer holds the lock.
         self.db
-            .write(move |tx| settle_one(tx, job_id, action, now))
+            .write(move |tx| settle_one(tx, job_id, action, clock.now()))
             .await
     }
 

@@ -29,14 +29,10 @@ impl Inventory for MemoryStore {
         })
     }
 
-    async fn settle(
-        &self,
-        job_id: JobId,
-        action: JobAction,
-        now: Timestamp,
-    ) -> Result<Settled, BackendError> {
+    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+        // The clock is read under the lock, as SQLite's adapter reads it in its transaction.
         self.lock()
-            .atomically(|state| settle_one(state, job_id, action, now))
+            .atomically(|state| settle_one(state, job_id, action, self.clock.now()))
     }
 
     async fn release_lapsed_holds(

@@ -257,10 +257,9 @@ pub async fn confirm_all(
                 // A transient failure (the API's 503) is retried, as a buyer's client does.
                 let mut attempt = 0;
                 loop {
-                    let now = backend.clock.now();
                     match backend
                         .inventory
-                        .settle(intent.job_id, JobAction::Confirm, now)
+                        .settle(intent.job_id, JobAction::Confirm)
                         .await
                     {
                         Err(error) if error.is_transient() && attempt < 10 => attempt += 1,

@@ -29,11 +29,6 @@ struct Cli {
     /// With `--seed`, print the trace even when the seed passes.
     #[arg(long)]
     trace: bool,
-    /// Count late sales (confirms decided before their hold's deadline that reached the store
-    /// after it) towards the buyers' seat limits, as the limit promises; off, they are counted
-    /// apart (a known race, see docs/simulation.md).
-    #[arg(long)]
-    strict: bool,
 }
 
 impl Cli {
@@ -41,7 +36,6 @@ impl Cli {
         Options {
             steps: self.steps,
             verbose,
-            strict: self.strict,
         }
     }
 }
