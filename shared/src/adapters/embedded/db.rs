@@ -1,8 +1,9 @@
 //! The SQLite file: connections, transactions and the mapping of SQLite errors to retry advice.
 //!
 //! SQLite allows one writer at a time, so each process keeps one write connection behind a mutex
-//! (writers from other processes wait on SQLite's own lock, up to the busy timeout) and a few read
-//! connections that WAL mode lets run beside it. Calls run on tokio's blocking pool.
+//! (a writer of another process waits for SQLite's lock, retrying every 200 µs up to the busy
+//! timeout) and a few read connections that WAL mode lets run beside it. Calls run on tokio's
+//! blocking pool.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +21,12 @@ const READERS: usize = 2;
 const STATEMENT_CACHE: usize = 128;
 /// How long a writer waits for another process's write before giving up with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a writer that found the lock taken sleeps before it tries again. SQLite's own busy
+/// timeout sleeps in steps that grow to 100 ms, so with the API and a worker in two processes a
+/// writer slept up to 100 ms for a lock held a few milliseconds; a retry is one `fcntl`.
+const BUSY_STEP: Duration = Duration::from_micros(200);
+/// Retries before [`BUSY_TIMEOUT`] has passed (each sleep lasts at least [`BUSY_STEP`]).
+const BUSY_RETRIES: u128 = BUSY_TIMEOUT.as_micros() / BUSY_STEP.as_micros();
 
 /// WAL pages (4 KiB each) between checkpoints; SQLite's default is 1,000.
 const WAL_PAGES: i64 = 4_000;
@@ -124,7 +131,7 @@ fn connect(path: &Path) -> Result<Connection, BackendError> {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_handler(Some(wait_for_lock))?;
     // Every statement the service runs stays compiled: parsing SQL would otherwise cost more
     // than executing it on the hot paths (admission, claim, receive).
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -133,6 +140,15 @@ fn connect(path: &Path) -> Result<Connection, BackendError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
+}
+
+/// SQLite's busy handler: `retries` is how often this wait already retried.
+fn wait_for_lock(retries: i32) -> bool {
+    if u128::try_from(retries).unwrap_or(u128::MAX) >= BUSY_RETRIES {
+        return false;
+    }
+    std::thread::sleep(BUSY_STEP);
+    true
 }
 
 async fn blocking<T, F>(work: F) -> Result<T, BackendError>

@@ -17,7 +17,7 @@ use crate::domain::{Job, JobId, JobStatus};
 use crate::ports::BackendError;
 
 /// How often [`follow`] looks for decisions recorded by other processes.
-const FOLLOW_INTERVAL: Duration = Duration::from_millis(10);
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(5);
 
 /// The jobs somebody is waiting on, each with the channel its decision arrives on.
 #[derive(Default)]

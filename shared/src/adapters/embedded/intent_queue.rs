@@ -18,7 +18,7 @@ pub(super) const MAIN: &str = "intents";
 /// The dead-letter queue's name in the `messages` table.
 pub(super) const DEAD: &str = "dead";
 /// How often a long poll looks for messages sent by other processes (same-process sends wake it at once).
-const POLL_INTERVAL: Duration = Duration::from_millis(25);
+const POLL_INTERVAL: Duration = Duration::from_millis(5);
 
 /// Adds one intent to the main queue inside the caller's transaction, so admission can make the
 /// job and its message durable in one commit.

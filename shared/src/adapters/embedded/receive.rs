@@ -28,6 +28,11 @@ impl EmbeddedStore {
         let hidden_until = to_ms(self.hidden_until(self.queue.visibility_timeout));
         let max_receive_count = self.queue.max_receive_count;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        // An empty look takes no write lock: an idle worker polling the file would otherwise
+        // queue for the lock behind the API's admissions, and they behind it, every poll.
+        if done.is_empty() && !self.any_ready(now).await? {
+            return Ok(Vec::new());
+        }
         self.db
             .write(move |tx| {
                 acknowledge(tx, &done)?;
@@ -66,6 +71,20 @@ impl EmbeddedStore {
                     });
                 }
                 Ok(deliveries)
+            })
+            .await
+    }
+
+    /// Whether the main queue has a message visible at `now`, read without the write lock.
+    async fn any_ready(&self, now: i64) -> Result<bool, BackendError> {
+        self.db
+            .lookup(move |tx| {
+                let ready = tx
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM messages WHERE queue = ?1 AND visible_at <= ?2)",
+                    )?
+                    .query_row(params![MAIN, now], |row| row.get(0))?;
+                Ok(ready)
             })
             .await
     }

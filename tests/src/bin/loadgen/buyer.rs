@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 
 use super::Cli;
+use super::token::Signer;
 
 /// Shares (out of their sum) of exact single-seat, exact multi-seat and any-in-section requests.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +61,8 @@ pub struct Shared {
     confirm: f64,
     cancel: f64,
     run: String,
+    /// Signs each buyer's token when the service has authentication on.
+    signer: Option<Signer>,
     started: Instant,
     pub(crate) admitted: AtomicU64,
     pub(crate) decided: AtomicU64,
@@ -76,6 +79,7 @@ impl Shared {
         url: String,
         event_id: String,
         seats: Vec<Seat>,
+        signer: Option<Signer>,
         cli: &Cli,
     ) -> Self {
         let mut sections: Vec<String> = seats.iter().map(|s| s.section.clone()).collect();
@@ -93,6 +97,7 @@ impl Shared {
             confirm: cli.confirm,
             cancel: cli.cancel,
             run: uuid::Uuid::new_v4().simple().to_string(),
+            signer,
             started: Instant::now(),
             admitted: AtomicU64::new(0),
             decided: AtomicU64::new(0),
@@ -132,16 +137,34 @@ impl Shared {
 pub struct Buyer {
     shared: std::sync::Arc<Shared>,
     n: u64,
+    id: String,
+    /// This buyer's bearer token, when the service has authentication on.
+    token: Option<String>,
 }
 
 impl Buyer {
-    pub(crate) fn new(shared: std::sync::Arc<Shared>, n: u64) -> Self {
-        Self { shared, n }
+    pub(crate) fn new(shared: std::sync::Arc<Shared>, n: u64) -> anyhow::Result<Self> {
+        let id = format!("lg-{}-{n}", &shared.run[..8]);
+        let token = shared.signer.as_ref().map(|s| s.buyer(&id)).transpose()?;
+        Ok(Self {
+            shared,
+            n,
+            id,
+            token,
+        })
+    }
+
+    /// `request` with this buyer's token, if there is one.
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
     }
 
     fn request(&self) -> Value {
         let s = &self.shared;
-        let buyer = format!("lg-{}-{}", &s.run[..8], self.n);
+        let buyer = &self.id;
         let pick = || {
             if fastrand::f64() < s.hot_share {
                 fastrand::usize(0..s.hot_seats.min(s.seats.len()))
@@ -170,9 +193,11 @@ impl Buyer {
         let s = &self.shared;
         let posted_at = Instant::now();
         let key = format!("lg-{}-{}", s.run, self.n);
-        let sent = s
-            .client
-            .post(format!("{}/v1/events/{}/reservations", s.url, s.event_id))
+        let sent = self
+            .authorized(
+                s.client
+                    .post(format!("{}/v1/events/{}/reservations", s.url, s.event_id)),
+            )
             .header("Idempotency-Key", key)
             .json(&self.request())
             .send()
@@ -225,9 +250,8 @@ impl Buyer {
                 None
             };
             if let Some(action) = action {
-                match s
-                    .client
-                    .post(format!("{}{status_url}/{action}", s.url))
+                match self
+                    .authorized(s.client.post(format!("{}{status_url}/{action}", s.url)))
                     .send()
                     .await
                 {
@@ -268,9 +292,8 @@ impl Buyer {
         let s = &self.shared;
         let mut pause = Duration::from_millis(5);
         for _ in 0..2_000 {
-            match s
-                .client
-                .get(format!("{}{status_url}?wait=5", s.url))
+            match self
+                .authorized(s.client.get(format!("{}{status_url}?wait=5", s.url)))
                 .send()
                 .await
             {
@@ -292,17 +315,22 @@ impl Buyer {
 }
 
 /// Creates a fresh event of `seats` seats in sections of up to 1,000, with long holds.
+/// `signer`, when the service has authentication on, signs the admin token that needs.
 pub(crate) async fn create_event(
     client: &reqwest::Client,
     url: &str,
     seats: u32,
+    signer: Option<&Signer>,
 ) -> anyhow::Result<(String, Vec<Seat>)> {
     let event_id = format!("lg-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     let sections: Vec<Value> = (0..seats.div_ceil(1_000))
         .map(|i| json!({"section": format!("S{i}"), "rows": (seats - i * 1_000).min(1_000).div_ceil(20), "seats_per_row": 20}))
         .collect();
-    let response = client
-        .post(format!("{url}/v1/events"))
+    let mut request = client.post(format!("{url}/v1/events"));
+    if let Some(signer) = signer {
+        request = request.bearer_auth(signer.admin()?);
+    }
+    let response = request
         .json(&json!({"event_id": event_id, "name": "load test", "hold_seconds": 3_600, "sections": sections}))
         .send()
         .await

@@ -8,6 +8,7 @@
 
 mod buyer;
 mod report;
+mod token;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,6 +58,10 @@ struct Cli {
     /// Share of buyers who cancel a hold.
     #[arg(long, default_value_t = 0.1)]
     cancel: f64,
+    /// Authentication on: sign each buyer's bearer token (and the admin token that creates the
+    /// event) with this HS256 secret, the API's `SEATCLAIM_AUTH_HS256_SECRET`.
+    #[arg(long)]
+    hs256_secret: Option<String>,
     /// Write the report as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -83,17 +88,18 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
         .pool_max_idle_per_host(1024)
         .build()?;
     let url = cli.url.trim_end_matches('/').to_owned();
+    let signer = cli.hs256_secret.as_deref().map(token::Signer::new);
     let (event_id, seats) = match &cli.event {
         Some(event) => (
             event.clone(),
             buyer::read_seats(&client, &url, event).await?,
         ),
-        None => buyer::create_event(&client, &url, cli.seats).await?,
+        None => buyer::create_event(&client, &url, cli.seats, signer.as_ref()).await?,
     };
     if seats.is_empty() {
         bail!("the event has no seats");
     }
-    let shared = Arc::new(Shared::new(client, url, event_id, seats, &cli));
+    let shared = Arc::new(Shared::new(client, url, event_id, seats, signer, &cli));
     let progress = if cli.quiet {
         ProgressBar::hidden()
     } else {
@@ -119,7 +125,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
             next_start += interval;
             tokio::time::sleep_until(next_start.into()).await;
         }
-        let buyer = Buyer::new(Arc::clone(&shared), n);
+        let buyer = Buyer::new(Arc::clone(&shared), n)?;
         n += 1;
         buyers.spawn(async move {
             buyer.run().await;
