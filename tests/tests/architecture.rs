@@ -20,6 +20,8 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("config", &["adapters", "domain"]),
     ("telemetry", &["config"]),
     ("shutdown", &[]),
+    // The services' tokio runtime.
+    ("runtime", &[]),
     // The claims a bearer token carries: plain data, shared by the API and seatclaimctl.
     ("identity", &[]),
     // Composition: the one place that picks adapters.

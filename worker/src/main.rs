@@ -7,6 +7,10 @@ use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
 use seatclaim_worker::{Worker, WorkerSettings, serve_metrics};
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc, as the API uses (see its `main`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Decides reservation intents from the queue. Configured by `SEATCLAIM_*` environment variables.
 #[derive(Debug, Parser)]
 #[command(version)]
@@ -26,8 +30,13 @@ struct Cli {
     metrics_listen: std::net::SocketAddr,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    seatclaim_shared::runtime::build()
+        .context("cannot start the runtime")?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings();
