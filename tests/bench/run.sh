@@ -10,6 +10,10 @@
 #   5. memory: peak RSS of the API and the worker during run 3
 #   6. read path: seat-map req/s under 1,000 readers vs a bare handler, rebuilds per second, and
 #      the reservation p99 with and without that storm (tests/bench/read_path.sh, also alone)
+#   7. end-to-end peers: the v1 subset decided synchronously in the POST by one Lua script on Redis
+#      and by one SQL function on PostgreSQL (tests/bench/peers.sh), under the load of run 3
+#   Run 3 also measures CPU per decision, the load generator's CPU share, authentication on
+#   against off, and the API and worker as two processes against one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=tests/bench
@@ -86,28 +90,49 @@ sleep 0.5
 wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
 kill "${pids[-1]}" "${pids[-2]}"
 
-# ---- 3 and 5. end to end, and memory ------------------------------------------------------------
+# ---- 3 and 5. end to end, CPU and memory ---------------------------------------------------------
+# CPU: user + system ticks of the service processes from /proc (over `getconf CLK_TCK`), read just
+# before and after a run; the load generator's own CPU from its subshell's `times`.
+getconf CLK_TCK > "$OUT/clk-tck"
+ticks() { local sum=0 p; for p in "$@"; do sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$sum"; }
+# loadgen NAME PID... -- ARGS: runs the load generator with ARGS, writing NAME.json and NAME.txt,
+# the service processes' CPU ticks during the run to NAME.ticks and its own CPU to NAME.times.
+loadgen() {
+    local name=$1; shift; local served=()
+    while [ "$1" != "--" ]; do served+=("$1"); shift; done; shift
+    local before; before=$(ticks "${served[@]}")
+    ( "$BIN/seatclaim-loadgen" --seats 10000 --duration "$DURATION" --quiet --json "$OUT/$name.json" "$@" > "$OUT/$name.txt"; times > "$OUT/$name.times" )
+    echo $(( $(ticks "${served[@]}") - before )) > "$OUT/$name.ticks"
+}
 log "end to end: the embedded deployment (API with its in-process worker, batches of 100)"
 SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:28081 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-api" &
 api=$!; pids+=($api)
 wait_http http://127.0.0.1:28081/healthz
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28081 --seats 10000 --concurrency 256 --duration "$DURATION" --quiet \
-    --json "$OUT/e2e-closed.json" > "$OUT/e2e-closed.txt"
+loadgen e2e-closed "$api" -- --url http://127.0.0.1:28081 --concurrency 256
 half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-closed.json'))['decided_per_sec'] / 2)))")
 log "end to end: open loop at $half/s"
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28081 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
-    --json "$OUT/e2e-half.json" --plot "$OUT/latency.svg" > "$OUT/e2e-half.txt"
+loadgen e2e-half "$api" -- --url http://127.0.0.1:28081 --rate "$half" --plot "$OUT/latency.svg"
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
-log "memory: a separate worker process under the same load"
+kill "$api"
+log "end to end: authentication on (an HS256 token per buyer, validated on every request)"
+SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_BATCH_SIZE=100 SEATCLAIM_AUTH_HS256_SECRET=bench-secret RUST_LOG=warn "$BIN/seatclaim-api" &
+auth_api=$!; pids+=($auth_api)
+wait_http http://127.0.0.1:28084/healthz
+loadgen e2e-auth "$auth_api" -- --url http://127.0.0.1:28084 --concurrency 256 --hs256-secret bench-secret
+kill "$auth_api"
+log "end to end: API and worker as two processes on one file, at the same half rate"
 SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:28082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
 split_api=$!; pids+=($split_api)
 wait_http http://127.0.0.1:28082/healthz
 SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:29090 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
 worker=$!; pids+=($worker)
-"$BIN/seatclaim-loadgen" --url http://127.0.0.1:28082 --seats 10000 --rate "$half" --duration "$DURATION" --quiet \
-    --json "$OUT/e2e-split.json" > "$OUT/e2e-split.txt"
+loadgen e2e-split "$split_api" "$worker" -- --url http://127.0.0.1:28082 --rate "$half"
 grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"
 grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
+kill "$split_api" "$worker"
+
+# ---- 7. end-to-end peers: the same load generator against synchronous Redis and PostgreSQL designs
+BENCH_OUT="$OUT" DURATION="$DURATION" bash "$HERE/peers.sh"
 
 # ---- 6. the read path ------------------------------------------------------------------------
 BENCH_OUT="$OUT" bash "$HERE/read_path.sh"
