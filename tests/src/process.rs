@@ -81,6 +81,17 @@ impl ChildProcess {
         }
     }
 
+    /// The base URL (`http://` and the bound address) of a server started with
+    /// `SEATCLAIM_LISTEN=127.0.0.1:0`, from its "listening" log line.
+    pub fn listening_url(&self, within: Duration) -> String {
+        let line = self.wait_for_log("listening", within);
+        let log: serde_json::Value = serde_json::from_str(&line).expect("JSON logs");
+        let address = log["address"]
+            .as_str()
+            .expect("the bound address is logged");
+        format!("http://{address}")
+    }
+
     /// Counts the log lines received so far that contain `needle`, consuming them.
     pub fn count_logs(&self, needle: &str) -> usize {
         self.lines

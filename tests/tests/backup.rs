@@ -46,9 +46,8 @@ fn start_api(dir: &Path) -> (ChildProcess, String) {
         ("RUST_LOG", "info".to_owned()),
     ];
     let api = ChildProcess::start("seatclaim-api", &env);
-    let line = api.wait_for_log("listening", WITHIN);
-    let log: Value = serde_json::from_str(&line).unwrap();
-    (api, format!("http://{}", log["address"].as_str().unwrap()))
+    let url = api.listening_url(WITHIN);
+    (api, url)
 }
 
 /// What the posters have been answered 202 for, in order.

@@ -244,12 +244,7 @@ async fn api_signing_in_at(app: &TestApp, issuer: &TestIssuer) -> (ChildProcess,
     // before it listens.
     tokio::task::spawn_blocking(move || {
         let api = ChildProcess::start("seatclaim-api", &env);
-        let line = api.wait_for_log("listening", Duration::from_secs(120));
-        let log: Value = serde_json::from_str(&line).expect("JSON logs");
-        let address = log["address"]
-            .as_str()
-            .expect("the bound address is logged");
-        let url = format!("http://{address}");
+        let url = api.listening_url(Duration::from_secs(120));
         (api, url)
     })
     .await

@@ -26,12 +26,7 @@ fn start_api(folder: &std::path::Path) -> (ChildProcess, String) {
         ("RUST_LOG", "info".to_owned()),
     ];
     let api = ChildProcess::start("seatclaim-api", &env);
-    let line = api.wait_for_log("listening", Duration::from_secs(30));
-    let log: Value = serde_json::from_str(&line).expect("JSON logs");
-    let address = log["address"]
-        .as_str()
-        .expect("the bound address is logged");
-    let url = format!("http://{address}");
+    let url = api.listening_url(Duration::from_secs(30));
     (api, url)
 }
 
