@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use jiff::SignedDuration;
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, Reply, TestApp, assert_problem, eventually, hs256};
 use serde_json::{Value, json};
@@ -129,11 +130,13 @@ async fn a_buyer_gets_no_more_seats_than_the_limit_until_some_are_given_back() {
 #[tokio::test]
 async fn an_expired_hold_no_longer_counts() {
     let app = app().await;
-    let created = create_event(&app, "short", json!(1), 1).await;
+    let created = create_event(&app, "short", json!(1), 60).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
     let held = reserve(&app, "short", "carol", 1).await;
     assert_eq!(held["status"], "HELD", "{held}");
+    app.clock.advance(SignedDuration::from_secs(61));
     let job_id = held["job_id"].as_str().unwrap();
     status_becomes(&app, job_id, "carol", |status| status == "EXPIRED").await;
-    assert_eq!(reserve(&app, "short", "carol", 1).await["status"], "HELD");
+    let again = reserve(&app, "short", "carol", 1).await;
+    assert_eq!(again["status"], "HELD", "{again}");
 }

@@ -152,9 +152,13 @@ impl DynamoStore {
             // Lapsed holds still count until expired: expire them, then try once more.
             Attempt::OverLimit(_)
                 if self
-                    .expire_lapsed_of(&job.event_id, &job.buyer_id, now)
-                    .await?
-                    > 0 =>
+                    .expire_lapsed_of(
+                        &job.event_id,
+                        &job.buyer_id,
+                        ceiling.unwrap_or(u32::MAX),
+                        now,
+                    )
+                    .await? =>
             {
                 match self.try_hold(intent, &job, terms, ceiling, now).await? {
                     Attempt::Decided(claimed) => Ok(claimed),

@@ -7,7 +7,7 @@
 //!
 //! A lapsed hold still counts until it is expired. A claim refused by the count expires the
 //! buyer's lapsed holds first (the sweeper's own settlement) and tries again, so a buyer whose
-//! hold lapsed is never refused for it.
+//! hold lapsed is never refused for it, even when the sweeper expired it in between.
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::Timestamp;
@@ -98,15 +98,18 @@ impl DynamoStore {
         )
     }
 
-    /// Expires `buyer`'s holds in `event_id` that lapsed by `now`, so that they stop counting;
-    /// returns how many it expired. Each expiry is the sweeper's settlement, so a race with the
-    /// sweeper changes nothing.
+    /// Expires `buyer`'s holds in `event_id` that lapsed by `now`, so that they stop counting,
+    /// and says whether the count may now leave room for a claim under `ceiling`: it does if a
+    /// hold was expired here, or if the count already has room (the sweeper expired a hold since
+    /// the refused claim). Each expiry is the sweeper's settlement, so a race with it changes
+    /// nothing.
     pub(super) async fn expire_lapsed_of(
         &self,
         event_id: &EventId,
         buyer: &BuyerId,
+        ceiling: u32,
         now: Timestamp,
-    ) -> Result<usize, BackendError> {
+    ) -> Result<bool, BackendError> {
         let output = self
             .db
             .get_item()
@@ -117,7 +120,7 @@ impl DynamoStore {
             .await
             .map_err(|e| classify("GetItem seat count", e))?;
         let Some(item) = output.item() else {
-            return Ok(0);
+            return Ok(true);
         };
         let mut lapsed = Vec::new();
         for name in item.keys() {
@@ -131,6 +134,7 @@ impl DynamoStore {
         for job_id in &lapsed {
             self.settle_job(*job_id, JobAction::Expire).await?;
         }
-        Ok(lapsed.len())
+        let has_room = opt_n(item, SEATS)?.is_none_or(|seats| seats <= i64::from(ceiling));
+        Ok(has_room || !lapsed.is_empty())
     }
 }
