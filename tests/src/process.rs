@@ -6,8 +6,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// The path of a workspace binary, built once per test process so tests always run the current
-/// code, with fault injection compiled in (the `faults` feature, which production builds lack),
-/// as `cargo test --workspace` builds it, so this build reuses that one's artifacts.
+/// code, with fault injection compiled in (the `faults` feature, which production builds lack).
+/// It is built as part of the whole workspace's tests, so that every crate has the features
+/// `cargo test --workspace` gave it: after that run this build only links the binaries, where a
+/// narrower one would compile the libraries again under other features.
 pub fn binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     // target/debug/deps/<test> -> target/debug
@@ -20,17 +22,7 @@ pub fn binary(name: &str) -> PathBuf {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "seatclaim-api",
-                "-p",
-                "seatclaim-worker",
-                "--bins",
-                "--features",
-                "seatclaim-worker/faults",
-            ])
+            .args(["build", "--quiet", "--workspace", "--bins", "--tests"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");

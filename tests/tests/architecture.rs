@@ -1,7 +1,7 @@
 //! The layering of ARCHITECTURE.md, checked on the source: each layer of `shared` names only the
 //! layers below it, one backend's adapter never names the other's, and no code outside the
-//! adapters names an AWS SDK or SQLite type. A change that breaks a rule fails here, with the
-//! file and the line that broke it.
+//! adapters names an AWS SDK or SQLite type, and no product code depends on the build profile.
+//! A change that breaks a rule fails here, with the file and the line that broke it.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
@@ -119,29 +119,46 @@ fn one_backends_adapter_never_names_the_others() {
     );
 }
 
-#[test]
-fn no_code_outside_the_adapters_names_an_aws_or_sqlite_type() {
+/// The product code's lines (outside `skip`) that name any of `names`, as `file:line: text`.
+fn product_lines_naming(names: &[&str], skip: Option<&Path>) -> Vec<String> {
     let root = Path::new(WORKSPACE);
-    let adapters = root.join("shared/src/adapters");
-    let mut broken = Vec::new();
+    let mut found = Vec::new();
     for dir in ["shared/src", "api/src", "worker/src"] {
         for file in rust_files(&root.join(dir)) {
-            if file.starts_with(&adapters) {
+            if skip.is_some_and(|skip| file.starts_with(root.join(skip))) {
                 continue;
             }
             for (number, line) in code_lines(&file) {
-                if ["aws_sdk_", "aws_config", "rusqlite"]
-                    .iter()
-                    .any(|name| line.contains(name))
-                {
-                    broken.push(format!("{}:{number}: {}", file.display(), line.trim()));
+                if names.iter().any(|name| line.contains(name)) {
+                    found.push(format!("{}:{number}: {}", file.display(), line.trim()));
                 }
             }
         }
     }
+    found
+}
+
+#[test]
+fn no_code_outside_the_adapters_names_an_aws_or_sqlite_type() {
+    let broken = product_lines_naming(
+        &["aws_sdk_", "aws_config", "rusqlite"],
+        Some(Path::new("shared/src/adapters")),
+    );
     assert!(
         broken.is_empty(),
         "backend types outside adapters:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// CI builds and lints the debug profile only; the Dockerfile's release build compiles the
+/// same code as long as none of it depends on the profile.
+#[test]
+fn no_product_code_depends_on_the_build_profile() {
+    let broken = product_lines_naming(&["debug_assertions"], None);
+    assert!(
+        broken.is_empty(),
+        "code that compiles differently in release:\n{}",
         broken.join("\n")
     );
 }
