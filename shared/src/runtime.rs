@@ -1,8 +1,9 @@
 //! The tokio runtime the services run on, the same for the API and the worker.
 
-/// Threads for blocking calls (SQLite's, on the embedded backend). One writer and a few readers
-/// can work at once, so more threads only wait on their locks, each with its own stack and
-/// allocator heap; tokio's default allows 512, and the API ran 86 under the benchmark's load.
+/// Threads for blocking calls (SQLite's reads, on the embedded backend; its writes have a thread
+/// of their own). A few readers can work at once, so more threads only wait on their locks, each
+/// with its own stack and allocator heap; tokio's default allows 512, and the API ran 86 under
+/// the benchmark's load.
 pub const BLOCKING_THREADS: usize = 8;
 
 /// A multi-threaded runtime with every driver, one worker thread per core and at most

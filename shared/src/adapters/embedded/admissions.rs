@@ -1,77 +1,19 @@
+//! Admissions on SQLite: the key's record, the PENDING job and the queued intent in one write.
+//! Admissions that arrive together share the writer's round (`writer.rs`): one durable commit,
+//! one fsync, for all of them, each answered only after it.
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Transaction, params};
-use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::EmbeddedStore;
-use super::db::Db;
 use super::intent_queue::enqueue;
 use super::job_rows::insert_job;
 use super::terms::terms;
 use crate::codec::to_ms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
-use crate::ports::{Admission, Admissions, BackendError, Clock};
-
-/// Admissions waiting for the group commit.
-type Waiting = (
-    IdempotencyKey,
-    Intent,
-    oneshot::Sender<Result<Admission, BackendError>>,
-);
-
-/// Admissions that arrive together share one transaction (group commit): one durable commit, one
-/// fsync, for the whole group, each answered only after that commit. A lone admission goes at
-/// once; under load, admissions gather while the previous group commits.
-pub(super) struct GroupCommit {
-    requests: mpsc::Sender<Waiting>,
-}
-
-/// The most admissions in one transaction.
-const GROUP_LIMIT: usize = 256;
-
-impl GroupCommit {
-    fn start(db: Arc<Db>, clock: Arc<dyn Clock>, enqueued: Arc<Notify>) -> Self {
-        let (requests, mut incoming) = mpsc::channel::<Waiting>(GROUP_LIMIT * 4);
-        tokio::spawn(async move {
-            while let Some(first) = incoming.recv().await {
-                let mut group = vec![first];
-                while group.len() < GROUP_LIMIT {
-                    match incoming.try_recv() {
-                        Ok(next) => group.push(next),
-                        Err(_) => break,
-                    }
-                }
-                let (work, replies): (Vec<(IdempotencyKey, Intent)>, Vec<_>) = group
-                    .into_iter()
-                    .map(|(key, intent, reply)| ((key, intent), reply))
-                    .unzip();
-                let now = clock.now();
-                let results = db
-                    .write(move |tx| {
-                        work.iter()
-                            .map(|(key, intent)| admit_one(tx, key, intent, now))
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .await;
-                enqueued.notify_waiters();
-                match results {
-                    Ok(admissions) => {
-                        for (reply, admission) in replies.into_iter().zip(admissions) {
-                            let _ = reply.send(Ok(admission));
-                        }
-                    }
-                    Err(error) => {
-                        for reply in replies {
-                            let _ = reply.send(Err(error.clone()));
-                        }
-                    }
-                }
-            }
-        });
-        Self { requests }
-    }
-}
+use crate::ports::{Admission, Admissions, BackendError};
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
@@ -80,22 +22,13 @@ impl Admissions for EmbeddedStore {
         key: &IdempotencyKey,
         intent: &Intent,
     ) -> Result<Admission, BackendError> {
-        let group = self.group_commit.get_or_init(|| {
-            GroupCommit::start(
-                Arc::clone(&self.db),
-                Arc::clone(&self.clock),
-                Arc::clone(&self.enqueued),
-            )
-        });
-        let (reply, answer) = oneshot::channel();
-        group
-            .requests
-            .send((key.clone(), intent.clone(), reply))
-            .await
-            .map_err(|_| BackendError::transient("the admission writer has stopped"))?;
-        answer
-            .await
-            .map_err(|_| BackendError::transient("the admission writer dropped a request"))?
+        let (key, intent, clock) = (key.clone(), intent.clone(), Arc::clone(&self.clock));
+        let admission = self
+            .db
+            .write(move |tx| admit_one(tx, &key, &intent, clock.now()))
+            .await?;
+        self.enqueued.notify_waiters();
+        Ok(admission)
     }
 
     fn new_job_id(&self, _buyer: &BuyerId, _key: &IdempotencyKey) -> JobId {
@@ -103,7 +36,7 @@ impl Admissions for EmbeddedStore {
     }
 }
 
-/// One admission inside the group's transaction: an earlier record of the key decides
+/// One admission inside the round's transaction: an earlier record of the key decides
 /// (duplicate or reused), else the request is checked and the key, the PENDING job and the
 /// queued intent are written together.
 fn admit_one(

@@ -1,9 +1,9 @@
 //! The SQLite file: connections, transactions and the mapping of SQLite errors to retry advice.
 //!
-//! SQLite allows one writer at a time, so each process keeps one write connection behind a mutex
-//! (a writer of another process waits for SQLite's lock, retrying every 200 µs up to the busy
-//! timeout) and a few read connections that WAL mode lets run beside it. Calls run on tokio's
-//! blocking pool.
+//! SQLite allows one writer at a time, so each process keeps one write connection, owned by its
+//! writer thread (`writer.rs`; a writer of another process waits for SQLite's lock, retrying
+//! every 200 µs up to the busy timeout), and a few read connections that WAL mode lets run beside
+//! it, called on tokio's blocking pool.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +14,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 
 use super::folder_lock::FolderLock;
 use super::migrations;
+use super::writer::Writer;
 use crate::ports::BackendError;
 
 const READERS: usize = 2;
@@ -33,7 +34,8 @@ const WAL_PAGES: i64 = 4_000;
 
 /// The database: one writer and a few readers on the same file.
 pub(super) struct Db {
-    writer: Mutex<Connection>,
+    /// Dropped first: its thread closes the write connection before the folder lock is released.
+    writer: Writer,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     /// Held while the file is open, so a restore never writes under this process.
@@ -53,29 +55,22 @@ impl Db {
             .map(|_| connect(path).map(Mutex::new))
             .collect::<Result<_, _>>()?;
         Ok(Self {
-            writer: Mutex::new(writer),
+            writer: Writer::start(writer)?,
             readers,
             next_reader: AtomicUsize::new(0),
             _folder: folder,
         })
     }
 
-    /// Runs `work` in one IMMEDIATE transaction (the write lock is taken up front, so a read inside
-    /// `work` cannot be invalidated by another writer) and commits it durably.
-    pub(super) async fn write<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
+    /// Runs `work` in an IMMEDIATE transaction (the write lock is taken up front, so a read inside
+    /// `work` cannot be invalidated by another writer), shared with the writes queued beside it,
+    /// and returns once that transaction is durably committed.
+    pub(super) async fn write<T, F>(&self, work: F) -> Result<T, BackendError>
     where
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
     {
-        let db = Arc::clone(self);
-        blocking(move || {
-            let mut conn = db.writer.lock().map_err(|_| poisoned())?;
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = work(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })
-        .await
+        self.writer.write(work).await
     }
 
     /// Runs a point read (a row by its key) on the calling thread when a read connection is free:

@@ -22,6 +22,7 @@ mod queue_depth;
 mod receive;
 mod retention;
 mod terms;
+mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -58,8 +59,6 @@ pub struct EmbeddedStore {
     queue: QueueConfig,
     /// Wakes long-polling receivers in this process as soon as an intent is enqueued.
     enqueued: Arc<Notify>,
-    /// The admission writer, started on first use (it needs the async runtime).
-    group_commit: std::sync::OnceLock<admissions::GroupCommit>,
     /// Wakes `?wait=` long polls when their job is decided.
     decisions: Arc<decisions::Decisions>,
     /// Set once [`decisions::follow`] runs (started by the first long poll: it needs the runtime).
@@ -78,7 +77,6 @@ impl EmbeddedStore {
             clock,
             queue,
             enqueued: Arc::new(Notify::new()),
-            group_commit: std::sync::OnceLock::new(),
             decisions: Arc::default(),
             following: tokio::sync::OnceCell::new(),
         })
