@@ -45,6 +45,9 @@ BIN=target/release
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; [ -n "${PGDATA:-}" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" stop -m fast >/dev/null 2>&1 || true; }
 trap cleanup EXIT
+# Stops services and waits until they have exited: a service drains for up to a second, and the
+# next one binds the same metrics port.
+stop() { kill "$@"; wait "$@" 2>/dev/null || true; }
 wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; log "$1 never answered"; return 1; }
 
 # ---- 1. claim step ----------------------------------------------------------------------------
@@ -88,7 +91,7 @@ log "admission: the bare handler"
 pids+=($!)
 sleep 0.5
 wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
-kill "${pids[-1]}" "${pids[-2]}"
+stop "${pids[-1]}" "${pids[-2]}"
 
 # ---- 3 and 5. end to end, CPU and memory ---------------------------------------------------------
 # CPU: user + system ticks of the service processes from /proc (over `getconf CLK_TCK`), read just
@@ -113,13 +116,13 @@ half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-clos
 log "end to end: open loop at $half/s"
 loadgen e2e-half "$api" -- --url http://127.0.0.1:28081 --rate "$half" --plot "$OUT/latency.svg"
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
-kill "$api"
+stop "$api"
 log "end to end: authentication on (an HS256 token per buyer, validated on every request)"
 SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_BATCH_SIZE=100 SEATCLAIM_AUTH_HS256_SECRET=bench-secret RUST_LOG=warn "$BIN/seatclaim-api" &
 auth_api=$!; pids+=($auth_api)
 wait_http http://127.0.0.1:28084/healthz
 loadgen e2e-auth "$auth_api" -- --url http://127.0.0.1:28084 --concurrency 256 --hs256-secret bench-secret
-kill "$auth_api"
+stop "$auth_api"
 log "end to end: API and worker as two processes on one file, at the same half rate"
 SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:28082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
 split_api=$!; pids+=($split_api)
@@ -129,7 +132,7 @@ worker=$!; pids+=($worker)
 loadgen e2e-split "$split_api" "$worker" -- --url http://127.0.0.1:28082 --rate "$half"
 grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"
 grep VmHWM /proc/$worker/status | awk '{print $2}' > "$OUT/rss-worker-kb"
-kill "$split_api" "$worker"
+stop "$split_api" "$worker"
 
 # ---- 7. end-to-end peers: the same load generator against synchronous Redis and PostgreSQL designs
 BENCH_OUT="$OUT" DURATION="$DURATION" bash "$HERE/peers.sh"
