@@ -152,12 +152,7 @@ impl DynamoStore {
             // Lapsed holds still count until expired: expire them, then try once more.
             Attempt::OverLimit(_)
                 if self
-                    .expire_lapsed_of(
-                        &job.event_id,
-                        &job.buyer_id,
-                        ceiling.unwrap_or(u32::MAX),
-                        now,
-                    )
+                    .expire_lapsed_of(&job.event_id, &job.buyer_id, ceiling, now)
                     .await? =>
             {
                 match self.try_hold(intent, &job, terms, ceiling, now).await? {

@@ -99,15 +99,15 @@ impl DynamoStore {
     }
 
     /// Expires `buyer`'s holds in `event_id` that lapsed by `now`, so that they stop counting,
-    /// and says whether the count may now leave room for a claim under `ceiling`: it does if a
-    /// hold was expired here, or if the count already has room (the sweeper expired a hold since
-    /// the refused claim). Each expiry is the sweeper's settlement, so a race with it changes
-    /// nothing.
+    /// and says whether the count may now leave room for a claim under `ceiling` (none: no
+    /// limit): it does if a hold was expired here, or if the count already has room (the
+    /// sweeper expired a hold since the refused claim). Each expiry is the sweeper's settlement,
+    /// so a race with it changes nothing.
     pub(super) async fn expire_lapsed_of(
         &self,
         event_id: &EventId,
         buyer: &BuyerId,
-        ceiling: u32,
+        ceiling: Option<u32>,
         now: Timestamp,
     ) -> Result<bool, BackendError> {
         let output = self
@@ -134,7 +134,8 @@ impl DynamoStore {
         for job_id in &lapsed {
             self.settle_job(*job_id, JobAction::Expire).await?;
         }
-        let has_room = opt_n(item, SEATS)?.is_none_or(|seats| seats <= i64::from(ceiling));
+        let seats = opt_n(item, SEATS)?;
+        let has_room = ceiling.is_none_or(|ceiling| seats.is_none_or(|n| n <= i64::from(ceiling)));
         Ok(has_room || !lapsed.is_empty())
     }
 }
