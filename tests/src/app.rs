@@ -432,10 +432,13 @@ async fn serve_on_socket(
     let base = format!("http://{}", app.local_addr().expect("a bound address"));
     let metrics = format!("http://{}/metrics", app.metrics_addr());
     tokio::spawn(app.run_until_stopped(stop.clone().cancelled_owned()));
-    let transport = Transport::Socket {
-        base,
-        client: reqwest::Client::new(),
-    };
+    // The server closes a connection idle past its header-read timeout (10 s by default); a
+    // client that kept it longer could send on a socket the server is closing.
+    let client = reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(5))
+        .build()
+        .expect("an HTTP client");
+    let transport = Transport::Socket { base, client };
     (transport, Some(metrics))
 }
 
