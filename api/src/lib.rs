@@ -5,7 +5,9 @@ pub mod auth;
 mod caller;
 mod error;
 mod extract;
+mod long_poll;
 pub mod openapi;
+mod prefer;
 mod problem;
 mod rate;
 mod request_metrics;
@@ -18,6 +20,7 @@ mod state;
 
 pub use caller::Caller;
 pub use error::ApiError;
+pub use long_poll::LongPolls;
 pub use problem::ProblemType;
 pub use rate::BuyerRate;
 pub use routes::router;

@@ -90,10 +90,15 @@ pub struct ServerLimits {
     /// once (load shedding) instead of waiting.
     #[arg(long, env = "SEATCLAIM_MAX_IN_FLIGHT", default_value_t = 4096)]
     pub max_in_flight: usize,
-    /// Long polls (`GET /v1/jobs/{id}?wait=N`) waiting at once; past it a poll is answered at
+    /// Long polls (`GET /v1/jobs/{id}?wait=N`, and reservations sent with `Prefer: wait=N`) waiting at once; past it a poll is answered at
     /// once, with the job as it stands.
     #[arg(long, env = "SEATCLAIM_MAX_LONG_POLLS", default_value_t = 1024)]
     pub max_long_polls: usize,
+    /// The longest a reservation POST sent with `Prefer: wait=N` waits for its decision, in
+    /// seconds; past it (or with no long-poll slot free) it is answered 202. 0 never waits.
+    #[arg(long, env = "SEATCLAIM_MAX_PREFER_WAIT_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=20))]
+    pub max_prefer_wait_secs: u64,
 }
 
 impl Default for ServerLimits {
@@ -103,6 +108,7 @@ impl Default for ServerLimits {
             header_read_timeout_secs: 10,
             max_in_flight: 4096,
             max_long_polls: 1024,
+            max_prefer_wait_secs: 10,
         }
     }
 }

@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use axum::extract::FromRef;
-use seatclaim_shared::Backend;
-use tokio::sync::Semaphore;
-
 use crate::auth::Authenticator;
+use crate::long_poll::LongPolls;
 use crate::rate::BuyerRate;
 use crate::seat_maps::SeatMaps;
 use crate::settings::ApiSettings;
+use axum::extract::FromRef;
+use seatclaim_shared::Backend;
 
 /// What the handlers share, behind one `Arc`: axum clones the state for every request, and one
 /// reference count is cheaper to move between the cores than the backend's ten (the profile's
@@ -59,8 +58,8 @@ pub struct Access {
     pub ui_oidc: Option<UiOidc>,
     /// Reservation POSTs per buyer.
     pub buyers: BuyerRate,
-    /// Permits for long polls waiting at once (`SEATCLAIM_MAX_LONG_POLLS`).
-    pub long_polls: Semaphore,
+    /// The slots of requests waiting for a decision (`SEATCLAIM_MAX_LONG_POLLS`).
+    pub long_polls: LongPolls,
 }
 
 impl Access {
@@ -81,7 +80,7 @@ impl Access {
             creates_events: settings.api_creates_events,
             ui_oidc: UiOidc::from_settings(settings),
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
-            long_polls: Semaphore::new(settings.limits.max_long_polls),
+            long_polls: LongPolls::new(&settings.limits),
         })
     }
 }

@@ -17,6 +17,12 @@ import { BUYER_KEY, reservationKey, token } from './storage.js';
 
 /** How long one long poll of a PENDING job may wait at the server. */
 const LONG_POLL_SECONDS = 10;
+/**
+ * How long the reservation POST asks to wait for the decision (`Prefer: wait`, RFC 7240): a
+ * quick decision comes back in the POST's own answer (200), so the buyer usually sees HELD or
+ * REJECTED at once; a slower one is answered 202 and followed by long polls.
+ */
+const PREFER_WAIT_SECONDS = 5;
 /** How often a HELD job is read, so that EXPIRED shows without the buyer doing anything. */
 const HELD_POLL_MS = 2000;
 
@@ -128,7 +134,11 @@ async function send(alive, signal) {
     let reply;
     try {
       reply = await api(`/v1/events/${encodeURIComponent(page.eventId)}/reservations`, {
-        method: 'POST', body: stored.body, headers: { 'Idempotency-Key': stored.key }, signed: true, signal,
+        method: 'POST',
+        body: stored.body,
+        headers: { 'Idempotency-Key': stored.key, Prefer: `wait=${PREFER_WAIT_SECONDS}` },
+        signed: true,
+        signal,
       });
     } catch {
       if (!alive()) return false;
@@ -138,11 +148,12 @@ async function send(alive, signal) {
       continue;
     }
     if (!alive()) return false;
-    if (reply.status === 202) {
+    if (reply.status === 200 || reply.status === 202) {
       stored.job_id = reply.data.job_id;
       store();
       note('');
-      showJob({ job_id: stored.job_id ?? '', status: 'PENDING' });
+      if (reply.status === 200) serverTime(reply);
+      showJob(reply.status === 200 ? reply.data : { job_id: stored.job_id ?? '', status: 'PENDING' });
       return true;
     }
     if (reply.status === 429 || reply.status === 503) {
@@ -185,6 +196,8 @@ function refused(reply) {
  */
 async function follow(alive, signal) {
   const jobId = /** @type {Stored} */ (page.reservation).job_id ?? '';
+  // Decided in the POST's own answer: a final status changes no more.
+  if (FINAL.has(page.job?.status ?? '')) return;
   for (let failures = 0; alive(); ) {
     const waiting = page.job?.status !== 'HELD';
     const started = Date.now();

@@ -6,7 +6,7 @@ use jiff::SignedDuration;
 
 use axum::http::{Method, StatusCode, header};
 use seatclaim_api::auth::{AuthSettings, Authenticator};
-use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
+use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
 use seatclaim_shared::adapters::faults::FaultSettings;
@@ -406,7 +406,7 @@ async fn access(options: &AppOptions) -> Access {
         creates_events: options.creates_events,
         ui_oidc: None,
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
-        long_polls: tokio::sync::Semaphore::new(options.limits.max_long_polls),
+        long_polls: LongPolls::new(&options.limits),
     }
 }
 

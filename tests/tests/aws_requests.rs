@@ -13,7 +13,7 @@ use jiff::SignedDuration;
 
 use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
-use seatclaim_api::{Access, AppState, Application, BuyerRate, ServerLimits};
+use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::request_log::{Counts, RequestLog};
 use seatclaim_shared::Backend;
@@ -135,7 +135,10 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             creates_events: true,
             ui_oidc: None,
             buyers: BuyerRate::new(1_000, 1_000),
-            long_polls: tokio::sync::Semaphore::new(16),
+            long_polls: LongPolls::new(&ServerLimits {
+                max_long_polls: 16,
+                ..ServerLimits::default()
+            }),
         },
         SignedDuration::ZERO,
     );

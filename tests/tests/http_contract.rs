@@ -9,6 +9,9 @@ use seatclaim_shared::ports::Clock;
 use seatclaim_worker::{BatchOutcome, Limits, process_batch};
 use serde_json::{Value, json};
 
+#[path = "http_contract/prefer_wait.rs"]
+mod prefer_wait;
+
 const DECIDED_WITHIN: Duration = Duration::from_secs(30);
 
 async fn app_with_event() -> TestApp {

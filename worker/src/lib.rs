@@ -45,6 +45,7 @@ pub struct Worker {
 #[derive(Debug, Clone, Copy)]
 struct QueuePolicy {
     limits: Limits,
+    batch_size: usize,
     visibility_timeout: Duration,
 }
 
@@ -58,6 +59,7 @@ impl Worker {
     ) -> Self {
         let max_intent_age = settings.max_intent_age();
         let claim_loops = settings.claim_loops(backend_settings.backend);
+        let batch_size = settings.batch_size(backend_settings.backend);
         Self {
             claim_loops,
             retention: backend_settings.retention,
@@ -68,6 +70,7 @@ impl Worker {
                     max_attempts: backend_settings.max_attempts,
                     max_intent_age,
                 },
+                batch_size,
                 visibility_timeout: backend_settings.visibility_timeout(),
             },
         }
@@ -150,11 +153,7 @@ async fn claim_loop(
         let done = std::mem::take(&mut decided);
         match backend
             .queue
-            .acknowledge_and_receive(
-                &done,
-                usize::from(settings.batch_size),
-                settings.receive_wait(),
-            )
+            .acknowledge_and_receive(&done, queue.batch_size, settings.receive_wait())
             .await
         {
             Ok(deliveries) => {

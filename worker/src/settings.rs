@@ -6,11 +6,12 @@ use seatclaim_shared::config::BackendKind;
 /// How the worker paces itself; read from `SEATCLAIM_*` variables like the rest of the configuration.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerSettings {
-    /// Intents taken per receive and decided together. SQS returns at most 10 per receive; the
-    /// embedded backend takes up to 100, all claimed in one transaction (one durable commit).
-    #[arg(long, env = "SEATCLAIM_BATCH_SIZE", default_value_t = 10,
+    /// Intents taken per receive and decided together. SQS returns at most 10 per receive (the
+    /// default on AWS); the embedded backend takes up to 100 (its default), all claimed in one
+    /// transaction (one durable commit).
+    #[arg(long, env = "SEATCLAIM_BATCH_SIZE",
           value_parser = clap::value_parser!(u16).range(1..=100))]
-    pub batch_size: u16,
+    pub batch_size: Option<u16>,
 
     /// Milliseconds a receive waits for messages when the queue is empty (long polling). Also
     /// bounds how long shutdown waits for an idle receive to return.
@@ -60,6 +61,17 @@ impl WorkerSettings {
         Duration::from_millis(self.sweep_interval_ms)
     }
 
+    /// How many intents a claim loop takes at once on `backend` (see
+    /// [`WorkerSettings::batch_size`]).
+    #[must_use]
+    pub fn batch_size(&self, backend: BackendKind) -> usize {
+        let default = match backend {
+            BackendKind::Embedded => 100,
+            BackendKind::Aws => 10,
+        };
+        usize::from(self.batch_size.unwrap_or(default))
+    }
+
     /// How many claim loops to run on `backend` (see [`WorkerSettings::claim_loops`]).
     #[must_use]
     pub fn claim_loops(&self, backend: BackendKind) -> usize {
@@ -80,7 +92,7 @@ impl WorkerSettings {
 impl Default for WorkerSettings {
     fn default() -> Self {
         Self {
-            batch_size: 10,
+            batch_size: None,
             receive_wait_ms: 1_000,
             sweep_interval_ms: 1_000,
             max_intent_age_secs: 900,
@@ -105,5 +117,18 @@ mod tests {
         };
         assert_eq!(set.claim_loops(BackendKind::Embedded), 7);
         assert_eq!(set.claim_loops(BackendKind::Aws), 7);
+    }
+
+    #[test]
+    fn batch_sizes_default_by_backend_and_follow_the_setting() {
+        let defaults = WorkerSettings::default();
+        assert_eq!(defaults.batch_size(BackendKind::Embedded), 100);
+        assert_eq!(defaults.batch_size(BackendKind::Aws), 10);
+        let set = WorkerSettings {
+            batch_size: Some(3),
+            ..WorkerSettings::default()
+        };
+        assert_eq!(set.batch_size(BackendKind::Embedded), 3);
+        assert_eq!(set.batch_size(BackendKind::Aws), 3);
     }
 }

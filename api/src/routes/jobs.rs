@@ -124,37 +124,25 @@ pub async fn show(
     let Query(Wait { wait }) = query?;
     let id = job_id(&raw)?;
     let backend = &state.backend;
-    let permit = wait
-        .filter(|seconds| *seconds > 0)
-        .and_then(|seconds| Some((seconds, state.access.long_polls.try_acquire().ok()?)));
-    let job = match permit {
-        Some((seconds, _permit)) => {
-            let _waiting = Waiting::start();
-            let max = std::time::Duration::from_secs(seconds.min(MAX_WAIT_SECONDS));
-            app::jobs::wait_for_decision(backend, id, max).await?
+    let waited = match wait.filter(|seconds| *seconds > 0) {
+        Some(seconds) => {
+            let seconds = seconds.min(MAX_WAIT_SECONDS);
+            state
+                .access
+                .long_polls
+                .wait_for_decision(backend, id, seconds)
+                .await
         }
+        None => None,
+    };
+    let job = match waited {
+        Some(waited) => waited?,
         None => app::jobs::job(backend, id).await?,
     };
     let job = job
         .filter(|job| caller.may_read(job))
         .ok_or_else(|| not_found(&raw))?;
     Ok(Json(job.into()))
-}
-
-/// Counts a long poll in `seatclaim_long_polls_waiting` while it lives.
-struct Waiting;
-
-impl Waiting {
-    fn start() -> Self {
-        metrics::gauge!("seatclaim_long_polls_waiting").increment(1.0);
-        Self
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        metrics::gauge!("seatclaim_long_polls_waiting").decrement(1.0);
-    }
 }
 
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.

@@ -3,14 +3,16 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::app;
-use seatclaim_shared::domain::{EventId, JobId, JobStatus, SeatRequest, ValidationError};
+use seatclaim_shared::domain::{EventId, Job, JobId, JobStatus, SeatRequest, ValidationError};
 use seatclaim_shared::ports::Admission;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::jobs::JobView;
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, idempotency_key};
+use crate::prefer::{self, PREFERENCE_APPLIED};
 use crate::state::AppState;
 
 /// Either `seat_ids` or `section` with `quantity`; `buyer_id` is the token's subject when
@@ -61,9 +63,10 @@ struct Accepted {
     status_url: String,
 }
 
-/// `POST /v1/events/{event_id}/reservations`: makes the intent durable and answers 202 at once.
-/// Nothing about the seats is promised yet; the client polls the job. Each buyer's POSTs are
-/// rate-limited (429 past its bucket).
+/// `POST /v1/events/{event_id}/reservations`: makes the intent durable and answers 202 at once,
+/// or, asked with `Prefer: wait=N`, the decided job (200) when the decision comes within the
+/// wait. Nothing about the seats is promised by a 202; the client polls the job. Each buyer's
+/// POSTs are rate-limited (429 past its bucket).
 #[utoipa::path(
     post,
     path = "/v1/events/{event_id}/reservations",
@@ -75,16 +78,36 @@ struct Accepted {
             characters naming this attempt: the same buyer, key and body again returns the \
             same job and enqueues nothing.", example = "order-1",
             pattern = "^[ -~]{1,255}$"),
+        ("Prefer" = Option<String>, Header, description = "RFC 7240. `wait=N` (N seconds, \
+            at most `SEATCLAIM_MAX_PREFER_WAIT_SECS`, 10 by default): answer 200 with the \
+            decided job if it is decided within the wait, else 202 after it. Without a positive \
+            integer `wait` (`respond-async` alone, `wait=0`) the answer is 202 at once; other \
+            preferences are ignored.", example = "wait=5"),
     ),
     request_body(content = Reserve, content_type = "application/json", description = "Either \
         `seat_ids`, or `section` with `quantity`.",
         example = json!({"buyer_id": "b1", "section": "A", "quantity": 2})),
     security(("bearerAuth" = [])),
     responses(
+        (status = 200, description = "Asked with `Prefer: wait=N`: durable and decided within \
+            the wait (HELD, REJECTED, FAILED, or any later status of a retried request); the \
+            body is the job as `GET /v1/jobs/{job_id}` shows it.", body = JobView,
+            headers(
+                ("Location" = String, description = "The job: `/v1/jobs/{job_id}`."),
+                ("Preference-Applied" = String, description = "The wait honoured: \
+                    `wait=<seconds>`."),
+            ),
+            links(
+                ("ShowDecidedJob" = (operation_id = "show_job",
+                    parameters(("job_id" = "$response.body#/job_id")))),
+            ),
+        ),
         (status = 202, description = "Accepted and durable; follow the job.", body = Accepted,
             headers(
                 ("Location" = String, description = "The job: `/v1/jobs/{job_id}`."),
                 ("Retry-After" = String, description = "Seconds before the first poll (1)."),
+                ("Preference-Applied" = String, description = "Present when a `Prefer: wait` \
+                    was honoured and the job was still PENDING after it: `wait=<seconds>`."),
             ),
             links(
                 ("ShowJob" = (operation_id = "show_job",
@@ -125,47 +148,92 @@ pub async fn reserve(
         .map_err(|retry_after| ApiError::TooManyRequests { retry_after })?;
     let key = idempotency_key(&headers)?;
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
-    let event_id = EventId::parse(&event_id).map_err(|_| unknown_event())?;
+    let parsed_event = EventId::parse(&event_id).map_err(|_| unknown_event())?;
     let request = body.request()?;
-    let admission = app::admit(&state.backend, &key, event_id, buyer_id, request).await?;
-    let job_id = match admission {
-        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => job_id,
-        Admission::KeyReused => return Err(ApiError::KeyReused),
-        Admission::UnknownEvent => return Err(unknown_event()),
-        Admission::UnknownSeats(seats) => {
-            let names: Vec<&str> = seats.iter().map(|s| s.as_str()).collect();
-            return Err(ValidationError::new(
-                "seat_ids",
-                format!("names seats the event does not have: {}", names.join(", ")),
-            )
-            .into());
-        }
-        Admission::UnknownSection(section) => {
-            return Err(ValidationError::new(
-                "section",
-                format!("{section} does not exist in this event"),
-            )
-            .into());
-        }
-    };
+    let admission = app::admit(&state.backend, &key, parsed_event, buyer_id, request).await?;
+    let job_id = admitted(admission).map_err(|refusal| refusal.unwrap_or_else(unknown_event))?;
     tracing::Span::current().record("job_id", tracing::field::display(job_id));
-    Ok(accepted(job_id))
+    Ok(answer(&state, &headers, job_id).await)
 }
 
-fn accepted(job_id: JobId) -> Response {
+/// The job an admission names, or why there is none: the refusal's error, or `None` for an
+/// event that does not exist (the caller words that one).
+fn admitted(admission: Admission) -> Result<JobId, Option<ApiError>> {
+    match admission {
+        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => Ok(job_id),
+        Admission::KeyReused => Err(Some(ApiError::KeyReused)),
+        Admission::UnknownEvent => Err(None),
+        Admission::UnknownSeats(seats) => {
+            let names: Vec<&str> = seats.iter().map(|s| s.as_str()).collect();
+            let detail = format!("names seats the event does not have: {}", names.join(", "));
+            Err(Some(ValidationError::new("seat_ids", detail).into()))
+        }
+        Admission::UnknownSection(section) => {
+            let detail = format!("{section} does not exist in this event");
+            Err(Some(ValidationError::new("section", detail).into()))
+        }
+    }
+}
+
+/// The answer to an admitted reservation: 202 at once, or, when the request prefers to wait
+/// (`Prefer: wait=N`, RFC 7240) and a long-poll slot is free, the decided job (200) if the
+/// decision comes within the wait, else 202 after it. The intent is durable either way, so a
+/// failed read while waiting still answers 202.
+async fn answer(state: &AppState, headers: &HeaderMap, job_id: JobId) -> Response {
+    let long_polls = &state.access.long_polls;
+    let Some(seconds) =
+        prefer::wait_seconds(headers).and_then(|asked| long_polls.prefer_wait(asked))
+    else {
+        return accepted(job_id, None);
+    };
+    match long_polls
+        .wait_for_decision(&state.backend, job_id, seconds)
+        .await
+    {
+        None => accepted(job_id, None),
+        Some(Ok(Some(job))) if job.status != JobStatus::Pending => decided(job, seconds),
+        Some(Ok(_)) => accepted(job_id, Some(seconds)),
+        Some(Err(error)) => {
+            tracing::warn!(%error, "could not wait for the decision; answering 202");
+            accepted(job_id, Some(seconds))
+        }
+    }
+}
+
+/// 202 with the job to follow; `waited` is the `Prefer: wait` honoured, if one was.
+fn accepted(job_id: JobId, waited: Option<u64>) -> Response {
     let status_url = format!("/v1/jobs/{job_id}");
-    let location = HeaderValue::from_str(&status_url).ok();
     let body = Accepted {
         job_id,
         status: JobStatus::Pending,
         status_url,
     };
     let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
-    if let Some(location) = location {
-        response.headers_mut().insert(header::LOCATION, location);
-    }
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    locate(response, job_id, waited)
+}
+
+/// 200 with the decided job, as `GET /v1/jobs/{id}` shows it, after a `Prefer: wait` of
+/// `waited` seconds.
+fn decided(job: Job, waited: u64) -> Response {
+    let job_id = job.job_id;
+    locate(
+        Json(JobView::from(job)).into_response(),
+        job_id,
+        Some(waited),
+    )
+}
+
+/// Adds the job's `Location` and, if a wait was honoured, `Preference-Applied: wait=N`.
+fn locate(mut response: Response, job_id: JobId, waited: Option<u64>) -> Response {
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&format!("/v1/jobs/{job_id}")) {
+        headers.insert(header::LOCATION, location);
+    }
+    if let Some(applied) = waited.and_then(|s| HeaderValue::from_str(&format!("wait={s}")).ok()) {
+        headers.insert(PREFERENCE_APPLIED, applied);
+    }
     response
 }

@@ -130,8 +130,15 @@ pub fn decide_claim(
     };
     ClaimDecision::Hold {
         seat_ids,
-        until: now.saturating_add(hold).unwrap_or(Timestamp::MAX),
+        until: hold_deadline(now, hold),
     }
+}
+
+/// When a hold taken at `now` lapses: whole milliseconds, the precision every store keeps, so a
+/// job reads the same deadline whether it is handed over as decided or read back.
+fn hold_deadline(now: Timestamp, hold: SignedDuration) -> Timestamp {
+    let until = now.saturating_add(hold).unwrap_or(Timestamp::MAX);
+    Timestamp::from_millisecond(until.as_millisecond()).unwrap_or(until)
 }
 
 fn reject(reason: impl Into<String>) -> ClaimDecision {
@@ -174,6 +181,17 @@ mod tests {
             }
             .is_claimable(at(1_000))
         );
+    }
+
+    #[test]
+    fn a_hold_lapses_on_a_whole_millisecond() {
+        let request = SeatRequest::exact(&["a".into()]).unwrap();
+        let seats = [seat("a", "A", SeatState::Available)];
+        let now = Timestamp::new(100, 817_596_413).unwrap();
+        let ClaimDecision::Hold { until, .. } = decide_claim(&request, &seats, now, HOLD) else {
+            panic!("the free seat is held");
+        };
+        assert_eq!(until, Timestamp::new(160, 817_000_000).unwrap());
     }
 
     #[test]

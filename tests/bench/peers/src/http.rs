@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
+use axum::http::header::{self, HeaderName};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -140,8 +141,26 @@ async fn reserve<S: Store>(
         Reserved::Unknown(what) => return Err(ApiError::Unprocessable(what)),
     };
     let status_url = format!("/v1/jobs/{}", job.job_id);
+    let location = [(header::LOCATION, status_url.clone())];
+    if let Some(seconds) = prefer_wait(&headers) {
+        // Asked to wait: the decided job itself, as seatclaim answers a decision within the wait.
+        let applied = [(HeaderName::from_static("preference-applied"), format!("wait={seconds}"))];
+        return Ok((StatusCode::OK, location, applied, Json(job)).into_response());
+    }
     let body = json!({ "job_id": job.job_id, "status": job.status, "status_url": status_url });
-    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+    Ok((StatusCode::ACCEPTED, location, Json(body)).into_response())
+}
+
+/// The positive `wait=N` of a `Prefer` header (RFC 7240), if the request has one. Every
+/// reservation here is decided before its answer, so any such wait gets the decided job.
+fn prefer_wait(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .find_map(|preference| preference.trim().strip_prefix("wait=")?.trim().parse().ok())
+        .filter(|seconds| *seconds > 0)
 }
 
 fn job_id(text: &str) -> Result<Uuid, ApiError> {

@@ -60,12 +60,16 @@ pub struct Shared {
     hot_seats: usize,
     confirm: f64,
     cancel: f64,
+    /// `Prefer: wait` seconds sent on every reservation (`--prefer-wait`).
+    pub(crate) prefer_wait: Option<u64>,
     run: String,
     /// Signs each buyer's token when the service has authentication on.
     signer: Option<Signer>,
     started: Instant,
     pub(crate) admitted: AtomicU64,
     pub(crate) decided: AtomicU64,
+    /// HTTP requests sent to reach decisions: reservation POSTs and status GETs.
+    pub(crate) requests: AtomicU64,
     pub(crate) latency_us: Mutex<Histogram<u64>>,
     pub(crate) timeline: Mutex<Vec<(f64, f64)>>,
     pub(crate) outcomes: Mutex<BTreeMap<String, u64>>,
@@ -96,11 +100,13 @@ impl Shared {
             hot_seats: cli.hot_seats.max(1),
             confirm: cli.confirm,
             cancel: cli.cancel,
+            prefer_wait: cli.prefer_wait,
             run: uuid::Uuid::new_v4().simple().to_string(),
             signer,
             started: Instant::now(),
             admitted: AtomicU64::new(0),
             decided: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
             latency_us: Mutex::new(
                 Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"),
             ),
@@ -192,35 +198,7 @@ impl Buyer {
     pub(crate) async fn run(self) {
         let s = &self.shared;
         let posted_at = Instant::now();
-        let key = format!("lg-{}-{}", s.run, self.n);
-        let sent = self
-            .authorized(
-                s.client
-                    .post(format!("{}/v1/events/{}/reservations", s.url, s.event_id)),
-            )
-            .header("Idempotency-Key", key)
-            .json(&self.request())
-            .send()
-            .await;
-        let response = match sent {
-            Ok(response) if response.status().as_u16() == 202 => response,
-            Ok(response) => return s.error(response.status().as_u16().to_string()),
-            Err(error) => {
-                return s.error(if error.is_connect() {
-                    "connect".into()
-                } else {
-                    "transport".into()
-                });
-            }
-        };
-        s.admitted.fetch_add(1, Ordering::Relaxed);
-        let Ok(accepted) = response.json::<Value>().await else {
-            return s.error("bad 202 body".into());
-        };
-        let Some(status_url) = accepted["status_url"].as_str().map(str::to_owned) else {
-            return s.error("bad 202 body".into());
-        };
-        let Some(job) = self.decision(&status_url).await else {
+        let Some(job) = self.reserve().await else {
             return;
         };
         let waited = posted_at.elapsed();
@@ -240,6 +218,7 @@ impl Buyer {
             .expect("lock")
             .entry(status.clone())
             .or_default() += 1;
+        let job_id = job["job_id"].as_str().unwrap_or_default();
         if status == "HELD" {
             let roll = fastrand::f64();
             let action = if roll < s.confirm {
@@ -251,7 +230,10 @@ impl Buyer {
             };
             if let Some(action) = action {
                 match self
-                    .authorized(s.client.post(format!("{}{status_url}/{action}", s.url)))
+                    .authorized(
+                        s.client
+                            .post(format!("{}/v1/jobs/{job_id}/{action}", s.url)),
+                    )
                     .send()
                     .await
                 {
@@ -287,11 +269,64 @@ impl Buyer {
         ));
     }
 
+    /// Sends the reservation and follows it to its decision: the POST's own answer when it is a
+    /// 200 with a decided job (`--prefer-wait`), else the status URL's polls.
+    async fn reserve(&self) -> Option<Value> {
+        let s = &self.shared;
+        let key = format!("lg-{}-{}", s.run, self.n);
+        let mut request = self
+            .authorized(
+                s.client
+                    .post(format!("{}/v1/events/{}/reservations", s.url, s.event_id)),
+            )
+            .header("Idempotency-Key", key)
+            .json(&self.request());
+        if let Some(seconds) = s.prefer_wait {
+            request = request.header("Prefer", format!("wait={seconds}"));
+        }
+        s.requests.fetch_add(1, Ordering::Relaxed);
+        let response = match request.send().await {
+            Ok(response) if matches!(response.status().as_u16(), 200 | 202) => response,
+            Ok(response) => {
+                s.error(response.status().as_u16().to_string());
+                return None;
+            }
+            Err(error) => {
+                s.error(
+                    if error.is_connect() {
+                        "connect"
+                    } else {
+                        "transport"
+                    }
+                    .into(),
+                );
+                return None;
+            }
+        };
+        s.admitted.fetch_add(1, Ordering::Relaxed);
+        let Ok(answer) = response.json::<Value>().await else {
+            s.error("bad POST body".into());
+            return None;
+        };
+        if answer["status"]
+            .as_str()
+            .is_some_and(|status| status != "PENDING")
+        {
+            return Some(answer);
+        }
+        let Some(job_id) = answer["job_id"].as_str() else {
+            s.error("bad POST body".into());
+            return None;
+        };
+        self.decision(&format!("/v1/jobs/{job_id}")).await
+    }
+
     /// Polls until the job leaves PENDING, long-polling where the service supports it.
     async fn decision(&self, status_url: &str) -> Option<Value> {
         let s = &self.shared;
         let mut pause = Duration::from_millis(5);
         for _ in 0..2_000 {
+            s.requests.fetch_add(1, Ordering::Relaxed);
             match self
                 .authorized(s.client.get(format!("{}{status_url}?wait=5", s.url)))
                 .send()

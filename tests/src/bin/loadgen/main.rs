@@ -1,9 +1,9 @@
 //! `seatclaim-loadgen`: simulates buyers against any seatclaim base URL (embedded, emulator, or a
 //! real deployment) and reports throughput, time to decision, outcomes and the invariants.
 //!
-//! Buyers do what real clients do: POST an intent with an Idempotency-Key, poll the status URL
-//! (with `?wait=` long polling and backoff) until the job is decided, and sometimes confirm or
-//! cancel. Closed loop (`--concurrency N` buyers, each starting again when done) or open loop
+//! Buyers do what real clients do: POST an intent with an Idempotency-Key (with `--prefer-wait`,
+//! asking for the decision in the answer), poll the status URL (with `?wait=` long polling and
+//! backoff) until the job is decided, and sometimes confirm or cancel. Closed loop (`--concurrency N` buyers, each starting again when done) or open loop
 //! (`--rate R` new buyers per second, whatever the service's speed).
 
 mod buyer;
@@ -52,6 +52,11 @@ struct Cli {
     /// How many seats are hot.
     #[arg(long, default_value_t = 10)]
     hot_seats: usize,
+    /// One-request mode: send `Prefer: wait=SECS` on every reservation, so that a decision made
+    /// within SECS comes back in the POST's own answer (200) and needs no status request; a 202
+    /// is followed by polls as without it.
+    #[arg(long, value_name = "SECS")]
+    prefer_wait: Option<u64>,
     /// Share of buyers who confirm a hold (the rest of those holding may cancel).
     #[arg(long, default_value_t = 0.3)]
     confirm: f64,

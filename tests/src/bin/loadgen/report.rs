@@ -21,6 +21,10 @@ pub struct Report {
     http_errors: BTreeMap<String, u64>,
     invariants_ok: bool,
     seconds: f64,
+    /// `poll`, or `prefer-wait=N` (`--prefer-wait`).
+    mode: String,
+    /// Reservation POSTs and status GETs per decision.
+    requests_per_decision: f64,
 }
 
 impl Report {
@@ -36,7 +40,12 @@ impl Report {
             ("max", ms(histogram.max())),
         ]);
         let decided = shared.decided.load(Ordering::Relaxed);
+        let requests = shared.requests.load(Ordering::Relaxed);
         Self {
+            mode: shared
+                .prefer_wait
+                .map_or_else(|| "poll".to_owned(), |s| format!("prefer-wait={s}")),
+            requests_per_decision: requests as f64 / decided.max(1) as f64,
             admitted_per_sec: shared.admitted.load(Ordering::Relaxed) as f64 / seconds,
             decided_per_sec: decided as f64 / seconds,
             latency_ms,
@@ -52,6 +61,8 @@ impl Report {
     pub fn json(&self) -> Value {
         json!({
             "seconds": self.seconds,
+            "mode": self.mode,
+            "http_requests_per_decision": self.requests_per_decision,
             "admitted_per_sec": self.admitted_per_sec,
             "decided_per_sec": self.decided_per_sec,
             "decided": self.decided,
@@ -66,8 +77,10 @@ impl Report {
     pub fn text(&self) -> String {
         let l = &self.latency_ms;
         format!(
-            "ran {:.1} s\nadmitted  {:>10.0} intents/s\ndecided   {:>10.0} intents/s ({} decisions)\ntime from POST to decision: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms\noutcomes  {:?}\nhttp errors {:?}\ninvariants {}",
+            "ran {:.1} s ({} mode: {:.2} HTTP requests per decision)\nadmitted  {:>10.0} intents/s\ndecided   {:>10.0} intents/s ({} decisions)\ntime from POST to decision: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms\noutcomes  {:?}\nhttp errors {:?}\ninvariants {}",
             self.seconds,
+            self.mode,
+            self.requests_per_decision,
             self.admitted_per_sec,
             self.decided_per_sec,
             self.decided,

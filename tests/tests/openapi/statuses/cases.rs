@@ -63,6 +63,12 @@ pub async fn reservations(x: &Expect<'_>) {
         .json(&seats(&["A-1-1"]))
         .answers(StatusCode::ACCEPTED)
         .await;
+    // The same request again, asking to wait: the job is decided within it.
+    reserve(e1)
+        .header("Prefer", "wait=10")
+        .json(&seats(&["A-1-1"]))
+        .answers(StatusCode::OK)
+        .await;
     x.to(Method::POST, RESERVE, e1)
         .json(&seats(&["A-1-1"]))
         .answers(StatusCode::BAD_REQUEST)
