@@ -21,7 +21,17 @@ pub fn binary(name: &str) -> PathBuf {
         .to_owned();
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
+        let mut command = Command::new(cargo);
+        // Cargo gives a test the variables of the crate it tests (CARGO_MANIFEST_DIR and such).
+        // Handed on, they would change what build scripts see (ring's reads CARGO_MANIFEST_DIR):
+        // this build, and the next `cargo test` after it, would each compile ring and all that
+        // depends on it again.
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(is_crate_variable) {
+                command.env_remove(name);
+            }
+        }
+        let status = command
             .args(["build", "--quiet", "--workspace", "--bins", "--tests"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
@@ -29,6 +39,23 @@ pub fn binary(name: &str) -> PathBuf {
         assert!(status.success(), "building the binaries failed");
     });
     dir.join(name)
+}
+
+/// Whether `name` is one of the variables cargo sets for the crate it compiles or tests, rather
+/// than one of cargo's own settings (`CARGO_HOME`, `CARGO_TARGET_DIR`, ...).
+fn is_crate_variable(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+        )
 }
 
 /// A seatclaim binary running as a child process, killed when dropped.
