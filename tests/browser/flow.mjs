@@ -1,6 +1,7 @@
-// The whole flow: a buyer names themselves, picks two seats, reserves, sees the hold count down,
-// buys, and the map shows the seats SOLD (in the background, and after a reload). On the way: the
-// map is read with conditional GETs and its buttons survive a refresh (no flicker).
+// The whole flow: a buyer names themselves, picks two seats, reserves (asking to wait for the
+// decision with `Prefer: wait=5`, so the hold comes in the POST's own answer), sees the hold
+// count down, buys, and the map shows the seats SOLD (in the background, and after a reload). On
+// the way: the map is read with conditional GETs and its buttons survive a refresh (no flicker).
 import { api, assert, countdown, env, jobStatus, nameBuyer, scenario, seatState, select, until } from './lib.mjs';
 
 const event = env('SEATCLAIM_EVENT');
@@ -14,6 +15,13 @@ await scenario('flow: reserve two seats, see the countdown, buy them', async ({ 
     const headers = await response.request().allHeaders();
     mapReads.push({ status: response.status(), conditional: 'if-none-match' in headers, etag: response.headers().etag ?? null });
   });
+  /** @type {{prefer: string | undefined, status: number, body: any}[]} */
+  const posts = [];
+  page.on('response', async (response) => {
+    if (!response.url().endsWith(`/v1/events/${event}/reservations`)) return;
+    const headers = await response.request().allHeaders();
+    posts.push({ prefer: headers.prefer, status: response.status(), body: await response.json() });
+  });
   await nameBuyer(page, 'alice');
   const bystander = await page.locator('[data-seat-id="A-2-5"]').elementHandle();
   await select(page, ['A-1-1', 'A-1-2']);
@@ -22,6 +30,10 @@ await scenario('flow: reserve two seats, see the countdown, buy them', async ({ 
 
   await page.locator('[data-action="reserve"]').click();
   await jobStatus(page, 'HELD');
+  // The POST asked to wait for the decision and its own answer carried the hold.
+  await until('the reservation POST to be answered', () => posts.length === 1);
+  assert(posts[0].prefer === 'wait=5' && posts[0].status === 200 && posts[0].body.status === 'HELD',
+    `the reservation POST: ${JSON.stringify(posts)}`);
   const first = await until('a countdown', async () => {
     const seconds = await countdown(page);
     return seconds > 0 && seconds;
