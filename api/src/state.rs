@@ -24,13 +24,23 @@ pub struct Shared {
     pub access: Arc<Access>,
     /// The seat-map snapshots of the read path.
     pub seat_maps: Arc<SeatMaps>,
+    /// Whether this process runs the worker, so that an admission may decide its claim in the
+    /// same write (`app::admit`): one durable write per decision.
+    pub decides_on_admission: bool,
 }
 
 impl AppState {
-    /// The state of an API on `backend` under `access`, its seat maps at most `max_age` old.
+    /// The state of an API on `backend` under `access`, its seat maps at most `max_age` old;
+    /// `runs_worker` when the worker runs in this process (admissions may then decide).
     #[must_use]
-    pub fn new(backend: Backend, access: Access, seat_map_max_age: jiff::SignedDuration) -> Self {
+    pub fn new(
+        backend: Backend,
+        access: Access,
+        seat_map_max_age: jiff::SignedDuration,
+        runs_worker: bool,
+    ) -> Self {
         Self(Arc::new(Shared {
+            decides_on_admission: runs_worker,
             seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
             backend,
             access: Arc::new(access),

@@ -3,7 +3,8 @@
 # Redis (Lua, AOF appendfsync always) and in PostgreSQL (plpgsql, fsync and synchronous_commit on),
 # each under the same seatclaim-loadgen runs as seatclaim's end-to-end bench: a closed loop of 256
 # buyers, then an open loop at half its decided rate. Writes to $BENCH_OUT:
-#   peer-{redis,postgres}-{closed,half}.json   the load generator's reports
+#   peer-{redis,postgres}-{closed,half}[-prefer].json   the load generator's reports (-prefer:
+#                                              one request per decision, --prefer-wait 5)
 #   peer-{redis,postgres}-cpu.txt              CPU seconds of the peer and its database server(s)
 #                                              during the closed loop
 # Run from anywhere as BENCH_OUT=<dir> DURATION=<dur> bash tests/bench/peers.sh (needs root for apt
@@ -55,22 +56,25 @@ ticks() {
 # The PostgreSQL cluster's processes: the postmaster and its children.
 pg_pids() { local pm; pm=$(head -1 "$PGDATA/postmaster.pid"); echo "$pm" $(pgrep -P "$pm"); }
 
-# bench NAME PORT CPU_PIDS_FUNCTION: the closed loop (with CPU), then the open loop at half.
+# bench NAME PORT CPU_PIDS_FUNCTION [SUFFIX LOADGEN_ARGS...]: the closed loop (with CPU), then
+# the open loop at half, writing peer-NAME-{closed,half,cpu}SUFFIX.*; the arguments after SUFFIX
+# go to every load generator run (e.g. --prefer-wait 5 for the one-request mode).
 bench() {
-    local name=$1 port=$2 pids_of=$3 before after half rc
+    local name=$1 port=$2 pids_of=$3 suffix=${4:-} before after half rc
+    local extra=("${@:5}")
     before=$(ticks $($pids_of))
     rc=0
-    "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --concurrency 256 \
-        --duration "$DURATION" --quiet --json "$OUT/peer-$name-closed.json" > "$OUT/peer-$name-closed.txt" || rc=$?
+    "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --concurrency 256 "${extra[@]}" \
+        --duration "$DURATION" --quiet --json "$OUT/peer-$name-closed$suffix.json" > "$OUT/peer-$name-closed$suffix.txt" || rc=$?
     after=$(ticks $($pids_of))
-    python3 -c "import sys; print(round(($after - $before) / int(sys.argv[1]), 2))" "$(getconf CLK_TCK)" > "$OUT/peer-$name-cpu.txt"
-    check "$OUT/peer-$name-closed.json" "$rc"
-    half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/peer-$name-closed.json'))['decided_per_sec'] / 2)))")
-    log "$name: open loop at $half/s"
+    python3 -c "import sys; print(round(($after - $before) / int(sys.argv[1]), 2))" "$(getconf CLK_TCK)" > "$OUT/peer-$name-cpu$suffix.txt"
+    check "$OUT/peer-$name-closed$suffix.json" "$rc"
+    half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/peer-$name-closed$suffix.json'))['decided_per_sec'] / 2)))")
+    log "$name$suffix: open loop at $half/s"
     rc=0
-    "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --rate "$half" \
-        --duration "$DURATION" --quiet --json "$OUT/peer-$name-half.json" > "$OUT/peer-$name-half.txt" || rc=$?
-    check "$OUT/peer-$name-half.json" "$rc"
+    "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --rate "$half" "${extra[@]}" \
+        --duration "$DURATION" --quiet --json "$OUT/peer-$name-half$suffix.json" > "$OUT/peer-$name-half$suffix.txt" || rc=$?
+    check "$OUT/peer-$name-half$suffix.json" "$rc"
 }
 check() {
     [ -f "$1" ] || { log "$1 missing (load generator exit $2)"; exit 1; }
@@ -95,6 +99,8 @@ wait_http http://127.0.0.1:28101/healthz
 redis_cpu_pids() { echo "$peer $redis_pid"; }
 log "redis: closed loop"
 bench redis 28101 redis_cpu_pids
+log "redis: closed loop, one request per decision"
+bench redis 28101 redis_cpu_pids -prefer --prefer-wait 5
 kill "$peer" "$redis_pid"; wait "$peer" "$redis_pid" 2>/dev/null || true
 pids=()
 
@@ -112,4 +118,6 @@ wait_http http://127.0.0.1:28102/healthz
 postgres_cpu_pids() { echo "$peer $(pg_pids)"; }
 log "postgres: closed loop"
 bench postgres 28102 postgres_cpu_pids
+log "postgres: closed loop, one request per decision"
+bench postgres 28102 postgres_cpu_pids -prefer --prefer-wait 5
 log "done: $OUT/peer-*"

@@ -5,7 +5,8 @@
 #   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
 #      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
 #   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
-#   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half
+#   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half,
+#      each in two modes: two requests per decision (202, then polls) and one (Prefer: wait)
 #   4. AWS cost: requests per reservation on the emulator (tests/tests/aws_requests.rs), priced
 #   5. memory: peak RSS of the API and the worker during run 3
 #   6. read path: seat-map req/s under 1,000 readers vs a bare handler, rebuilds per second, and
@@ -107,18 +108,26 @@ loadgen() {
     ( "$BIN/seatclaim-loadgen" --seats 10000 --duration "$DURATION" --quiet --json "$OUT/$name.json" "$@" > "$OUT/$name.txt"; times > "$OUT/$name.times" )
     echo $(( $(ticks "${served[@]}") - before )) > "$OUT/$name.ticks"
 }
-log "end to end: the embedded deployment (API with its in-process worker, batches of 100)"
-SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:28081 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-api" &
+# seatclaim runs with its defaults (no tuning variable beyond the address and the data folder).
+# Two modes: two requests per decision (the POST's 202, then long polls) and one
+# (`Prefer: wait`, the decision in the POST's own answer); the peers are driven the same ways.
+half_of() { python3 -c "import json; print(max(1, round(json.load(open('$OUT/$1.json'))['decided_per_sec'] / 2)))"; }
+log "end to end: the embedded deployment (API with its in-process worker)"
+SEATCLAIM_DATA_DIR="$OUT/e2e" SEATCLAIM_LISTEN=127.0.0.1:28081 RUST_LOG=warn "$BIN/seatclaim-api" &
 api=$!; pids+=($api)
 wait_http http://127.0.0.1:28081/healthz
 loadgen e2e-closed "$api" -- --url http://127.0.0.1:28081 --concurrency 256
-half=$(python3 -c "import json; print(max(1, round(json.load(open('$OUT/e2e-closed.json'))['decided_per_sec'] / 2)))")
+loadgen e2e-closed-prefer "$api" -- --url http://127.0.0.1:28081 --concurrency 256 --prefer-wait 5
+half=$(half_of e2e-closed)
 log "end to end: open loop at $half/s"
 loadgen e2e-half "$api" -- --url http://127.0.0.1:28081 --rate "$half" --plot "$OUT/latency.svg"
+half_prefer=$(half_of e2e-closed-prefer)
+log "end to end, one request per decision: open loop at $half_prefer/s"
+loadgen e2e-half-prefer "$api" -- --url http://127.0.0.1:28081 --rate "$half_prefer" --prefer-wait 5 --plot "$OUT/latency-prefer.svg"
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
 stop "$api"
 log "end to end: authentication on (an HS256 token per buyer, validated on every request)"
-SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_BATCH_SIZE=100 SEATCLAIM_AUTH_HS256_SECRET=bench-secret RUST_LOG=warn "$BIN/seatclaim-api" &
+SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_AUTH_HS256_SECRET=bench-secret RUST_LOG=warn "$BIN/seatclaim-api" &
 auth_api=$!; pids+=($auth_api)
 wait_http http://127.0.0.1:28084/healthz
 loadgen e2e-auth "$auth_api" -- --url http://127.0.0.1:28084 --concurrency 256 --hs256-secret bench-secret
@@ -127,7 +136,7 @@ log "end to end: API and worker as two processes on one file, at the same half r
 SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:28082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
 split_api=$!; pids+=($split_api)
 wait_http http://127.0.0.1:28082/healthz
-SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:29090 SEATCLAIM_BATCH_SIZE=100 RUST_LOG=warn "$BIN/seatclaim-worker" &
+SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_METRICS_LISTEN=127.0.0.1:29090 RUST_LOG=warn "$BIN/seatclaim-worker" &
 worker=$!; pids+=($worker)
 loadgen e2e-split "$split_api" "$worker" -- --url http://127.0.0.1:28082 --rate "$half"
 grep VmHWM /proc/$split_api/status | awk '{print $2}' > "$OUT/rss-split-api-kb"

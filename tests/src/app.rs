@@ -24,6 +24,9 @@ use crate::{JumpClock, emulator, eventually, test_seed};
 pub struct AppOptions {
     /// Run the worker in the API process, as `cargo run` does by default.
     pub embedded_worker: bool,
+    /// With the worker in the process, let an admission decide its claim in the same write (as
+    /// the binary does); off, every intent goes through the queue to the worker.
+    pub decide_on_admission: bool,
     /// Seconds before an unacknowledged intent is delivered again.
     pub visibility_timeout_secs: u64,
     /// The sweeper's period in milliseconds (large to keep lapsed holds in place for a test).
@@ -49,6 +52,7 @@ impl Default for AppOptions {
     fn default() -> Self {
         Self {
             embedded_worker: true,
+            decide_on_admission: true,
             visibility_timeout_secs: 30,
             sweep_interval_ms: 100,
             max_attempts: 5,
@@ -117,6 +121,7 @@ impl TestApp {
             backend.clone(),
             access(&options).await,
             SignedDuration::from_millis(options.seat_map_max_age_ms),
+            worker.is_some() && options.decide_on_admission,
         );
         let (http, metrics) = match test_transport() {
             TransportKind::Socket => serve_on_socket(state, worker, options.limits, &stop).await,

@@ -424,6 +424,49 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     assert_eq!(left[0].event.status, entries[2].event.status);
 }
 
+/// `admit_and_decide`: a store may decide the claim in the admission's own write (the job
+/// decided, its event in the outbox, nothing queued) or admit and queue as `admit` does; a retry
+/// is the same job; and an admission never decides ahead of an intent already queued.
+pub async fn an_admission_may_decide_but_never_ahead_of_the_queue(f: Fixture) {
+    let event = with_event(&f).await;
+    let admissions = &f.backend.admissions;
+    let key = fresh_key();
+    let first = keyed(&f, &event, "b1", &key, exact(&["A-1-1"]));
+    match admissions.admit_and_decide(&key, &first).await.unwrap() {
+        Admission::Decided(job) => {
+            assert_eq!((job.job_id, job.status), (first.job_id, JobStatus::Held));
+            assert_eq!(status(&f, &first).await, JobStatus::Held);
+            let depth = f.backend.queue.depth().await.unwrap();
+            assert_eq!(
+                depth.ready + depth.in_flight,
+                0,
+                "a decided admission queues nothing"
+            );
+            let events = f.backend.outbox.unpublished(100).await.unwrap();
+            assert!(
+                events
+                    .iter()
+                    .any(|e| e.event.job_id == first.job_id && e.event.status == JobStatus::Held),
+                "the decision's event is in the outbox: {events:?}"
+            );
+        }
+        other => assert_eq!(other, Admission::Accepted(first.job_id)),
+    }
+    assert_eq!(
+        admissions.admit_and_decide(&key, &first).await.unwrap(),
+        Admission::Duplicate(first.job_id)
+    );
+    let queued = admitted(&f, &event, "b2", exact(&["A-1-2"])).await;
+    let next_key = fresh_key();
+    let next = keyed(&f, &event, "b3", &next_key, exact(&["A-1-2"]));
+    assert_eq!(
+        admissions.admit_and_decide(&next_key, &next).await.unwrap(),
+        Admission::Accepted(next.job_id),
+        "an intent queued first is decided first"
+    );
+    assert_eq!(status(&f, &queued).await, JobStatus::Pending);
+}
+
 /// A received message is hidden for the visibility timeout, then delivered again with a higher
 /// receive count; a deleted message never comes back.
 pub async fn unacknowledged_messages_come_back_after_the_visibility_timeout(f: Fixture) {
@@ -885,6 +928,7 @@ macro_rules! port_contract {
             a_redelivered_intent_never_holds_twice,
             holds_end_by_confirm_or_by_expiry,
             every_transition_is_in_the_outbox_until_published,
+            an_admission_may_decide_but_never_ahead_of_the_queue,
             unacknowledged_messages_come_back_after_the_visibility_timeout,
             acknowledging_with_the_next_receive_deletes_the_message,
             a_retried_message_comes_back_after_its_delay,

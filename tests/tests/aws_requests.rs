@@ -141,6 +141,7 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             }),
         },
         SignedDuration::ZERO,
+        false,
     );
     let app = Application::build(
         state,

@@ -29,6 +29,9 @@ fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
     let mut env = app.process_env();
     env.extend([
         ("SEATCLAIM_VISIBILITY_TIMEOUT_SECS", "1".into()),
+        // Batches of 10 (SQS's size): the kills fall between many batches, however the default
+        // batch size changes.
+        ("SEATCLAIM_BATCH_SIZE", "10".into()),
         ("SEATCLAIM_RECEIVE_WAIT_MS", "100".into()),
         ("SEATCLAIM_RELAY_INTERVAL_MS", "50".into()),
         ("SEATCLAIM_SWEEP_INTERVAL_MS", "100".into()),

@@ -14,7 +14,12 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_exposes_prometheus_metrics_of_admission_and_claims() {
-    let app = TestApp::spawn().await;
+    // Through the queue, so that the worker's batch metrics are recorded too.
+    let app = TestApp::spawn_with(AppOptions {
+        decide_on_admission: false,
+        ..AppOptions::default()
+    })
+    .await;
     app.create_grid("e1", 1, 4, 300).await;
     let job = app
         .reserve_ok("e1", "k", &json!({"buyer_id": "b1", "seat_ids": ["A-1-1"]}))

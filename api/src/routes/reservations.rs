@@ -150,17 +150,28 @@ pub async fn reserve(
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let parsed_event = EventId::parse(&event_id).map_err(|_| unknown_event())?;
     let request = body.request()?;
-    let admission = app::admit(&state.backend, &key, parsed_event, buyer_id, request).await?;
-    let job_id = admitted(admission).map_err(|refusal| refusal.unwrap_or_else(unknown_event))?;
+    let decide = state.decides_on_admission;
+    let admission = app::admit(
+        &state.backend,
+        &key,
+        parsed_event,
+        buyer_id,
+        request,
+        decide,
+    );
+    let (job_id, decided) =
+        admitted(admission.await?).map_err(|refusal| refusal.unwrap_or_else(unknown_event))?;
     tracing::Span::current().record("job_id", tracing::field::display(job_id));
-    Ok(answer(&state, &headers, job_id).await)
+    Ok(answer(&state, &headers, job_id, decided).await)
 }
 
-/// The job an admission names, or why there is none: the refusal's error, or `None` for an
-/// event that does not exist (the caller words that one).
-fn admitted(admission: Admission) -> Result<JobId, Option<ApiError>> {
+/// The job an admission names, with the job itself if the admission decided it; or why there
+/// is none: the refusal's error, or `None` for an event that does not exist (the caller words
+/// that one).
+fn admitted(admission: Admission) -> Result<(JobId, Option<Job>), Option<ApiError>> {
     match admission {
-        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => Ok(job_id),
+        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => Ok((job_id, None)),
+        Admission::Decided(job) => Ok((job.job_id, Some(*job))),
         Admission::KeyReused => Err(Some(ApiError::KeyReused)),
         Admission::UnknownEvent => Err(None),
         Admission::UnknownSeats(seats) => {
@@ -176,22 +187,31 @@ fn admitted(admission: Admission) -> Result<JobId, Option<ApiError>> {
 }
 
 /// The answer to an admitted reservation: 202 at once, or, when the request prefers to wait
-/// (`Prefer: wait=N`, RFC 7240) and a long-poll slot is free, the decided job (200) if the
-/// decision comes within the wait, else 202 after it. The intent is durable either way, so a
-/// failed read while waiting still answers 202.
-async fn answer(state: &AppState, headers: &HeaderMap, job_id: JobId) -> Response {
+/// (`Prefer: wait=N`, RFC 7240), the decided job (200): at once if the admission `decided` it,
+/// else if a long-poll slot is free and the decision comes within the wait (202 after it
+/// otherwise). The intent is durable either way, so a failed read while waiting still answers
+/// 202.
+async fn answer(
+    state: &AppState,
+    headers: &HeaderMap,
+    job_id: JobId,
+    decided: Option<Job>,
+) -> Response {
     let long_polls = &state.access.long_polls;
     let Some(seconds) =
         prefer::wait_seconds(headers).and_then(|asked| long_polls.prefer_wait(asked))
     else {
         return accepted(job_id, None);
     };
+    if let Some(job) = decided {
+        return decided_answer(job.as_of(state.backend.clock.now()), seconds);
+    }
     match long_polls
         .wait_for_decision(&state.backend, job_id, seconds)
         .await
     {
         None => accepted(job_id, None),
-        Some(Ok(Some(job))) if job.status != JobStatus::Pending => decided(job, seconds),
+        Some(Ok(Some(job))) if job.status != JobStatus::Pending => decided_answer(job, seconds),
         Some(Ok(_)) => accepted(job_id, Some(seconds)),
         Some(Err(error)) => {
             tracing::warn!(%error, "could not wait for the decision; answering 202");
@@ -217,7 +237,7 @@ fn accepted(job_id: JobId, waited: Option<u64>) -> Response {
 
 /// 200 with the decided job, as `GET /v1/jobs/{id}` shows it, after a `Prefer: wait` of
 /// `waited` seconds.
-fn decided(job: Job, waited: u64) -> Response {
+fn decided_answer(job: Job, waited: u64) -> Response {
     let job_id = job.job_id;
     locate(
         Json(JobView::from(job)).into_response(),

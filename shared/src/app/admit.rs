@@ -1,16 +1,20 @@
 //! The use case "admit a reservation": the one durable write behind the API's 202.
 
+use super::decide::record_decision;
 use crate::domain::{BuyerId, EventId, IdempotencyKey, Intent, SeatRequest};
-use crate::ports::{Admission, Backend, BackendError};
+use crate::ports::{Admission, Backend, BackendError, ClaimOutcome};
 
 /// Makes a buyer's request durable as a PENDING job with its intent queued (or recognises a
-/// retry of it), and counts the admission by result. Nothing about the seats is decided here.
+/// retry of it), and counts the admission by result. With `decide` (the process runs the
+/// worker), the store may decide the claim in the same write ([`Admission::Decided`]), counted
+/// as the worker counts its decisions.
 pub async fn admit(
     backend: &Backend,
     key: &IdempotencyKey,
     event_id: EventId,
     buyer_id: BuyerId,
     request: SeatRequest,
+    decide: bool,
 ) -> Result<Admission, BackendError> {
     let intent = Intent {
         job_id: backend.admissions.new_job_id(&buyer_id, key),
@@ -19,9 +23,18 @@ pub async fn admit(
         request,
         accepted_at: backend.clock.now(),
     };
-    let admission = backend.admissions.admit(key, &intent).await?;
+    let admission = if decide {
+        backend.admissions.admit_and_decide(key, &intent).await?
+    } else {
+        backend.admissions.admit(key, &intent).await?
+    };
     let result = match &admission {
         Admission::Accepted(_) => "accepted",
+        Admission::Decided(job) => {
+            let outcome = ClaimOutcome::of_decided(job);
+            record_decision(&outcome, &intent, backend.clock.now());
+            "accepted"
+        }
         Admission::Duplicate(_) => "duplicate",
         _ => "refused",
     };

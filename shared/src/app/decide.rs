@@ -192,6 +192,21 @@ fn record(
     decided_at: jiff::Timestamp,
     outcome: &mut BatchOutcome,
 ) {
+    match claimed {
+        ClaimOutcome::Held { .. } => outcome.held += 1,
+        ClaimOutcome::Rejected { .. } => outcome.rejected += 1,
+        ClaimOutcome::AlreadyDecided(_) => outcome.already_decided += 1,
+    }
+    record_decision(claimed, intent, decided_at);
+}
+
+/// Counts and logs one claim's outcome, wherever it was decided (a worker's batch, or the
+/// admission's own write).
+pub(super) fn record_decision(
+    claimed: &ClaimOutcome,
+    intent: &Intent,
+    decided_at: jiff::Timestamp,
+) {
     if !matches!(claimed, ClaimOutcome::AlreadyDecided(_)) {
         // Time from POST to decision, the latency the buyer experiences.
         let waited = decided_at.duration_since(intent.accepted_at).as_secs_f64();
@@ -199,17 +214,14 @@ fn record(
     }
     match claimed {
         ClaimOutcome::Held { seat_ids, until } => {
-            outcome.held += 1;
             metrics::counter!("seatclaim_claims_total", "outcome" => "held").increment(1);
             info!(seats = seat_ids.len(), %until, "held");
         }
         ClaimOutcome::Rejected { reason } => {
-            outcome.rejected += 1;
             metrics::counter!("seatclaim_claims_total", "outcome" => "rejected").increment(1);
             info!(reason, "rejected");
         }
         ClaimOutcome::AlreadyDecided(status) => {
-            outcome.already_decided += 1;
             metrics::counter!("seatclaim_claims_total", "outcome" => "already_decided")
                 .increment(1);
             info!(

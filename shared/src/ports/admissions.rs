@@ -1,13 +1,17 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{BuyerId, IdempotencyKey, Intent, JobId, SeatId, SeatRequest, Section};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admission {
     /// A new job was created and its intent enqueued.
     Accepted(JobId),
+    /// A new job was created and decided in the admission's own atomic write (HELD or
+    /// REJECTED, with its reservation event); nothing was enqueued. Only
+    /// [`Admissions::admit_and_decide`] answers this.
+    Decided(Box<Job>),
     /// The buyer sent this key with this request before; this is its job, nothing new was enqueued.
     Duplicate(JobId),
     /// The buyer used this key for a different request.
@@ -62,6 +66,19 @@ pub trait Admissions: Send + Sync {
     /// the next instant; that is what lets the API answer 202 without waiting for the worker.
     async fn admit(&self, key: &IdempotencyKey, intent: &Intent)
     -> Result<Admission, BackendError>;
+
+    /// Admits as [`Admissions::admit`] does, but a store that can decide the claim inside the
+    /// admission's own write does so when nothing queued is waiting to be decided first
+    /// ([`Admission::Decided`]): one durable write per decision. Only a process that runs the
+    /// worker asks for this, so that deciding here is what the worker would do next. Stores
+    /// that cannot (a queue between API and worker, as on AWS) admit and enqueue.
+    async fn admit_and_decide(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
+        self.admit(key, intent).await
+    }
 
     /// The id of the job `buyer` asks for with `key`: the store that keeps jobs chooses the kind
     /// that suits its keys (SQLite: time-ordered, [`JobId::time_ordered`]; DynamoDB: named by

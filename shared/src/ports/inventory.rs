@@ -30,7 +30,12 @@ impl ClaimOutcome {
     /// The outcome a claim's transition stands for: HELD with its seats, or the rejection.
     #[must_use]
     pub fn of(transition: &Transition) -> Self {
-        let job = &transition.job;
+        Self::of_decided(&transition.job)
+    }
+
+    /// The outcome a job just decided by a claim stands for.
+    #[must_use]
+    pub fn of_decided(job: &Job) -> Self {
         match (job.status, job.hold_expires_at) {
             (JobStatus::Held, Some(until)) => Self::Held {
                 seat_ids: job.seat_ids.clone(),

@@ -118,7 +118,15 @@ async fn admit(
 ) -> Option<JobId> {
     for _ in 0..ATTEMPTS {
         let event_id = ctx.plan.event.event_id.clone();
-        let answer = app::admit(&ctx.backend, key, event_id, buyer.clone(), request.clone()).await;
+        let answer = app::admit(
+            &ctx.backend,
+            key,
+            event_id,
+            buyer.clone(),
+            request.clone(),
+            false,
+        )
+        .await;
         ctx.gate
             .log(|| format!("{buyer} {} {request:?}: {answer:?}", key.as_str()));
         // An answer ends the attempts: the job it names, or none for a refusal.
@@ -157,7 +165,16 @@ async fn reuse_key(ctx: &Ctx, buyer: &BuyerId, key: &IdempotencyKey, used: &Seat
     }
     for _ in 0..ATTEMPTS {
         let event_id = ctx.plan.event.event_id.clone();
-        match app::admit(&ctx.backend, key, event_id, buyer.clone(), other.clone()).await {
+        match app::admit(
+            &ctx.backend,
+            key,
+            event_id,
+            buyer.clone(),
+            other.clone(),
+            false,
+        )
+        .await
+        {
             Ok(Admission::KeyReused) => return,
             Ok(answer) => {
                 let what = format!("{} reused for another request: {answer:?}", key.as_str());

@@ -1,19 +1,23 @@
-//! Admissions on SQLite: the key's record, the PENDING job and the queued intent in one write.
-//! Admissions that arrive together share the writer's round (`writer.rs`): one durable commit,
-//! one fsync, for all of them, each answered only after it.
+//! Admissions on SQLite: the key's record, the PENDING job and the queued intent in one write;
+//! or, when the process runs the worker and no queued intent is waiting, the key's record and
+//! the job decided (the claim's conditional seat writes and its outbox event) in that one write,
+//! with nothing queued. Admissions that arrive together share the writer's round (`writer.rs`):
+//! one durable commit, one fsync, for all of them, each answered only after it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::EmbeddedStore;
-use super::intent_queue::enqueue;
-use super::job_rows::insert_job;
+use super::intent_queue::{enqueue, is_empty};
+use super::inventory::decide_pending;
+use super::job_rows::{insert_decided, insert_job};
 use super::terms::terms;
 use crate::codec::to_ms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
-use crate::ports::{Admission, Admissions, BackendError};
+use crate::ports::{Admission, Admissions, BackendError, Clock};
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
@@ -22,13 +26,15 @@ impl Admissions for EmbeddedStore {
         key: &IdempotencyKey,
         intent: &Intent,
     ) -> Result<Admission, BackendError> {
-        let (key, intent, clock) = (key.clone(), intent.clone(), Arc::clone(&self.clock));
-        let admission = self
-            .db
-            .write(move |tx| admit_one(tx, &key, &intent, clock.now()))
-            .await?;
-        self.enqueued.notify_waiters();
-        Ok(admission)
+        self.admit_in_round(key, intent, false).await
+    }
+
+    async fn admit_and_decide(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+    ) -> Result<Admission, BackendError> {
+        self.admit_in_round(key, intent, true).await
     }
 
     fn new_job_id(&self, _buyer: &BuyerId, _key: &IdempotencyKey) -> JobId {
@@ -36,15 +42,40 @@ impl Admissions for EmbeddedStore {
     }
 }
 
+impl EmbeddedStore {
+    /// Admits in the writer's next round, deciding there too if `decide` allows; wakes the
+    /// receivers of a queued intent, or the long polls of a decided job.
+    async fn admit_in_round(
+        &self,
+        key: &IdempotencyKey,
+        intent: &Intent,
+        decide: bool,
+    ) -> Result<Admission, BackendError> {
+        let (key, intent, clock) = (key.clone(), intent.clone(), Arc::clone(&self.clock));
+        let admission = self
+            .db
+            .write(move |tx| admit_one(tx, &key, &intent, decide, clock.as_ref()))
+            .await?;
+        match &admission {
+            Admission::Accepted(_) => self.enqueued.notify_waiters(),
+            Admission::Decided(job) => self.decisions.announce(job),
+            _ => {}
+        }
+        Ok(admission)
+    }
+}
+
 /// One admission inside the round's transaction: an earlier record of the key decides
-/// (duplicate or reused), else the request is checked and the key, the PENDING job and the
-/// queued intent are written together.
+/// (duplicate or reused), else the request is checked and the key is recorded with the job,
+/// decided at once if `decide` and the queue is empty, else PENDING with its intent queued.
 fn admit_one(
     tx: &Transaction<'_>,
     key: &IdempotencyKey,
     intent: &Intent,
-    now: jiff::Timestamp,
+    decide: bool,
+    clock: &dyn Clock,
 ) -> Result<Admission, BackendError> {
+    let now = clock.now();
     if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
         return Ok(Admission::for_earlier(&earlier, intent, job_id));
     }
@@ -62,7 +93,13 @@ fn admit_one(
         intent.job_id.to_string(),
         to_ms(now)
     ])?;
-    insert_job(tx, &Job::pending(intent), now)?;
+    let pending = Job::pending(intent);
+    if decide && is_empty(tx)? {
+        let transition = decide_pending(tx, &mut HashMap::new(), &pending, intent, now)?;
+        insert_decided(tx, &transition)?;
+        return Ok(Admission::Decided(Box::new(transition.job)));
+    }
+    insert_job(tx, &pending, now)?;
     enqueue(tx, intent, now)?;
     Ok(Admission::Accepted(intent.job_id))
 }

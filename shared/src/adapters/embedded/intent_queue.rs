@@ -35,6 +35,15 @@ pub(super) fn enqueue(
     Ok(())
 }
 
+/// Whether the main queue holds no message at all (ready, in flight or waiting to be retried):
+/// then an intent decided now is decided in its turn.
+pub(super) fn is_empty(tx: &Transaction<'_>) -> Result<bool, BackendError> {
+    let queued = tx
+        .prepare_cached("SELECT 1 FROM messages WHERE queue = ?1 LIMIT 1")?
+        .exists([MAIN])?;
+    Ok(!queued)
+}
+
 #[async_trait]
 impl IntentQueue for EmbeddedStore {
     async fn send(&self, intents: &[Intent]) -> Result<(), BackendError> {

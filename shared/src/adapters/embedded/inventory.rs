@@ -103,6 +103,20 @@ fn claim_one(
     if job.status != JobStatus::Pending {
         return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
     }
+    let transition = decide_pending(tx, terms, &job, intent, now)?;
+    save_transition(tx, &transition)?;
+    Ok((ClaimOutcome::of(&transition), Some(transition.job)))
+}
+
+/// Decides the claim of `job`, PENDING, for `intent`: the per-buyer limit, then the seats, each
+/// written under its condition in `tx`. The transition comes back for the caller to store.
+pub(super) fn decide_pending(
+    tx: &Transaction<'_>,
+    terms: &mut HashMap<EventId, Terms>,
+    job: &Job,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Transition, BackendError> {
     let event = match terms.get(&intent.event_id) {
         Some(known) => *known,
         None => {
@@ -115,13 +129,15 @@ fn claim_one(
     };
     let decided = match over_limit(tx, event.limit, intent, now)? {
         Some(reason) => job.reject(&reason, now),
-        None => hold_or_reject(tx, &job, intent, event, now)?,
+        None => hold_or_reject(tx, job, intent, event, now)?,
     };
-    let Ok(transition) = decided else {
-        return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
-    };
-    save_transition(tx, &transition)?;
-    Ok((ClaimOutcome::of(&transition), Some(transition.job)))
+    decided.map_err(|status| {
+        BackendError::permanent(format!(
+            "job {} is {}, not PENDING",
+            job.job_id,
+            status.as_str()
+        ))
+    })
 }
 
 /// The rejection's reason if the buyer's HELD and SOLD seats in the event leave no room for

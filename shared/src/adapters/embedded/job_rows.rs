@@ -35,7 +35,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     record.map(JobRecord::into_job).transpose()
 }
 
-/// Inserts a new PENDING job.
+/// Inserts a new job: PENDING, or decided in the write that admits it.
 pub(super) fn insert_job(
     tx: &Transaction<'_>,
     job: &Job,
@@ -43,8 +43,9 @@ pub(super) fn insert_job(
 ) -> Result<(), BackendError> {
     let record = JobRecord::of(job)?;
     tx.prepare_cached(
-        "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, accepted_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, hold_until,
+                           reason, accepted_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         record.job_id,
@@ -53,10 +54,22 @@ pub(super) fn insert_job(
         record.request,
         record.status,
         record.seat_ids,
+        record.hold_until,
+        record.reason,
         record.accepted_at,
         to_ms(now),
     ])?;
     Ok(())
+}
+
+/// Inserts the job a transition from PENDING decided, with its reservation event: the decision
+/// made in the write that admits the job, which never stored it PENDING.
+pub(super) fn insert_decided(
+    tx: &Transaction<'_>,
+    transition: &Transition,
+) -> Result<(), BackendError> {
+    insert_job(tx, &transition.job, transition.event.occurred_at)?;
+    record_event(tx, transition)
 }
 
 /// Persists a decided transition and records its reservation event in the outbox, in the
@@ -92,7 +105,17 @@ pub(super) fn save_transition(
             transition.from.as_str()
         )));
     }
+    record_event(tx, transition)
+}
+
+/// Records a transition's reservation event in the outbox.
+fn record_event(tx: &Transaction<'_>, transition: &Transition) -> Result<(), BackendError> {
+    let at = to_ms(transition.event.occurred_at);
     tx.prepare_cached("INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)")?
-        .execute(params![job.job_id, encode_event(&transition.event)?, at])?;
+        .execute(params![
+            transition.job.job_id.to_string(),
+            encode_event(&transition.event)?,
+            at
+        ])?;
     Ok(())
 }
