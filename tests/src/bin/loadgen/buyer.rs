@@ -304,14 +304,13 @@ impl Buyer {
             }
         };
         s.admitted.fetch_add(1, Ordering::Relaxed);
+        let decided_in_answer = response.status().as_u16() == 200;
         let Ok(answer) = response.json::<Value>().await else {
             s.error("bad POST body".into());
             return None;
         };
-        if answer["status"]
-            .as_str()
-            .is_some_and(|status| status != "PENDING")
-        {
+        // Only a 200 carries the job itself; a 202 names it, whatever status it mentions.
+        if decided_in_answer && answer["status"].as_str().is_some_and(|s| s != "PENDING") {
             return Some(answer);
         }
         let Some(job_id) = answer["job_id"].as_str() else {
