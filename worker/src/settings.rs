@@ -65,21 +65,13 @@ impl WorkerSettings {
     /// [`WorkerSettings::batch_size`]).
     #[must_use]
     pub fn batch_size(&self, backend: BackendKind) -> usize {
-        let default = match backend {
-            BackendKind::Embedded => 100,
-            BackendKind::Aws => 10,
-        };
-        usize::from(self.batch_size.unwrap_or(default))
+        or_default(self.batch_size, backend, (100, 10))
     }
 
     /// How many claim loops to run on `backend` (see [`WorkerSettings::claim_loops`]).
     #[must_use]
     pub fn claim_loops(&self, backend: BackendKind) -> usize {
-        let default = match backend {
-            BackendKind::Embedded => 1,
-            BackendKind::Aws => 4,
-        };
-        usize::from(self.claim_loops.unwrap_or(default))
+        or_default(self.claim_loops, backend, (1, 4))
     }
 
     /// The relay's idle pause.
@@ -87,6 +79,15 @@ impl WorkerSettings {
     pub fn relay_interval(&self) -> Duration {
         Duration::from_millis(self.relay_interval_ms)
     }
+}
+
+/// A setting as given, else its default on `backend`: `(embedded, aws)`.
+fn or_default(set: Option<u16>, backend: BackendKind, (embedded, aws): (u16, u16)) -> usize {
+    let default = match backend {
+        BackendKind::Embedded => embedded,
+        BackendKind::Aws => aws,
+    };
+    usize::from(set.unwrap_or(default))
 }
 
 impl Default for WorkerSettings {

@@ -14,10 +14,10 @@ use super::EmbeddedStore;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
 use super::job_rows::{insert_decided, insert_job};
-use super::terms::terms;
+use super::terms::{Terms, terms};
 use crate::codec::to_ms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
-use crate::ports::{Admission, Admissions, BackendError, Clock};
+use crate::ports::{Admission, Admissions, BackendError};
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
@@ -54,7 +54,7 @@ impl EmbeddedStore {
         let (key, intent, clock) = (key.clone(), intent.clone(), Arc::clone(&self.clock));
         let admission = self
             .db
-            .write(move |tx| admit_one(tx, &key, &intent, decide, clock.as_ref()))
+            .write(move |tx| admit_one(tx, &key, &intent, decide, clock.now()))
             .await?;
         match &admission {
             Admission::Accepted(_) => self.enqueued.notify_waiters(),
@@ -73,15 +73,15 @@ fn admit_one(
     key: &IdempotencyKey,
     intent: &Intent,
     decide: bool,
-    clock: &dyn Clock,
+    now: jiff::Timestamp,
 ) -> Result<Admission, BackendError> {
-    let now = clock.now();
     if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
         return Ok(Admission::for_earlier(&earlier, intent, job_id));
     }
-    if let Some(refusal) = check_request(tx, intent)? {
-        return Ok(refusal);
-    }
+    let event_terms = match check_request(tx, intent)? {
+        Ok(event_terms) => event_terms,
+        Err(refusal) => return Ok(refusal),
+    };
     tx.prepare_cached(
         "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -95,7 +95,8 @@ fn admit_one(
     ])?;
     let pending = Job::pending(intent);
     if decide && is_empty(tx)? {
-        let transition = decide_pending(tx, &mut HashMap::new(), &pending, intent, now)?;
+        let mut known = HashMap::from([(intent.event_id.clone(), event_terms)]);
+        let transition = decide_pending(tx, &mut known, &pending, intent, now)?;
         insert_decided(tx, &transition)?;
         return Ok(Admission::Decided(Box::new(transition.job)));
     }
@@ -127,12 +128,16 @@ fn find_key(
     .transpose()
 }
 
-/// Refuses a request for an event, seats or section that do not exist: the client can fix those,
-/// so they are answered now rather than becoming a rejected job.
-fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admission>, BackendError> {
-    if terms(tx, &intent.event_id)?.is_none() {
-        return Ok(Some(Admission::UnknownEvent));
-    }
+/// The event's terms for an admissible request; else its refusal, for an event, seats or section
+/// that do not exist: the client can fix those, so they are answered now rather than becoming a
+/// rejected job.
+fn check_request(
+    tx: &Transaction<'_>,
+    intent: &Intent,
+) -> Result<Result<Terms, Admission>, BackendError> {
+    let Some(event_terms) = terms(tx, &intent.event_id)? else {
+        return Ok(Err(Admission::UnknownEvent));
+    };
     let event = intent.event_id.as_str();
     let (found, section_known) = match &intent.request {
         SeatRequest::Seats(wanted) => {
@@ -153,5 +158,5 @@ fn check_request(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<Admissi
             (Vec::new(), known)
         }
     };
-    Ok(Admission::refusal(&intent.request, &found, section_known))
+    Ok(Admission::refusal(&intent.request, &found, section_known).map_or(Ok(event_terms), Err))
 }
