@@ -10,7 +10,9 @@ use seatclaim_shared::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome, Delivery, EventCreation, Message, Settled};
+use seatclaim_shared::ports::{
+    Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxEntry, Settled,
+};
 use seatclaim_shared::{Backend, app};
 
 pub use crate::races::{
@@ -414,14 +416,26 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
         waiting == 3 || entries[1].event.job_id == rejected.job_id,
         "a waiting rejection waits in its turn"
     );
-    f.backend
-        .outbox
-        .mark_published(&entries[..2])
-        .await
-        .unwrap();
-    let left = f.backend.outbox.unpublished(100).await.unwrap();
-    assert_eq!(left.len(), waiting - 2);
-    assert_eq!(left[0].event.status, entries[2].event.status);
+    // A page published but for one entry the publisher refused: that entry, and only it,
+    // waits; the entries after it are not handed out again.
+    let outbox = &f.backend.outbox;
+    let marked = [entries[0].clone(), entries[2].clone()];
+    outbox.mark_published(&marked).await.unwrap();
+    let left = outbox.unpublished(100).await.unwrap();
+    let events =
+        |entries: &[OutboxEntry]| -> Vec<_> { entries.iter().map(|e| e.event.clone()).collect() };
+    assert_eq!(left.len(), waiting - 2, "{left:?}");
+    assert_eq!(
+        left[0].event, entries[1].event,
+        "the refused entry waits, first"
+    );
+    assert!(
+        !events(&left).contains(&entries[2].event),
+        "published past it: not again"
+    );
+    outbox.mark_published(&left[..1]).await.unwrap();
+    let after = outbox.unpublished(100).await.unwrap();
+    assert_eq!(events(&after), events(&left[1..]));
 }
 
 /// `admit_and_decide`: a store may decide the claim in the admission's own write (the job

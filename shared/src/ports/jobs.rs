@@ -34,8 +34,8 @@ pub trait Jobs: Send + Sync {
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError>;
 
     /// Deletes up to `limit` jobs in one of `statuses` decided before `cutoff`, with their
-    /// idempotency records and their history, and up to `limit` reservation events published
-    /// before `cutoff`; returns how many jobs it deleted. A job with an unpublished event or an
+    /// idempotency records and their history, and up to `limit` published reservation events
+    /// that happened before `cutoff`; returns how many jobs it deleted. A job with an unpublished event or an
     /// intent still in a queue is kept. The domain's `Retention` names the statuses and the
     /// cutoff. This default deletes nothing: a store that expires records itself (DynamoDB's
     /// TTL on the `expires_at` each final transition writes) needs no sweep.

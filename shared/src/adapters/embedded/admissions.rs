@@ -1,5 +1,5 @@
-//! Admissions on SQLite: the key's record, the PENDING job and the queued intent in one write;
-//! or, when the process runs the worker and no queued intent is waiting, the key's record and
+//! Admissions on SQLite: the PENDING job (which carries its idempotency key) and the queued
+//! intent in one write; or, when the process runs the worker and no queued intent is waiting,
 //! the job decided (the claim's conditional seat writes and its outbox event) in that one write,
 //! with nothing queued. Admissions that arrive together share the writer's round (`writer.rs`):
 //! one durable commit, one fsync, for all of them, each answered only after it.
@@ -13,9 +13,8 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::EmbeddedStore;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
-use super::job_rows::{insert_decided, insert_job};
+use super::job_rows::{Admitted, insert_decided, insert_job};
 use super::terms::{Terms, terms};
-use crate::codec::to_ms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
@@ -82,25 +81,19 @@ fn admit_one(
         Ok(event_terms) => event_terms,
         Err(refusal) => return Ok(refusal),
     };
-    tx.prepare_cached(
-        "INSERT INTO idempotency (buyer_id, key, fingerprint, job_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        intent.buyer_id.as_str(),
-        key.as_str(),
-        intent.request.fingerprint(&intent.event_id),
-        intent.job_id.to_string(),
-        to_ms(now)
-    ])?;
+    let admitted = Admitted {
+        key,
+        fingerprint: intent.request.fingerprint(&intent.event_id),
+        at: now,
+    };
     let pending = Job::pending(intent);
     if decide && is_empty(tx)? {
         let mut known = HashMap::from([(intent.event_id.clone(), event_terms)]);
         let transition = decide_pending(tx, &mut known, &pending, intent, now)?;
-        insert_decided(tx, &transition)?;
+        insert_decided(tx, &transition, &admitted)?;
         return Ok(Admission::Decided(Box::new(transition.job)));
     }
-    insert_job(tx, &pending, now)?;
+    insert_job(tx, &pending, &admitted)?;
     enqueue(tx, intent, now)?;
     Ok(Admission::Accepted(intent.job_id))
 }
@@ -112,7 +105,7 @@ fn find_key(
 ) -> Result<Option<(String, JobId)>, BackendError> {
     let row = tx
         .prepare_cached(
-            "SELECT fingerprint, job_id FROM idempotency WHERE buyer_id = ?1 AND key = ?2",
+            "SELECT fingerprint, job_id FROM jobs WHERE buyer_id = ?1 AND idempotency_key = ?2",
         )?
         .query_row(params![intent.buyer_id.as_str(), key.as_str()], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
@@ -121,9 +114,7 @@ fn find_key(
     row.map(|(fingerprint, job_id)| {
         JobId::parse(&job_id)
             .map(|id| (fingerprint, id))
-            .ok_or_else(|| {
-                BackendError::permanent(format!("idempotency record names job {job_id:?}"))
-            })
+            .ok_or_else(|| BackendError::permanent(format!("a job row has the id {job_id:?}")))
     })
     .transpose()
 }

@@ -51,6 +51,11 @@ impl Db {
         // The commit that takes the WAL past this many pages copies them back into the file; a
         // larger WAL copies a page written by many commits once instead of once per checkpoint.
         writer.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
+        // Every write runs in a savepoint (`writer.rs`), which copies each page it first touches
+        // into a statement journal: kept in memory, that copy is a memcpy instead of a write to a
+        // temporary file. It is never needed after a crash (the round's transaction rolls back
+        // whole), so nothing durable depends on it.
+        writer.pragma_update(None, "temp_store", "MEMORY")?;
         let readers = (0..READERS)
             .map(|_| connect(path).map(Mutex::new))
             .collect::<Result<_, _>>()?;

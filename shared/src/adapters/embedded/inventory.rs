@@ -180,7 +180,9 @@ fn hold_or_reject(
 }
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,
-/// free seats first and then lapsed holds, enough of them to satisfy it if possible.
+/// free seats first and then lapsed holds, enough of them to satisfy it if possible. (The
+/// instant is bound through a CAST: a bare parameter in the range on `hold_until` makes SQLite
+/// compile the statement again on every run, to weigh its plan against the value bound.)
 fn candidate_seats(
     tx: &Transaction<'_>,
     intent: &Intent,
@@ -213,7 +215,7 @@ fn candidate_seats(
             .chain(
                 tx.prepare_cached(&format!(
                     "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'HELD'
-                     AND hold_until <= ?4 ORDER BY position LIMIT ?3",
+                     AND hold_until <= CAST(?4 AS INTEGER) ORDER BY position LIMIT ?3",
                     SEAT_COLUMNS
                 ))?
                 .query_map(
@@ -238,7 +240,7 @@ fn hold_seats(
     // One seat needs no savepoint: its single conditional UPDATE is all or nothing by itself.
     let atomic = seat_ids.len() > 1;
     if atomic {
-        tx.execute_batch("SAVEPOINT hold")?;
+        tx.prepare_cached("SAVEPOINT hold")?.execute([])?;
     }
     let mut update = tx.prepare_cached(
         "UPDATE seats SET state = 'HELD', job_id = ?3, hold_until = ?4
@@ -255,13 +257,14 @@ fn hold_seats(
         ])?;
         if changed == 0 {
             if atomic {
-                tx.execute_batch("ROLLBACK TO hold; RELEASE hold")?;
+                tx.prepare_cached("ROLLBACK TO hold")?.execute([])?;
+                tx.prepare_cached("RELEASE hold")?.execute([])?;
             }
             return Ok(false);
         }
     }
     if atomic {
-        tx.execute_batch("RELEASE hold")?;
+        tx.prepare_cached("RELEASE hold")?.execute([])?;
     }
     Ok(true)
 }

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::codec::{JobRecord, encode_event, to_ms};
-use crate::domain::{Job, JobId, Transition};
+use crate::domain::{IdempotencyKey, Job, JobId, Transition};
 use crate::ports::BackendError;
 
 /// Reads one job inside a transaction.
@@ -35,17 +35,29 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     record.map(JobRecord::into_job).transpose()
 }
 
-/// Inserts a new job: PENDING, or decided in the write that admits it.
+/// The idempotency record a new job's row carries: the buyer's key, the fingerprint of the
+/// request it was first used for, and when it was admitted.
+pub(super) struct Admitted<'a> {
+    /// The key, unique per buyer.
+    pub key: &'a IdempotencyKey,
+    /// Tells a retry from a reused key.
+    pub fingerprint: String,
+    /// The admission's instant.
+    pub at: Timestamp,
+}
+
+/// Inserts a new job with its idempotency record: PENDING, or decided in the write that admits
+/// it.
 pub(super) fn insert_job(
     tx: &Transaction<'_>,
     job: &Job,
-    now: Timestamp,
+    admitted: &Admitted<'_>,
 ) -> Result<(), BackendError> {
     let record = JobRecord::of(job)?;
     tx.prepare_cached(
         "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, hold_until,
-                           reason, accepted_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                           reason, accepted_at, updated_at, idempotency_key, fingerprint)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         record.job_id,
@@ -57,7 +69,9 @@ pub(super) fn insert_job(
         record.hold_until,
         record.reason,
         record.accepted_at,
-        to_ms(now),
+        to_ms(admitted.at),
+        admitted.key.as_str(),
+        admitted.fingerprint,
     ])?;
     Ok(())
 }
@@ -67,8 +81,9 @@ pub(super) fn insert_job(
 pub(super) fn insert_decided(
     tx: &Transaction<'_>,
     transition: &Transition,
+    admitted: &Admitted<'_>,
 ) -> Result<(), BackendError> {
-    insert_job(tx, &transition.job, transition.event.occurred_at)?;
+    insert_job(tx, &transition.job, admitted)?;
     record_event(tx, transition)
 }
 

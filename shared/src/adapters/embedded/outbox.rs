@@ -1,4 +1,5 @@
-//! The embedded outbox: rows recorded with each transition, read in order by the relay.
+//! The embedded outbox: rows recorded with each transition, read in order by the relay, which
+//! follows them by a cursor: publishing a page moves one number instead of rewriting its rows.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -16,7 +17,10 @@ impl Outbox for EmbeddedStore {
         self.db
             .read(move |tx| {
                 let mut query = tx.prepare_cached(
-                    "SELECT seq, body FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ?1",
+                    "SELECT seq, body FROM outbox
+                     WHERE seq > (SELECT published_through FROM relay_cursor)
+                       AND published_at IS NULL
+                     ORDER BY seq LIMIT ?1",
                 )?;
                 let rows = query.query_map([limit], |row| {
                     Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
@@ -44,16 +48,7 @@ impl Outbox for EmbeddedStore {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let now = to_ms(self.clock.now());
-        self.db
-            .write(move |tx| {
-                let mut update =
-                    tx.prepare_cached("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
-                for seq in &seqs {
-                    update.execute(params![seq, now])?;
-                }
-                Ok(())
-            })
-            .await
+        self.db.write(move |tx| advance(tx, seqs, now)).await
     }
 
     async fn record(
@@ -94,7 +89,10 @@ impl Outbox for EmbeddedStore {
             .read(|tx| {
                 Ok(tx
                     .query_row(
-                        "SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1",
+                        "SELECT created_at FROM outbox
+                         WHERE seq > (SELECT published_through FROM relay_cursor)
+                           AND published_at IS NULL
+                         ORDER BY seq LIMIT 1",
                         [],
                         |row| row.get(0),
                     )
@@ -103,4 +101,43 @@ impl Outbox for EmbeddedStore {
             .await?;
         oldest.map(from_ms).transpose()
     }
+}
+
+/// Marks `seqs` published: the cursor moves over every entry up to the first unpublished one not
+/// among them (the whole page, unless the publisher refused an entry of it); only the entries
+/// past such a gap are marked one by one, until the gap is published too.
+fn advance(
+    tx: &rusqlite::Transaction<'_>,
+    mut seqs: Vec<i64>,
+    now: i64,
+) -> Result<(), BackendError> {
+    seqs.sort_unstable();
+    let Some(&last) = seqs.last() else {
+        return Ok(());
+    };
+    let cursor: i64 = tx
+        .prepare_cached("SELECT published_through FROM relay_cursor")?
+        .query_row([], |row| row.get(0))?;
+    // The first unpublished entry past the cursor that is not being marked now, if any lies
+    // below the last one being marked.
+    let waiting: Vec<i64> = tx
+        .prepare_cached(
+            "SELECT seq FROM outbox WHERE seq > ?1 AND seq <= ?2 AND published_at IS NULL
+             ORDER BY seq",
+        )?
+        .query_map(params![cursor, last], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    let gap = waiting
+        .into_iter()
+        .find(|seq| seqs.binary_search(seq).is_err());
+    let through = gap.map_or(last, |gap| gap - 1);
+    if through > cursor {
+        tx.prepare_cached("UPDATE relay_cursor SET published_through = ?1")?
+            .execute([through])?;
+    }
+    let mut mark = tx.prepare_cached("UPDATE outbox SET published_at = ?2 WHERE seq = ?1")?;
+    for seq in seqs.iter().filter(|seq| **seq > through) {
+        mark.execute(params![seq, now])?;
+    }
+    Ok(())
 }

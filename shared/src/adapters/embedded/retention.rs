@@ -1,6 +1,6 @@
 //! The embedded backend's retention: a bounded delete, run periodically by the worker, of the
-//! decided jobs the domain's `Retention` lets go, with their idempotency records and history,
-//! and of reservation events published long ago. Each call is one short write transaction.
+//! decided jobs the domain's `Retention` lets go (their rows carry their idempotency keys), with
+//! their history, and of reservation events published that happened long ago. Each call is one short write transaction.
 
 use rusqlite::{Transaction, params, params_from_iter};
 
@@ -10,7 +10,7 @@ use crate::ports::BackendError;
 
 /// Deletes up to `limit` jobs in `statuses` last changed before `cutoff` (each with its key and
 /// history, unless an event of it is unpublished or its intent is still in a queue), then up to
-/// `limit` events published before `cutoff`; returns how many jobs it deleted.
+/// `limit` published events that happened before `cutoff`; returns how many jobs it deleted.
 pub(super) fn purge(
     tx: &Transaction<'_>,
     statuses: &[JobStatus],
@@ -24,6 +24,7 @@ pub(super) fn purge(
     let mut select = tx.prepare(&format!(
         "SELECT job_id FROM jobs WHERE status IN ({marks}) AND updated_at < ?{n} \
            AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = jobs.job_id \
+                           AND o.seq > (SELECT published_through FROM relay_cursor) \
                            AND o.published_at IS NULL) \
            AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.job_id = jobs.job_id) \
          ORDER BY updated_at LIMIT ?{m}",
@@ -37,9 +38,15 @@ pub(super) fn purge(
     let jobs: Vec<String> = select
         .query_map(params_from_iter(values), |row| row.get(0))?
         .collect::<Result<_, _>>()?;
+    // The newest outbox entry always stays, as a placeholder naming no job if its job goes:
+    // `seq` would otherwise be handed out again, below the relay's cursor and the decision
+    // follower's position.
     for job in &jobs {
-        tx.prepare_cached("DELETE FROM idempotency WHERE job_id = ?1")?
-            .execute([job])?;
+        tx.prepare_cached(
+            "UPDATE outbox SET job_id = '', body = '' \
+             WHERE job_id = ?1 AND seq = (SELECT max(seq) FROM outbox)",
+        )?
+        .execute([job])?;
         tx.prepare_cached("DELETE FROM outbox WHERE job_id = ?1")?
             .execute([job])?;
         tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1")?
@@ -47,7 +54,8 @@ pub(super) fn purge(
     }
     tx.prepare_cached(
         "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox \
-         WHERE published_at IS NOT NULL AND published_at < ?1 ORDER BY published_at LIMIT ?2)",
+         WHERE seq <= (SELECT published_through FROM relay_cursor) \
+           AND seq < (SELECT max(seq) FROM outbox) AND created_at < ?1 ORDER BY seq LIMIT ?2)",
     )?
     .execute(params![cutoff, limit])?;
     Ok(jobs.len())
