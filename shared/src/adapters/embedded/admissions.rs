@@ -11,10 +11,11 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::EmbeddedStore;
+use super::event_shapes::EventShapes;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
 use super::job_rows::{Admitted, insert_decided, insert_job};
-use super::terms::{Terms, terms};
+use super::terms::Terms;
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
@@ -51,9 +52,10 @@ impl EmbeddedStore {
         decide: bool,
     ) -> Result<Admission, BackendError> {
         let (key, intent, clock) = (key.clone(), intent.clone(), Arc::clone(&self.clock));
+        let shapes = Arc::clone(&self.shapes);
         let admission = self
             .db
-            .write(move |tx| admit_one(tx, &key, &intent, decide, clock.now()))
+            .write(move |tx| admit_one(tx, &shapes, &key, &intent, decide, clock.now()))
             .await?;
         match &admission {
             Admission::Accepted(_) => self.enqueued.notify_waiters(),
@@ -69,6 +71,7 @@ impl EmbeddedStore {
 /// decided at once if `decide` and the queue is empty, else PENDING with its intent queued.
 fn admit_one(
     tx: &Transaction<'_>,
+    shapes: &EventShapes,
     key: &IdempotencyKey,
     intent: &Intent,
     decide: bool,
@@ -77,7 +80,7 @@ fn admit_one(
     if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
         return Ok(Admission::for_earlier(&earlier, intent, job_id));
     }
-    let event_terms = match check_request(tx, intent)? {
+    let event_terms = match check_request(tx, shapes, intent)? {
         Ok(event_terms) => event_terms,
         Err(refusal) => return Ok(refusal),
     };
@@ -124,30 +127,22 @@ fn find_key(
 /// rejected job.
 fn check_request(
     tx: &Transaction<'_>,
+    shapes: &EventShapes,
     intent: &Intent,
 ) -> Result<Result<Terms, Admission>, BackendError> {
-    let Some(event_terms) = terms(tx, &intent.event_id)? else {
+    let Some(shape) = shapes.get(tx, &intent.event_id)? else {
         return Ok(Err(Admission::UnknownEvent));
     };
-    let event = intent.event_id.as_str();
     let (found, section_known) = match &intent.request {
         SeatRequest::Seats(wanted) => {
-            let mut exists =
-                tx.prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND seat_id = ?2")?;
-            let mut found: Vec<SeatId> = Vec::new();
-            for seat in wanted {
-                if exists.exists(params![event, seat.as_str()])? {
-                    found.push(seat.clone());
-                }
-            }
+            let found: Vec<SeatId> = wanted
+                .iter()
+                .filter(|seat| shape.has_seat(seat.as_str()))
+                .cloned()
+                .collect();
             (found, false)
         }
-        SeatRequest::Section { section, .. } => {
-            let known = tx
-                .prepare_cached("SELECT 1 FROM seats WHERE event_id = ?1 AND section = ?2 LIMIT 1")?
-                .exists(params![event, section.as_str()])?;
-            (Vec::new(), known)
-        }
+        SeatRequest::Section { section, .. } => (Vec::new(), shape.has_section(section.as_str())),
     };
-    Ok(Admission::refusal(&intent.request, &found, section_known).map_or(Ok(event_terms), Err))
+    Ok(Admission::refusal(&intent.request, &found, section_known).map_or(Ok(shape.terms), Err))
 }

@@ -10,39 +10,39 @@ use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 impl Catalog for EmbeddedStore {
     async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
         let event = event.clone();
+        let event_id = event.event_id.clone();
         let now = to_ms(self.clock.now());
-        self.db
-            .write(move |tx| {
-                let hold_ms = event.hold.as_millis();
-                let inserted = tx.execute(
-                    "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at)
+        let create = self.db.write(move |tx| {
+            let hold_ms = event.hold.as_millis();
+            let inserted = tx.execute(
+                "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (event_id) DO NOTHING",
-                    params![
-                        event.event_id.as_str(),
-                        event.name,
-                        i64::try_from(hold_ms).unwrap_or(i64::MAX),
-                        event.max_seats_per_buyer.map(SeatLimit::seats),
-                        now
-                    ],
-                )?;
-                if inserted == 0 {
-                    return Ok(EventCreation::AlreadyExists);
-                }
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO seats (event_id, seat_id, section, position, state)
+                params![
+                    event.event_id.as_str(),
+                    event.name,
+                    i64::try_from(hold_ms).unwrap_or(i64::MAX),
+                    event.max_seats_per_buyer.map(SeatLimit::seats),
+                    now
+                ],
+            )?;
+            if inserted == 0 {
+                return Ok(EventCreation::AlreadyExists);
+            }
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO seats (event_id, seat_id, section, position, state)
                      VALUES (?1, ?2, ?3, ?4, 'AVAILABLE')",
-                )?;
-                for (position, (seat_id, section)) in event.seats.iter().enumerate() {
-                    insert.execute(params![
-                        event.event_id.as_str(),
-                        seat_id.as_str(),
-                        section.as_str(),
-                        i64::try_from(position).unwrap_or(i64::MAX),
-                    ])?;
-                }
-                Ok(EventCreation::Created(event.seats.len()))
-            })
-            .await
+            )?;
+            for (position, (seat_id, section)) in event.seats.iter().enumerate() {
+                insert.execute(params![
+                    event.event_id.as_str(),
+                    seat_id.as_str(),
+                    section.as_str(),
+                    i64::try_from(position).unwrap_or(i64::MAX),
+                ])?;
+            }
+            Ok(EventCreation::Created(event.seats.len()))
+        });
+        self.shapes.creating(&event_id, create).await
     }
 
     async fn seat_map(&self, event_id: &EventId) -> Result<Option<Vec<Seat>>, BackendError> {

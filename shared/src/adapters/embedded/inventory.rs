@@ -181,8 +181,8 @@ fn hold_or_reject(
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,
 /// free seats first and then lapsed holds, enough of them to satisfy it if possible. (The
-/// instant is bound through a CAST: a bare parameter in the range on `hold_until` makes SQLite
-/// compile the statement again on every run, to weigh its plan against the value bound.)
+/// statements step only as far as they need instead of saying `LIMIT ?`: a bound LIMIT makes
+/// SQLite compile the statement again on every run, to weigh its plan against the value.)
 fn candidate_seats(
     tx: &Transaction<'_>,
     intent: &Intent,
@@ -205,25 +205,26 @@ fn candidate_seats(
             }
             rows
         }
-        SeatRequest::Section { section, quantity } => tx
-            .prepare_cached(&format!(
-                "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE'
-                 ORDER BY position LIMIT ?3",
-                SEAT_COLUMNS
-            ))?
-            .query_map(params![event, section.as_str(), quantity], read_seat)?
-            .chain(
-                tx.prepare_cached(&format!(
-                    "SELECT {} FROM seats WHERE event_id = ?1 AND section = ?2 AND state = 'HELD'
-                     AND hold_until <= CAST(?4 AS INTEGER) ORDER BY position LIMIT ?3",
-                    SEAT_COLUMNS
-                ))?
-                .query_map(
-                    params![event, section.as_str(), quantity, to_ms(now)],
-                    read_seat,
-                )?,
-            )
-            .collect::<Result<Vec<_>, _>>()?,
+        SeatRequest::Section { section, quantity } => {
+            let wanted = usize::from(*quantity);
+            let mut free = tx.prepare_cached(&format!(
+                "SELECT {SEAT_COLUMNS} FROM seats
+                 WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY position"
+            ))?;
+            let mut lapsed = tx.prepare_cached(&format!(
+                "SELECT {SEAT_COLUMNS} FROM seats
+                 WHERE event_id = ?1 AND section = ?2 AND state = 'HELD' AND hold_until <= ?3
+                 ORDER BY position"
+            ))?;
+            free.query_map(params![event, section.as_str()], read_seat)?
+                .take(wanted)
+                .chain(
+                    lapsed
+                        .query_map(params![event, section.as_str(), to_ms(now)], read_seat)?
+                        .take(wanted),
+                )
+                .collect::<Result<Vec<_>, _>>()?
+        }
     };
     rows.into_iter().map(SeatRecord::into_seat).collect()
 }

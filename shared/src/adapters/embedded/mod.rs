@@ -11,6 +11,7 @@ mod db;
 mod dead_letter_queue;
 mod decisions;
 mod event_log;
+mod event_shapes;
 mod folder_lock;
 mod intent_queue;
 mod inventory;
@@ -63,6 +64,8 @@ pub struct EmbeddedStore {
     decisions: Arc<decisions::Decisions>,
     /// Set once [`decisions::follow`] runs (started by the first long poll: it needs the runtime).
     following: tokio::sync::OnceCell<()>,
+    /// The events admissions have checked requests against, read once.
+    shapes: Arc<event_shapes::EventShapes>,
 }
 
 impl EmbeddedStore {
@@ -79,6 +82,7 @@ impl EmbeddedStore {
             enqueued: Arc::new(Notify::new()),
             decisions: Arc::default(),
             following: tokio::sync::OnceCell::new(),
+            shapes: Arc::default(),
         })
     }
 }
