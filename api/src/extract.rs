@@ -1,7 +1,7 @@
 //! Extractors whose rejections come out as problem+json like every other error.
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::HeaderMap;
+use axum::http::HeaderValue;
 use axum::http::request::Parts;
 use seatclaim_shared::domain::IdempotencyKey;
 
@@ -42,13 +42,36 @@ where
     }
 }
 
-/// Reads the `Idempotency-Key` header; missing or malformed is the client's mistake (400).
-pub fn idempotency_key(headers: &HeaderMap) -> Result<IdempotencyKey, ApiError> {
-    let value = headers
-        .get("idempotency-key")
-        .ok_or_else(|| ApiError::BadRequest("the Idempotency-Key header is required".into()))?;
-    let text = value
-        .to_str()
-        .map_err(|_| ApiError::BadRequest("Idempotency-Key must be printable ASCII".into()))?;
-    IdempotencyKey::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
+/// The headers a reservation reads, taken from the request's parts: the `Idempotency-Key` as
+/// sent (checked in the handler's turn, after the caller's rate) and the seconds of its
+/// `Prefer: wait`. Axum's `HeaderMap` extractor would copy the whole map for every request.
+pub struct ReservationHeaders {
+    key: Option<HeaderValue>,
+    /// The `wait` preference asked for, if a usable one was ([`crate::prefer::wait_seconds`]).
+    pub prefer_wait: Option<u64>,
+}
+
+impl ReservationHeaders {
+    /// The `Idempotency-Key`; missing or malformed is the client's mistake (400).
+    pub fn idempotency_key(&self) -> Result<IdempotencyKey, ApiError> {
+        let value = self
+            .key
+            .as_ref()
+            .ok_or_else(|| ApiError::BadRequest("the Idempotency-Key header is required".into()))?;
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::BadRequest("Idempotency-Key must be printable ASCII".into()))?;
+        IdempotencyKey::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ReservationHeaders {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            key: parts.headers.get("idempotency-key").cloned(),
+            prefer_wait: crate::prefer::wait_seconds(&parts.headers),
+        })
+    }
 }

@@ -1,6 +1,6 @@
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_shared::app;
 use seatclaim_shared::domain::{EventId, Job, JobId, JobStatus, SeatRequest, ValidationError};
@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 use super::jobs::JobView;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiPath, idempotency_key};
-use crate::prefer::{self, PREFERENCE_APPLIED};
+use crate::extract::{ApiJson, ApiPath, ReservationHeaders};
+use crate::prefer::PREFERENCE_APPLIED;
 use crate::state::AppState;
 
 /// Either `seat_ids` or `section` with `quantity`; `buyer_id` is the token's subject when
@@ -137,7 +137,7 @@ pub async fn reserve(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(event_id): ApiPath<String>,
-    headers: HeaderMap,
+    headers: ReservationHeaders,
     ApiJson(body): ApiJson<Reserve>,
 ) -> Result<Response, ApiError> {
     let buyer_id = caller.buyer(body.buyer_id.as_deref())?;
@@ -146,7 +146,7 @@ pub async fn reserve(
         .buyers
         .check(&buyer_id)
         .map_err(|retry_after| ApiError::TooManyRequests { retry_after })?;
-    let key = idempotency_key(&headers)?;
+    let key = headers.idempotency_key()?;
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let parsed_event = EventId::parse(&event_id).map_err(|_| unknown_event())?;
     let request = body.request()?;
@@ -162,7 +162,7 @@ pub async fn reserve(
     let (job_id, decided) =
         admitted(admission.await?).map_err(|refusal| refusal.unwrap_or_else(unknown_event))?;
     tracing::Span::current().record("job_id", tracing::field::display(job_id));
-    Ok(answer(&state, &headers, job_id, decided).await)
+    Ok(answer(&state, headers.prefer_wait, job_id, decided).await)
 }
 
 /// The job an admission names, with the job itself if the admission decided it; or why there
@@ -193,14 +193,12 @@ fn admitted(admission: Admission) -> Result<(JobId, Option<Job>), Option<ApiErro
 /// 202.
 async fn answer(
     state: &AppState,
-    headers: &HeaderMap,
+    prefer_wait: Option<u64>,
     job_id: JobId,
     decided: Option<Job>,
 ) -> Response {
     let long_polls = &state.access.long_polls;
-    let Some(seconds) =
-        prefer::wait_seconds(headers).and_then(|asked| long_polls.prefer_wait(asked))
-    else {
+    let Some(seconds) = prefer_wait.and_then(|asked| long_polls.prefer_wait(asked)) else {
         return accepted(job_id, None);
     };
     if let Some(job) = decided {
