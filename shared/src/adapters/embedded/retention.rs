@@ -52,10 +52,12 @@ pub(super) fn purge(
         tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1")?
             .execute([job])?;
     }
+    // The oldest published entries first, by seq (the order they happened in): the walk stops
+    // after `limit` rows instead of testing every published entry for its age.
     tx.prepare_cached(
-        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox \
+        "DELETE FROM outbox WHERE created_at < ?1 AND seq IN (SELECT seq FROM outbox \
          WHERE seq <= (SELECT published_through FROM relay_cursor) \
-           AND seq < (SELECT max(seq) FROM outbox) AND created_at < ?1 ORDER BY seq LIMIT ?2)",
+           AND seq < (SELECT max(seq) FROM outbox) ORDER BY seq LIMIT ?2)",
     )?
     .execute(params![cutoff, limit])?;
     Ok(jobs.len())
