@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
-use super::checkpointer::Checkpointer;
 use super::folder_lock::FolderLock;
 use super::migrations;
 use super::writer::Writer;
@@ -30,16 +29,13 @@ const BUSY_STEP: Duration = Duration::from_micros(200);
 /// Retries before [`BUSY_TIMEOUT`] has passed (each sleep lasts at least [`BUSY_STEP`]).
 const BUSY_RETRIES: u128 = BUSY_TIMEOUT.as_micros() / BUSY_STEP.as_micros();
 
-/// WAL pages (4 KiB each) past which a commit checkpoints by itself: a backstop only, far above
-/// what the checkpoint thread (`checkpointer.rs`) lets the WAL reach.
-const WAL_PAGES: i64 = 40_000;
+/// WAL pages (4 KiB each) between checkpoints; SQLite's default is 1,000.
+const WAL_PAGES: i64 = 4_000;
 
 /// The database: one writer and a few readers on the same file.
 pub(super) struct Db {
     /// Dropped first: its thread closes the write connection before the folder lock is released.
     writer: Writer,
-    /// Copies the WAL back into the file, off the writer's path; stopped before the lock goes.
-    _checkpointer: Checkpointer,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     /// Held while the file is open, so a restore never writes under this process.
@@ -52,6 +48,8 @@ impl Db {
         let folder = FolderLock::shared(path.parent().unwrap_or(Path::new(".")))?;
         let mut writer = connect(path)?;
         migrations::migrate(&mut writer)?;
+        // The commit that takes the WAL past this many pages copies them back into the file; a
+        // larger WAL copies a page written by many commits once instead of once per checkpoint.
         writer.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)?;
         // Every write runs in a savepoint (`writer.rs`), which copies each page it first touches
         // into a statement journal: kept in memory, that copy is a memcpy instead of a write to a
@@ -63,7 +61,6 @@ impl Db {
             .collect::<Result<_, _>>()?;
         Ok(Self {
             writer: Writer::start(writer)?,
-            _checkpointer: Checkpointer::start(connect(path)?)?,
             readers,
             next_reader: AtomicUsize::new(0),
             _folder: folder,

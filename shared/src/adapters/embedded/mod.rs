@@ -7,7 +7,6 @@
 mod admissions;
 mod backup;
 mod catalog;
-mod checkpointer;
 mod db;
 mod dead_letter_queue;
 mod decisions;
