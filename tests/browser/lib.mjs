@@ -137,12 +137,25 @@ export async function nameBuyer(page, buyer) {
   await page.locator('[data-field="buyer"]').fill(buyer);
 }
 
-/** Clicks seats and checks each reads as selected. @param {import('playwright-core').Page} page @param {string[]} ids */
+/**
+ * Clicks seats and checks each reads as selected. A click that lands while the page is still
+ * rendering the seat map (the button it hit is replaced) is lost, so a seat that is still not
+ * pressed two seconds after a click is clicked again, up to the usual wait.
+ * @param {import('playwright-core').Page} page @param {string[]} ids
+ */
 export async function select(page, ids) {
   for (const id of ids) {
     const seat = page.locator(`[data-seat-id="${id}"]`);
-    await seat.click();
-    await until(`seat ${id} to be pressed`, async () => (await seat.getAttribute('aria-pressed')) === 'true');
+    const pressed = async () => (await seat.getAttribute('aria-pressed')) === 'true';
+    await until(`seat ${id} to be pressed`, async () => {
+      if (await pressed()) return true;
+      await seat.click();
+      try {
+        return await until(`seat ${id} to take the click`, pressed, 2000);
+      } catch {
+        return false;
+      }
+    });
   }
 }
 
