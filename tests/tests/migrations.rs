@@ -144,6 +144,41 @@ async fn the_idempotency_records_of_a_version_one_folder_still_decide_retries() 
     );
 }
 
+/// Schema version 4 replaces the published flag by the relay's cursor: events an older file had
+/// not published yet (here the relay was behind at seq 5, and seq 8 was refused past it) are
+/// still handed to the relay, in order, and the ones already published are not handed again.
+#[tokio::test]
+async fn the_events_an_older_folder_had_not_published_are_still_published() {
+    let dir = copy_of_fixture();
+    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
+    file.execute(
+        "UPDATE outbox SET published_at = NULL WHERE seq = 5 OR seq = 8",
+        [],
+    )
+    .unwrap();
+    let waiting: Vec<String> = file
+        .prepare("SELECT body FROM outbox WHERE published_at IS NULL ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    drop(file);
+    let backend = open(dir.path(), Timestamp::now()).await;
+    let unpublished = backend.outbox.unpublished(100).await.unwrap();
+    let events: Vec<_> = unpublished
+        .iter()
+        .map(|entry| entry.event.clone())
+        .collect();
+    let expected: Vec<_> = waiting
+        .iter()
+        .map(|body| seatclaim_shared::codec::decode_event(body).unwrap())
+        .collect();
+    assert_eq!(events, expected);
+    backend.outbox.mark_published(&unpublished).await.unwrap();
+    assert!(backend.outbox.unpublished(100).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn the_intents_a_version_one_folder_left_queued_are_decided() {
     let dir = copy_of_fixture();
