@@ -70,10 +70,7 @@ impl EventShapes {
         let mut rows = query.query([event_id.as_str()])?;
         while let Some(row) = rows.next()? {
             seats.insert(row.get(0)?);
-            let section: String = row.get(1)?;
-            if !sections.contains(&section) {
-                sections.insert(section);
-            }
+            sections.insert(row.get(1)?);
         }
         let shape = Arc::new(Shape {
             terms,
