@@ -7,6 +7,7 @@
 #                                              one request per decision, --prefer-wait 5)
 #   peer-{redis,postgres}-cpu.txt              CPU seconds of the peer and its database server(s)
 #                                              during the closed loop
+#   peer-{redis,postgres}-closed[-prefer].times the load generator's own CPU in the closed loop
 # Run from anywhere as BENCH_OUT=<dir> DURATION=<dur> bash tests/bench/peers.sh (needs root for apt
 # and for running PostgreSQL as user postgres). Fails if a run's invariants do not hold.
 set -euo pipefail
@@ -64,8 +65,10 @@ bench() {
     local extra=("${@:5}")
     before=$(ticks $($pids_of))
     rc=0
-    "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --concurrency 256 "${extra[@]}" \
-        --duration "$DURATION" --quiet --json "$OUT/peer-$name-closed$suffix.json" > "$OUT/peer-$name-closed$suffix.txt" || rc=$?
+    # The load generator's own CPU (its subshell's `times`), as run.sh records it for seatclaim.
+    ( "$BIN/seatclaim-loadgen" --url "http://127.0.0.1:$port" --seats 10000 --concurrency 256 "${extra[@]}" \
+        --duration "$DURATION" --quiet --json "$OUT/peer-$name-closed$suffix.json" > "$OUT/peer-$name-closed$suffix.txt"
+      status=$?; times > "$OUT/peer-$name-closed$suffix.times"; exit $status ) || rc=$?
     after=$(ticks $($pids_of))
     python3 -c "import sys; print(round(($after - $before) / int(sys.argv[1]), 2))" "$(getconf CLK_TCK)" > "$OUT/peer-$name-cpu$suffix.txt"
     check "$OUT/peer-$name-closed$suffix.json" "$rc"

@@ -61,7 +61,9 @@ for peer, label in (("redis", "Redis (one Lua script, AOF always)"), ("postgres"
         peer_closed = json.loads(read(f"peer-{peer}-closed{suffix}.json"))
         peer_half = json.loads(read(f"peer-{peer}-half{suffix}.json"))
         peer_cpu = float(read(f"peer-{peer}-cpu{suffix}.txt").strip())
-        peers[peer, suffix] = (label, peer_closed, peer_half, peer_cpu * 1e6 / max(1, peer_closed["decided"]))
+        decided = max(1, peer_closed["decided"])
+        peers[peer, suffix] = (label, peer_closed, peer_half, peer_cpu * 1e6 / decided,
+                               loadgen_cpu(f"peer-{peer}-closed{suffix}") * 1e6 / decided)
 
 # AWS: the counted requests of one warm single-seat reservation (tests/tests/aws_requests.rs).
 aws_text = read("aws-requests.txt")
@@ -129,8 +131,9 @@ lines += [
 ]
 modes = {"": ("two requests per decision", closed, half, "e2e-closed", ">= 1.2x"),
          "-prefer": ("one request per decision (Prefer: wait)", closed_prefer, half_prefer, "e2e-closed-prefer", ">= 1.5x")}
-for (peer, suffix), (label, peer_closed, peer_half, peer_us) in peers.items():
+for (peer, suffix), (label, peer_closed, peer_half, peer_us, peer_client_us) in peers.items():
     mode, ours_closed, ours_half, run, target = modes[suffix]
+    client_us = loadgen_cpu(run) * 1e6 / max(1, ours_closed["decided"])
     ours, theirs = ours_closed["decided_per_sec"], peer_closed["decided_per_sec"]
     target = target if peer == "redis" else "for reference"
     ours_p99, theirs_p99 = ours_half["latency_ms"]["p99"], peer_half["latency_ms"]["p99"]
@@ -139,6 +142,11 @@ for (peer, suffix), (label, peer_closed, peer_half, peer_us) in peers.items():
         f"| end to end vs {label}, {mode}: HTTP requests per decision | {ours_closed['http_requests_per_decision']:.2f} | {peer_closed['http_requests_per_decision']:.2f} | | |",
         f"| end to end vs {label}, {mode}: p99 at half its own rate | {ours_p99:.1f} ms | {theirs_p99:.1f} ms | {ours_p99 / theirs_p99:.2f}x | |",
         f"| end to end vs {label}, {mode}: CPU per decision (server and its database) | {per_decision_us(run):.0f} us | {peer_us:.0f} us | {per_decision_us(run) / peer_us:.2f}x | |",
+        f"| end to end vs {label}, {mode}: the load generator's CPU per decision | {client_us:.0f} us | {peer_client_us:.0f} us | | |",
+        # The closed loop shares the cores with its load generator: once they are busy, decisions/s
+        # go as the inverse of all the CPU a decision costs, so these two ratios bound the first.
+        f"| end to end vs {label}, {mode}: the ratio the CPU per decision predicts, (its server + load generator) / (ours + load generator) | | | {(peer_us + peer_client_us) / (per_decision_us(run) + client_us):.2f}x | |",
+        f"| end to end vs {label}, {mode}: the ratio a server that used no CPU at all would reach, (its server + load generator) / load generator | | | {(peer_us + peer_client_us) / client_us:.2f}x | |",
     ]
 service_cpu, client_cpu = cpu_seconds("e2e-closed"), loadgen_cpu("e2e-closed")
 lines += [

@@ -119,6 +119,8 @@ impl Jobs for EmbeddedStore {
     }
 
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError> {
+        // A scan of the jobs: only the audit asks, rarely, and an index by event would cost every
+        // admission a write to it (schema version 5 keeps one for the held and sold jobs only).
         let event_id = event_id.clone();
         self.db
             .read(move |tx| {

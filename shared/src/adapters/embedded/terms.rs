@@ -47,8 +47,8 @@ pub(super) fn counted_seats(
     let counted: i64 = tx
         .prepare_cached(
             "SELECT COALESCE(SUM(json_array_length(seat_ids)), 0) FROM jobs
-             WHERE event_id = ?1 AND buyer_id = ?2
-               AND (status = 'SOLD' OR (status = 'HELD' AND hold_until > ?3))",
+             WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD')
+               AND (status = 'SOLD' OR hold_until > ?3)",
         )?
         .query_row(
             params![event_id.as_str(), buyer.as_str(), to_ms(now)],
