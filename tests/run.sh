@@ -19,7 +19,7 @@ SEATCLAIM_TEST_TRANSPORT=in-process cargo test --workspace --locked --test http_
 SEATCLAIM_TEST_BACKEND=aws cargo test --workspace --locked \
     --test http_contract --test contention --test crash --test expiry --test worker_batches \
     --test faults --test fault_duplicates --test observability --test shutdown --test browser \
-    --test openapi --test seat_limit --test seat_map_cache --test retention "$@"
+    --test openapi --test seat_limit --test seat_map_cache --test retention --test limits "$@"
 # The API from its own OpenAPI document, on both backends: no 5xx, every answer as documented.
 bash tests/schemathesis/run.sh
 SEATCLAIM_TEST_BACKEND=aws bash tests/schemathesis/run.sh

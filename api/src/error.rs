@@ -61,6 +61,9 @@ pub enum ApiError {
     /// The request took longer than the request timeout (503).
     #[error("the request took too long; retry")]
     TimedOut,
+    /// The request's body did not arrive within the body-read timeout (408).
+    #[error("the request body did not arrive within {} s", .0.as_secs())]
+    BodyTooSlow(std::time::Duration),
     /// The backend failed; 503 when a retry may help, 500 when it will not.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -132,6 +135,7 @@ impl ApiError {
             }
             Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
             Self::TimedOut => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Timeout),
+            Self::BodyTooSlow(_) => (StatusCode::REQUEST_TIMEOUT, ProblemType::Timeout),
             Self::Backend(error) if error.is_transient() => {
                 (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable)
             }
@@ -165,6 +169,13 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        if let Self::BodyTooSlow(_) = self {
+            // The rest of the body is never read: the connection cannot carry another request.
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
         }
         if let Some((name, value)) = self.challenge() {
             response.headers_mut().insert(name, value);
@@ -228,6 +239,7 @@ mod tests {
             ApiError::TooManyRequests { retry_after: 2 },
             ApiError::Overloaded,
             ApiError::TimedOut,
+            ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
             ApiError::Backend(BackendError::transient("down")),
             ApiError::Backend(BackendError::permanent("broken")),
         ]
@@ -249,6 +261,7 @@ mod tests {
                 | ApiError::TooManyRequests { .. }
                 | ApiError::Overloaded
                 | ApiError::TimedOut
+                | ApiError::BodyTooSlow(_)
                 | ApiError::Backend(_) => {}
             }
             let (status, kind) = error.classify();

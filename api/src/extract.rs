@@ -6,20 +6,28 @@ use axum::http::request::Parts;
 use seatclaim_shared::domain::IdempotencyKey;
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
-/// `axum::Json`, but rejected bodies become [`ApiError`]s (so 400/413/415/422 are problem+json).
+/// `axum::Json`, but rejected bodies become [`ApiError`]s (so 400/413/415/422 are problem+json),
+/// and the body must arrive within `SEATCLAIM_BODY_READ_TIMEOUT_SECS` (408 past it): a client
+/// trickling its body would otherwise hold a slot of the in-flight cap for the whole request
+/// timeout.
 pub struct ApiJson<T>(pub T);
 
-impl<S, T> FromRequest<S> for ApiJson<T>
+impl<T> FromRequest<AppState> for ApiJson<T>
 where
-    axum::Json<T>: FromRequest<S, Rejection = axum::extract::rejection::JsonRejection>,
-    S: Send + Sync,
+    axum::Json<T>: FromRequest<AppState, Rejection = axum::extract::rejection::JsonRejection>,
+    T: Send,
 {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::Json(value) = axum::Json::<T>::from_request(request, state).await?;
-        Ok(Self(value))
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let limit = state.access.body_read_timeout;
+        let read = axum::Json::<T>::from_request(request, state);
+        match tokio::time::timeout(limit, read).await {
+            Ok(json) => Ok(Self(json?.0)),
+            Err(_) => Err(ApiError::BodyTooSlow(limit)),
+        }
     }
 }
 

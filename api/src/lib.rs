@@ -13,6 +13,7 @@ mod rate;
 mod request_metrics;
 mod routes;
 mod seat_maps;
+mod security_headers;
 mod server;
 mod settings;
 mod startup;

@@ -37,7 +37,7 @@ pub enum ProblemType {
     TooManyRequests,
     /// Too many requests in flight (503).
     Overloaded,
-    /// The request took too long (503).
+    /// The request took too long (503), or its body took too long to arrive (408).
     Timeout,
     /// The backend failed in a way a retry may fix (503).
     Unavailable,
@@ -124,7 +124,8 @@ impl ProblemType {
             Self::Unauthenticated => &[401],
             Self::Forbidden => &[403],
             Self::TooManyRequests => &[429],
-            Self::Overloaded | Self::Timeout | Self::Unavailable => &[503],
+            Self::Timeout => &[408, 503],
+            Self::Overloaded | Self::Unavailable => &[503],
             Self::Internal => &[500],
         }
     }

@@ -44,6 +44,12 @@ pub struct ApiSettings {
     #[arg(long, env = "SEATCLAIM_API_CREATES_EVENTS", default_value_t = true, action = clap::ArgAction::Set)]
     pub api_creates_events: bool,
 
+    /// The most seats an event created through the API may have (at most 200,000, the
+    /// domain's own bound).
+    #[arg(long, env = "SEATCLAIM_MAX_EVENT_SEATS", default_value_t = 200_000,
+          value_parser = clap::value_parser!(u32).range(1..=200_000))]
+    pub max_event_seats: u32,
+
     /// How old a seat map may be before a request rebuilds it, in milliseconds: the backend
     /// sees at most one seat-map read per event per interval per API process. 0 reads the
     /// backend at every request.
@@ -86,6 +92,10 @@ pub struct ServerLimits {
     /// Seconds a client may take to send a request's headers; past it the connection is closed.
     #[arg(long, env = "SEATCLAIM_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
     pub header_read_timeout_secs: u64,
+    /// Seconds a client may take to send a request's body once its headers are in; past it the
+    /// answer is 408 and the connection is closed.
+    #[arg(long, env = "SEATCLAIM_BODY_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub body_read_timeout_secs: u64,
     /// Requests in flight at once; past it a request is answered 503 with `Retry-After` at
     /// once (load shedding) instead of waiting.
     #[arg(long, env = "SEATCLAIM_MAX_IN_FLIGHT", default_value_t = 4096)]
@@ -106,10 +116,19 @@ impl Default for ServerLimits {
         Self {
             request_timeout_secs: 30,
             header_read_timeout_secs: 10,
+            body_read_timeout_secs: 10,
             max_in_flight: 4096,
             max_long_polls: 1024,
             max_prefer_wait_secs: 10,
         }
+    }
+}
+
+impl ServerLimits {
+    /// How long a request's body may take to arrive.
+    #[must_use]
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_read_timeout_secs.max(1))
     }
 }
 

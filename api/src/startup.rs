@@ -51,9 +51,9 @@ impl Application {
         // The metrics recorder is installed here, before anything counts.
         let metrics_stop = CancellationToken::new();
         let metrics = serve_metrics(metrics_listen, metrics_stop.clone()).await?;
-        // Every route runs under the bounds: at most `max_in_flight` requests at once (one more
-        // is refused at once, 503, rather than queued) and the request timeout each (503 past
-        // it), both answered as problem+json.
+        // Every route but the probes runs under the bounds: at most `max_in_flight` requests at
+        // once (one more is refused at once, 503, rather than queued) and the request timeout
+        // each (503 past it), both answered as problem+json.
         let bounds = ServiceBuilder::new()
             .layer(HandleErrorLayer::new(refusal))
             .load_shed()
@@ -61,8 +61,7 @@ impl Application {
                 limits.max_in_flight.max(1),
             ))
             .timeout(Duration::from_secs(limits.request_timeout_secs.max(1)));
-        let router = routes::router(state)
-            .layer(bounds)
+        let router = routes::router_under(state, bounds)
             // Outside the bounds, so the refusals past them are counted too.
             .layer(axum::middleware::from_fn(request_metrics::record))
             .layer(

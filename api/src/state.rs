@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::auth::Authenticator;
 use crate::long_poll::LongPolls;
 use crate::rate::BuyerRate;
+use crate::routes::Readiness;
 use crate::seat_maps::SeatMaps;
 use crate::settings::ApiSettings;
 use axum::extract::FromRef;
@@ -27,6 +28,8 @@ pub struct Shared {
     /// Whether this process runs the worker, so that an admission may decide its claim in the
     /// same write (`app::admit`): one durable write per decision.
     pub decides_on_admission: bool,
+    /// The readiness probe's newest check.
+    pub readiness: Readiness,
 }
 
 impl AppState {
@@ -41,6 +44,7 @@ impl AppState {
     ) -> Self {
         Self(Arc::new(Shared {
             decides_on_admission: runs_worker,
+            readiness: Readiness::default(),
             seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
             backend,
             access: Arc::new(access),
@@ -64,19 +68,32 @@ pub struct Access {
     pub admin_scope: String,
     /// Whether `POST /v1/events` creates events (`SEATCLAIM_API_CREATES_EVENTS`).
     pub creates_events: bool,
+    /// The most seats such an event may have (`SEATCLAIM_MAX_EVENT_SEATS`).
+    pub max_event_seats: usize,
     /// What the web page signs in with: the issuer and the OIDC client, when both are set.
     pub ui_oidc: Option<UiOidc>,
+    /// The origins beyond the API's own that the page fetches from (its issuer's endpoints),
+    /// for the Content-Security-Policy.
+    pub page_origins: Vec<String>,
+    /// Whether the page takes a token from a `#token=` link: only with HS256 development keys,
+    /// never beside an issuer's keys (a crafted link would sign the victim in as its sender).
+    pub token_links: bool,
     /// Reservation POSTs per buyer.
     pub buyers: BuyerRate,
     /// The slots of requests waiting for a decision (`SEATCLAIM_MAX_LONG_POLLS`).
     pub long_polls: LongPolls,
+    /// How long a request's body may take to arrive (`SEATCLAIM_BODY_READ_TIMEOUT_SECS`).
+    pub body_read_timeout: std::time::Duration,
 }
 
 impl Access {
     /// The access policy of `settings`: refuses contradictory authentication settings, and an
-    /// AWS deployment (`on_aws`) left open by accident; warns when authentication is off.
+    /// AWS deployment (`on_aws`) or a listener beyond the loopback interface left open by
+    /// accident; warns when authentication is off.
     pub async fn from_settings(settings: &ApiSettings, on_aws: bool) -> Result<Self, String> {
-        settings.auth.check(on_aws)?;
+        settings
+            .auth
+            .check(on_aws, settings.listen.ip().is_loopback())?;
         let auth = Authenticator::from_settings(&settings.auth).await;
         if auth.is_none() {
             tracing::warn!(
@@ -84,13 +101,22 @@ impl Access {
                  (set SEATCLAIM_AUTH_JWKS_URL or SEATCLAIM_AUTH_HS256_SECRET)"
             );
         }
+        let ui_oidc = UiOidc::from_settings(settings);
+        let page_origins = match &ui_oidc {
+            Some(oidc) => oidc.origins().await,
+            None => Vec::new(),
+        };
         Ok(Self {
             auth,
             admin_scope: settings.auth.admin_scope.clone(),
+            token_links: settings.auth.allows_token_links(),
             creates_events: settings.api_creates_events,
-            ui_oidc: UiOidc::from_settings(settings),
+            max_event_seats: usize::try_from(settings.max_event_seats).unwrap_or(usize::MAX),
+            ui_oidc,
+            page_origins,
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
             long_polls: LongPolls::new(&settings.limits),
+            body_read_timeout: settings.limits.body_read_timeout(),
         })
     }
 }
@@ -112,6 +138,49 @@ impl UiOidc {
             client_id: set(&settings.ui_oidc_client_id)?,
         })
     }
+
+    /// The origins the page fetches from to sign in: the issuer's (its discovery document) and
+    /// its token endpoint's, which the discovery document names (on Cognito, another host).
+    /// Read once at start; if the document cannot be read, the issuer's origin alone.
+    async fn origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = origin_of(&self.issuer).into_iter().collect();
+        let discovery = format!(
+            "{}/.well-known/openid-configuration",
+            self.issuer.trim_end_matches('/')
+        );
+        match fetch_json(&discovery).await {
+            Ok(document) => origins.extend(
+                document["token_endpoint"]
+                    .as_str()
+                    .and_then(origin_of)
+                    .filter(|origin| !origins.contains(origin)),
+            ),
+            Err(error) => tracing::warn!(
+                %error, url = %discovery,
+                "cannot read the issuer's discovery document: the page may fetch from the \
+                 issuer's origin only"
+            ),
+        }
+        origins
+    }
+}
+
+/// The origin (scheme, host and port) of `url`, if it is an absolute URL.
+fn origin_of(url: &str) -> Option<String> {
+    let origin = reqwest::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
+}
+
+async fn fetch_json(url: &str) -> Result<serde_json::Value, reqwest::Error> {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .build()?
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await
 }
 
 impl FromRef<AppState> for Arc<SeatMaps> {

@@ -27,13 +27,15 @@ function subjectOf(jwt) {
 }
 
 /**
- * Keeps a token given as `#token=<jwt>` (development: `seatclaimctl token --sub b1`), and takes
- * it off the address bar, out of the history and of anything the buyer copies.
+ * Keeps a token given as `#token=<jwt>` (development: `seatclaimctl token --sub b1`) when the API
+ * allows such links (HS256 development keys only: beside an issuer, a crafted link would sign the
+ * buyer in as its sender), and takes it off the address bar, out of the history and of anything
+ * the buyer copies, either way.
  */
 export function takeTokenFromFragment() {
   const pasted = new URLSearchParams(location.hash.slice(1)).get('token');
   if (!pasted) return;
-  keepToken(pasted);
+  if (config.token_links) keepToken(pasted);
   history.replaceState(null, '', location.pathname + location.search);
 }
 

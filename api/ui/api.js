@@ -8,7 +8,8 @@
 import { token } from './storage.js';
 
 /**
- * @typedef {{auth: boolean, oidc?: {issuer: string, client_id: string} | null}} UiConfig
+ * @typedef {{auth: boolean, oidc?: {issuer: string, client_id: string} | null,
+ *   token_links?: boolean}} UiConfig
  * @typedef {{status: number, ok: boolean, data: any, headers: Headers}} Reply
  */
 
@@ -17,7 +18,7 @@ import { token } from './storage.js';
  * OpenID Connect client to sign in with. Changed in place by loadConfig, so importers see it.
  * @type {UiConfig}
  */
-export const config = { auth: false, oidc: null };
+export const config = { auth: false, oidc: null, token_links: false };
 
 /**
  * Reads `/ui/config.json` into `config`. An unreachable API leaves the defaults: the calls that

@@ -33,6 +33,9 @@ pub struct Claims {
     /// Space-separated scopes (OAuth 2.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Cognito's kind of token: `access` or `id` (an ID token is for the client, not for APIs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_use: Option<String>,
 }
 
 /// The `aud` claim: a string or an array of strings (RFC 7519, 4.1.3).

@@ -43,6 +43,8 @@ pub struct AppOptions {
     pub limits: ServerLimits,
     /// `SEATCLAIM_API_CREATES_EVENTS`.
     pub creates_events: bool,
+    /// `SEATCLAIM_MAX_EVENT_SEATS`.
+    pub max_event_seats: usize,
     /// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS`; 0 (the tests' default) reads the backend at every
     /// request, so a suite sees its own changes at once.
     pub seat_map_max_age_ms: i64,
@@ -61,6 +63,7 @@ impl Default for AppOptions {
             buyer_rate: (5, 10),
             limits: ServerLimits::default(),
             creates_events: true,
+            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
             seat_map_max_age_ms: 0,
         }
     }
@@ -389,6 +392,7 @@ pub fn hs256(secret: &str) -> AuthSettings {
         audience: None,
         admin_scope: seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
         mode: None,
+        token_use: None,
         jwks_refresh_secs: 300,
     }
 }
@@ -409,9 +413,16 @@ async fn access(options: &AppOptions) -> Access {
         auth,
         admin_scope,
         creates_events: options.creates_events,
+        max_event_seats: options.max_event_seats,
         ui_oidc: None,
+        page_origins: Vec::new(),
+        token_links: options
+            .auth
+            .as_ref()
+            .is_none_or(AuthSettings::allows_token_links),
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
         long_polls: LongPolls::new(&options.limits),
+        body_read_timeout: options.limits.body_read_timeout(),
     }
 }
 

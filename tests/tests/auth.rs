@@ -51,6 +51,12 @@ async fn call(
     call.send().await
 }
 
+/// The status of reading, with `token`, a job nobody has: 404 once the token passes, 401 if not.
+async fn reading_a_job_with(app: &TestApp, token: &str) -> StatusCode {
+    let job = "/v1/jobs/00000000-0000-0000-0000-000000000000";
+    call(app, Method::GET, job, Some(token), None).await.status
+}
+
 /// A 401 problem with a Bearer challenge, `error="invalid_token"` unless the token was missing.
 fn assert_unauthenticated(reply: &Reply, missing: bool) {
     assert_problem(reply, StatusCode::UNAUTHORIZED);
@@ -337,20 +343,11 @@ async fn issuer_and_audience_are_enforced_when_configured() {
         (json!({"aud": "web"}), StatusCode::UNAUTHORIZED),
     ] {
         let token = hs256_token(SECRET, &claims("b1", &extra));
-        let reply = call(
-            &app,
-            Method::GET,
-            "/v1/jobs/00000000-0000-0000-0000-000000000000",
-            Some(&token),
-            None,
-        )
-        .await;
-        let seen = if reply.status == StatusCode::NOT_FOUND {
-            StatusCode::OK
-        } else {
-            reply.status
+        let seen = match reading_a_job_with(&app, &token).await {
+            StatusCode::NOT_FOUND => StatusCode::OK,
+            other => other,
         };
-        assert_eq!(seen, status, "{extra}: {}", reply.text());
+        assert_eq!(seen, status, "{extra}");
     }
 }
 
@@ -376,10 +373,9 @@ async fn jwks_tokens_are_checked_against_the_issuers_keys_and_a_rotated_key_is_t
     settings.hs256_secret = None;
     settings.jwks_url = Some(serve_jwks(document.clone()).await);
     let app = app_with(settings).await;
-    let job = "/v1/jobs/00000000-0000-0000-0000-000000000000";
     let status = |token: String| {
         let app = &app;
-        async move { call(app, Method::GET, job, Some(&token), None).await.status }
+        async move { reading_a_job_with(app, &token).await }
     };
     let mine = claims("b1", &json!({}));
     assert_eq!(
@@ -460,4 +456,92 @@ async fn a_buyer_past_its_burst_gets_429_and_other_buyers_do_not() {
     eprintln!(
         "rate: {accepted} accepted before the first 429 (Retry-After {wait}); another buyer accepted"
     );
+}
+
+/// A key the issuer publishes right after the API started is taken up by the first token that
+/// names it: the start-up fetch does not count toward the pause between on-demand fetches.
+#[tokio::test]
+async fn a_key_published_right_after_start_is_taken_up_at_once() {
+    let document = Arc::new(Mutex::new(jwks(&[(RSA_A, "k1")])));
+    let mut settings = hs256(SECRET);
+    settings.hs256_secret = None;
+    settings.jwks_url = Some(serve_jwks(document.clone()).await);
+    let app = app_with(settings).await;
+    // Beside an issuer's keys the page takes no token from a `#token=` link.
+    let (_, config) = app.get("/ui/config.json").await;
+    assert_eq!(config["token_links"], false, "{config}");
+    *document.lock().unwrap() = jwks(&[(RSA_A, "k1"), (RSA_B, "k2")]);
+    let token = signed_token(RSA_B, "k2", &claims("b1", &json!({})));
+    assert_eq!(
+        reading_a_job_with(&app, &token).await,
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// With `SEATCLAIM_AUTH_TOKEN_USE=access`, Cognito's ID tokens (and tokens that do not say) are
+/// refused; access tokens pass.
+#[tokio::test]
+async fn a_required_token_use_refuses_every_other_kind_of_token() {
+    let mut settings = hs256(SECRET);
+    settings.token_use = Some("access".into());
+    let app = app_with(settings).await;
+    // With development keys alone, the page may take a token from a `#token=` link.
+    let (_, config) = app.get("/ui/config.json").await;
+    assert_eq!(config["token_links"], true, "{config}");
+    for (extra, status) in [
+        (json!({"token_use": "access"}), StatusCode::NOT_FOUND),
+        (json!({"token_use": "id"}), StatusCode::UNAUTHORIZED),
+        (json!({}), StatusCode::UNAUTHORIZED),
+    ] {
+        let token = hs256_token(SECRET, &claims("b1", &extra));
+        assert_eq!(reading_a_job_with(&app, &token).await, status, "{extra}");
+    }
+}
+
+/// The API binary refuses to start open beyond the loopback interface, or with an issuer and no
+/// audience, saying why; `SEATCLAIM_AUTH=off` runs it open on purpose.
+#[test]
+fn the_api_refuses_to_start_open_to_the_network_or_with_an_issuer_and_no_audience() {
+    let data = tempfile::tempdir().unwrap();
+    let start = |extra: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(seatclaim_e2e::binary("seatclaim-api"));
+        command
+            .env("SEATCLAIM_DATA_DIR", data.path())
+            .env("SEATCLAIM_LISTEN", "0.0.0.0:0")
+            .env("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0")
+            .env("SEATCLAIM_EMBEDDED_WORKER", "false");
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        command
+    };
+    for (extra, why) in [
+        (
+            &[][..],
+            "beyond the loopback interface without authentication",
+        ),
+        (
+            &[
+                ("SEATCLAIM_AUTH_HS256_SECRET", SECRET),
+                ("SEATCLAIM_AUTH_ISSUER", "https://issuer.example"),
+            ][..],
+            "SEATCLAIM_AUTH_ISSUER needs SEATCLAIM_AUTH_AUDIENCE",
+        ),
+    ] {
+        let output = start(extra).output().unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{extra:?} started");
+        assert!(said.contains(why), "{extra:?}: {said}");
+    }
+    let open = seatclaim_e2e::ChildProcess::start(
+        "seatclaim-api",
+        &[
+            ("SEATCLAIM_DATA_DIR", data.path().display().to_string()),
+            ("SEATCLAIM_LISTEN", "0.0.0.0:0".to_owned()),
+            ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".to_owned()),
+            ("SEATCLAIM_EMBEDDED_WORKER", "false".to_owned()),
+            ("SEATCLAIM_AUTH", "off".to_owned()),
+        ],
+    );
+    open.wait_for_log("listening", std::time::Duration::from_secs(60));
 }

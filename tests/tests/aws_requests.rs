@@ -133,12 +133,16 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
             auth: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             creates_events: true,
+            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
             ui_oidc: None,
+            page_origins: Vec::new(),
+            token_links: true,
             buyers: BuyerRate::new(1_000, 1_000),
             long_polls: LongPolls::new(&ServerLimits {
                 max_long_polls: 16,
                 ..ServerLimits::default()
             }),
+            body_read_timeout: ServerLimits::default().body_read_timeout(),
         },
         SignedDuration::ZERO,
         false,

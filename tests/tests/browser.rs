@@ -266,7 +266,8 @@ async fn a_buyer_signs_in_with_openid_connect_and_reserves_with_the_issuers_toke
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         config,
-        json!({"auth": true, "oidc": {"issuer": issuer.url, "client_id": CLIENT_ID}})
+        json!({"auth": true, "oidc": {"issuer": issuer.url, "client_id": CLIENT_ID},
+               "token_links": false})
     );
 
     let env = [

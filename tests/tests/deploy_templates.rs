@@ -2563,6 +2563,17 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
     let (created, given) = branches("SEATCLAIM_AUTH_ISSUER");
     assert_eq!(sub(&created), Some(issuer.clone()));
     assert_eq!(ref_target(&given), Some("AuthIssuer"));
+    let (created, given) = branches("SEATCLAIM_AUTH_TOKEN_USE");
+    assert_eq!(
+        created.as_str(),
+        Some("access"),
+        "the pool's access tokens only"
+    );
+    assert_eq!(
+        given.as_str(),
+        Some(""),
+        "a given issuer's tokens need not say"
+    );
     let (created, given) = branches("SEATCLAIM_AUTH_JWKS_URL");
     assert_eq!(
         sub(&created),

@@ -182,6 +182,58 @@ async fn an_event_needs_one_to_two_hundred_thousand_unique_seats() {
     );
 }
 
+/// `SEATCLAIM_MAX_EVENT_SEATS` lowers the most seats an event created through the API may have.
+#[tokio::test]
+async fn an_event_past_the_apis_seat_cap_is_refused() {
+    let app = TestApp::spawn_with(AppOptions {
+        max_event_seats: 10,
+        ..AppOptions::default()
+    })
+    .await;
+    let grid = |seats_per_row: u32| {
+        json!({"event_id": format!("e{seats_per_row}"), "name": "n",
+               "sections": [{"section": "A", "rows": 1, "seats_per_row": seats_per_row}]})
+    };
+    let problem = assert_problem(
+        &app.create_event(&grid(11)).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    );
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("SEATCLAIM_MAX_EVENT_SEATS"),
+        "{problem}"
+    );
+    assert_eq!(
+        app.create_event(&grid(10)).await.status,
+        StatusCode::CREATED
+    );
+}
+
+/// Every answer, the page's and the API's, errors and probes included, tells the browser not to
+/// sniff types, not to send a referrer, to run the page's own scripts only and never in a frame.
+#[tokio::test]
+async fn every_answer_carries_the_security_headers() {
+    let app = TestApp::spawn().await;
+    for path in [
+        "/",
+        "/ui/app.js",
+        "/healthz",
+        "/v1/events",
+        "/v1/events/nope/seats",
+    ] {
+        let reply = app.request(Method::GET, path).send().await;
+        assert_eq!(reply.header("x-content-type-options"), "nosniff", "{path}");
+        assert_eq!(reply.header("referrer-policy"), "no-referrer", "{path}");
+        let policy = reply.header("content-security-policy");
+        assert!(
+            policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"),
+            "{path}: {policy}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn an_event_body_that_is_not_json_or_has_unknown_fields_is_refused() {
     let app = TestApp::spawn().await;

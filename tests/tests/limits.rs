@@ -1,6 +1,8 @@
 //! The API's request bounds on a real socket: a client that sends its headers too slowly is
-//! disconnected, long polls past their cap are answered at once, requests past the in-flight cap
-//! are shed with 503 and `Retry-After`, and a request past the timeout is answered 503.
+//! disconnected, one that sends its body too slowly is answered 408, long polls past their cap
+//! are answered at once, requests past the in-flight cap are shed with 503 and `Retry-After`
+//! while the probes still answer, a request past the timeout is answered 503, and an event's
+//! body is read only for an admin, and only up to 1 MiB.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
@@ -8,6 +10,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use seatclaim_api::ServerLimits;
+use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -51,6 +54,7 @@ async fn polls_waiting(app: &TestApp, n: usize) {
 #[tokio::test]
 async fn each_bound_refuses_what_passes_it_and_serves_the_rest() {
     a_client_that_sends_its_headers_too_slowly_is_disconnected().await;
+    a_body_that_arrives_too_slowly_is_answered_408_and_frees_its_slot().await;
     past_the_long_poll_cap_a_poll_is_answered_at_once().await;
     past_the_in_flight_cap_requests_are_shed_with_503_and_retry_after().await;
     a_request_past_the_timeout_is_answered_503().await;
@@ -133,8 +137,50 @@ async fn past_the_in_flight_cap_requests_are_shed_with_503_and_retry_after() {
         reply = shed => {
             assert_problem(&reply, StatusCode::SERVICE_UNAVAILABLE);
             assert_eq!(reply.header("retry-after"), "1");
+            // The probes are outside the cap: the load balancer still sees a healthy task.
+            for probe in ["/healthz", "/readyz"] {
+                let (status, _) = app.get(probe).await;
+                assert_eq!(status, StatusCode::OK, "{probe} past the in-flight cap");
+            }
         }
     }
+}
+
+/// Sends `head` (a request's line and headers) and `body` on a new connection, and reads the
+/// answer until the server closes the connection.
+async fn raw(app: &TestApp, head: &str, body: &[u8]) -> String {
+    let mut stream = tokio::net::TcpStream::connect(app.address().unwrap())
+        .await
+        .unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut answer = Vec::new();
+    // A reset after the answer (the server closing with unread bytes) ends the read as well.
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+async fn a_body_that_arrives_too_slowly_is_answered_408_and_frees_its_slot() {
+    let app = app(ServerLimits {
+        body_read_timeout_secs: 1,
+        max_in_flight: 1,
+        ..ServerLimits::default()
+    })
+    .await;
+    app.create_grid("e1", 1, 4, 300).await;
+    // The headers promise 100 bytes of body; 10 come, and then nothing.
+    let head = "POST /v1/events/e1/reservations HTTP/1.1\r\nHost: seatclaim\r\n\
+        Content-Type: application/json\r\nIdempotency-Key: slow\r\nContent-Length: 100\r\n\r\n";
+    let answer = raw(&app, head, b"{\"buyer_id\"").await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("urn:seatclaim:problem:timeout"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    // The only in-flight slot is free again.
+    let (status, _) = app.get("/v1/events/e1/seats").await;
+    assert_eq!(status, StatusCode::OK, "the slot was given back");
 }
 
 async fn a_request_past_the_timeout_is_answered_503() {
@@ -150,4 +196,36 @@ async fn a_request_past_the_timeout_is_answered_503() {
         .await;
     let problem = assert_problem(&reply, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(problem["type"], "urn:seatclaim:problem:timeout");
+}
+
+/// Only an admin's event body is read, and at most 1 MiB of it: a buyer's token is refused with
+/// 403 from the request's head alone, with none of its 32 MiB body sent.
+#[tokio::test]
+async fn an_event_body_is_read_only_for_an_admin_and_only_up_to_one_mebibyte() {
+    const SECRET: &str = "test-secret-of-a-decent-length";
+    let app = TestApp::spawn_with(AppOptions {
+        auth: Some(seatclaim_e2e::hs256(SECRET)),
+        ..AppOptions::default()
+    })
+    .await;
+    let buyer = hs256_token(SECRET, &claims("b1", &json!({})));
+    let head = format!(
+        "POST /v1/events HTTP/1.1\r\nHost: seatclaim\r\nAuthorization: Bearer {buyer}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        32 * 1024 * 1024
+    );
+    let answer = raw(&app, &head, b"").await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+
+    let admin = hs256_token(SECRET, &claims("ops", &json!({"scope": "seatclaim/admin"})));
+    let seats: Vec<_> = (0..40_000)
+        .map(|n| json!({"seat_id": format!("S-{n}"), "section": "S"}))
+        .collect();
+    let reply = app
+        .request(axum::http::Method::POST, "/v1/events")
+        .header("Authorization", &format!("Bearer {admin}"))
+        .json(&json!({"event_id": "big", "name": "Big", "seats": seats}))
+        .send()
+        .await;
+    assert_problem(&reply, StatusCode::PAYLOAD_TOO_LARGE);
 }

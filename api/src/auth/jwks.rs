@@ -1,6 +1,7 @@
 //! An OIDC issuer's signing keys (its JWKS document), kept fresh: fetched at start, again every
-//! refresh period, and again, at most every [`REFETCH_PAUSE`], when a token names a key id not
-//! in hand, so a key the issuer rotates in is accepted without a restart.
+//! refresh period, and again when a token names a key id not in hand, unless such an on-demand
+//! fetch began less than [`REFETCH_PAUSE`] ago, so a key the issuer rotates in is accepted without
+//! a restart, also right after one (the start-up and periodic fetches do not count).
 
 use std::str::FromStr;
 use std::sync::{Arc, Weak};
@@ -21,8 +22,8 @@ pub struct Jwks {
     url: String,
     client: reqwest::Client,
     keys: RwLock<JwkSet>,
-    /// When the last fetch started; fetches queue here.
-    fetched: Mutex<Option<Instant>>,
+    /// When the last on-demand fetch started; those fetches queue here.
+    fetched_on_demand: Mutex<Option<Instant>>,
 }
 
 impl Jwks {
@@ -37,9 +38,9 @@ impl Jwks {
             url,
             client,
             keys: RwLock::new(JwkSet { keys: Vec::new() }),
-            fetched: Mutex::new(None),
+            fetched_on_demand: Mutex::new(None),
         });
-        jwks.refetch(Duration::ZERO).await;
+        jwks.refetch().await;
         tokio::spawn(refresh_while_alive(Arc::downgrade(&jwks), refresh));
         jwks
     }
@@ -50,7 +51,7 @@ impl Jwks {
         if let Some(key) = self.find(kid, alg).await {
             return Some(key);
         }
-        self.refetch(REFETCH_PAUSE).await;
+        self.refetch_on_demand().await;
         self.find(kid, alg).await
     }
 
@@ -62,13 +63,20 @@ impl Jwks {
             .flatten()
     }
 
-    /// Fetches the document again unless the last fetch began less than `pause` ago.
-    async fn refetch(&self, pause: Duration) {
-        let mut fetched = self.fetched.lock().await;
-        if fetched.is_some_and(|at| at.elapsed() < pause) {
+    /// Fetches the document again for a key id not in hand, unless the last such fetch began
+    /// less than [`REFETCH_PAUSE`] ago: a flood of made-up key ids costs the issuer one request
+    /// per pause.
+    async fn refetch_on_demand(&self) {
+        let mut fetched = self.fetched_on_demand.lock().await;
+        if fetched.is_some_and(|at| at.elapsed() < REFETCH_PAUSE) {
             return;
         }
         *fetched = Some(Instant::now());
+        self.refetch().await;
+    }
+
+    /// Fetches the document again and keeps its keys (a failure keeps the ones in hand).
+    async fn refetch(&self) {
         match self.fetch().await {
             Ok(set) => {
                 tracing::info!(url = %self.url, keys = set.keys.len(), "JWKS fetched");
@@ -101,6 +109,6 @@ async fn refresh_while_alive(jwks: Weak<Jwks>, every: Duration) {
     loop {
         ticks.tick().await;
         let Some(jwks) = jwks.upgrade() else { return };
-        jwks.refetch(Duration::ZERO).await;
+        jwks.refetch().await;
     }
 }

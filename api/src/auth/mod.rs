@@ -45,6 +45,8 @@ pub struct Authenticator {
     issuer: Option<String>,
     /// Accepted audiences; empty accepts any.
     audiences: Vec<String>,
+    /// The `token_use` a token must carry, if one is required.
+    token_use: Option<String>,
     admin_scope: String,
 }
 
@@ -66,6 +68,7 @@ impl Authenticator {
             jwks,
             issuer: set(&settings.issuer),
             audiences: settings.audiences(),
+            token_use: set(&settings.token_use),
             admin_scope: settings.admin_scope.clone(),
         })
     }
@@ -89,6 +92,11 @@ impl Authenticator {
             .claims;
         if !self.audiences.is_empty() && !self.audiences.iter().any(|a| claims.is_for(a)) {
             return Err(invalid("wrong audience"));
+        }
+        if let Some(wanted) = &self.token_use
+            && claims.token_use.as_ref() != Some(wanted)
+        {
+            return Err(invalid("wrong token_use"));
         }
         let buyer =
             BuyerId::parse(&claims.sub).map_err(|_| invalid("subject is not a buyer id"))?;

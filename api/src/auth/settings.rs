@@ -26,10 +26,15 @@ pub struct AuthSettings {
     /// The scope that lets a token create events and read every job.
     #[arg(long, env = "SEATCLAIM_AUTH_ADMIN_SCOPE", default_value = DEFAULT_ADMIN_SCOPE)]
     pub admin_scope: String,
-    /// `off` runs the AWS backend with no authentication (it refuses to start so otherwise);
-    /// with a key source configured, authentication is on and `off` is refused.
+    /// `off` runs the AWS backend, or an API listening beyond the loopback interface, with no
+    /// authentication (either refuses to start so otherwise); with a key source configured,
+    /// authentication is on and `off` is refused.
     #[arg(long = "auth", env = "SEATCLAIM_AUTH")]
     pub mode: Option<AuthMode>,
+    /// When set (and not empty), a token's `token_use` claim must equal it: `access` refuses
+    /// Cognito's ID tokens, which are meant for the client that signed in, not for APIs.
+    #[arg(long, env = "SEATCLAIM_AUTH_TOKEN_USE")]
+    pub token_use: Option<String>,
     /// Seconds between refreshes of the JWKS (a token naming an unknown key also fetches it,
     /// at most every 10 seconds).
     #[arg(long, env = "SEATCLAIM_AUTH_JWKS_REFRESH_SECS", default_value_t = 300)]
@@ -52,6 +57,13 @@ impl AuthSettings {
         self.jwks_url.is_some() || self.hs256_secret.is_some()
     }
 
+    /// Whether the page may take a token from a `#token=` link: with HS256 development keys
+    /// only, never beside an issuer's keys (a crafted link would sign a buyer in as its sender).
+    #[must_use]
+    pub fn allows_token_links(&self) -> bool {
+        self.jwks_url.is_none()
+    }
+
     /// The accepted audiences: `audience` split at commas, empty parts dropped.
     #[must_use]
     pub fn audiences(&self) -> Vec<String> {
@@ -70,9 +82,19 @@ impl AuthSettings {
         Duration::from_secs(self.jwks_refresh_secs.max(1))
     }
 
-    /// Refuses contradictory settings, and an AWS deployment that is open by accident:
-    /// `on_aws` without a key source needs `SEATCLAIM_AUTH=off`.
-    pub fn check(&self, on_aws: bool) -> Result<(), String> {
+    /// Refuses contradictory settings, an issuer without an audience (any client of the issuer
+    /// would then be accepted), and a deployment that is open by accident: one `on_aws`, or one
+    /// not `local` (listening beyond the loopback interface), without a key source needs
+    /// `SEATCLAIM_AUTH=off`.
+    pub fn check(&self, on_aws: bool, local: bool) -> Result<(), String> {
+        let issuer = self.issuer.as_deref().is_some_and(|i| !i.is_empty());
+        if issuer && self.audiences().is_empty() {
+            return Err(
+                "SEATCLAIM_AUTH_ISSUER needs SEATCLAIM_AUTH_AUDIENCE: without it a token the \
+                 issuer made for any other client would be accepted"
+                    .into(),
+            );
+        }
         match (self.has_keys(), self.mode) {
             (true, Some(AuthMode::Off)) => Err(
                 "SEATCLAIM_AUTH=off contradicts SEATCLAIM_AUTH_JWKS_URL / SEATCLAIM_AUTH_HS256_SECRET"
@@ -85,6 +107,12 @@ impl AuthSettings {
             (false, None) if on_aws => Err(
                 "the AWS backend will not serve without authentication: set SEATCLAIM_AUTH_JWKS_URL \
                  (or SEATCLAIM_AUTH_HS256_SECRET), or SEATCLAIM_AUTH=off on purpose"
+                    .into(),
+            ),
+            (false, None) if !local => Err(
+                "the API will not serve beyond the loopback interface without authentication: set \
+                 SEATCLAIM_AUTH_JWKS_URL (or SEATCLAIM_AUTH_HS256_SECRET), or SEATCLAIM_AUTH=off on \
+                 purpose"
                     .into(),
             ),
             _ => Ok(()),
@@ -104,19 +132,47 @@ mod tests {
             audience: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             mode,
+            token_use: None,
             jwks_refresh_secs: 300,
         }
     }
 
     #[test]
     fn aws_refuses_to_run_open_unless_told_to() {
-        assert!(settings(false, None).check(true).is_err());
-        assert!(settings(false, Some(AuthMode::Off)).check(true).is_ok());
-        assert!(settings(true, None).check(true).is_ok());
+        assert!(settings(false, None).check(true, true).is_err());
         assert!(
-            settings(false, None).check(false).is_ok(),
-            "embedded may run open"
+            settings(false, Some(AuthMode::Off))
+                .check(true, true)
+                .is_ok()
         );
+        assert!(settings(true, None).check(true, true).is_ok());
+        assert!(
+            settings(false, None).check(false, true).is_ok(),
+            "embedded may run open on the loopback interface"
+        );
+    }
+
+    #[test]
+    fn an_open_api_beyond_the_loopback_interface_must_be_meant() {
+        assert!(settings(false, None).check(false, false).is_err());
+        assert!(
+            settings(false, Some(AuthMode::Off))
+                .check(false, false)
+                .is_ok()
+        );
+        assert!(settings(true, None).check(false, false).is_ok());
+    }
+
+    #[test]
+    fn an_issuer_needs_an_audience() {
+        let mut issued = settings(true, None);
+        issued.issuer = Some("https://issuer.example".into());
+        assert!(issued.check(false, true).is_err());
+        issued.audience = Some("buyers".into());
+        assert!(issued.check(false, true).is_ok());
+        issued.issuer = Some(String::new());
+        issued.audience = None;
+        assert!(issued.check(false, true).is_ok(), "an empty issuer is none");
     }
 
     #[test]
@@ -130,8 +186,16 @@ mod tests {
 
     #[test]
     fn contradictory_settings_are_refused() {
-        assert!(settings(true, Some(AuthMode::Off)).check(false).is_err());
-        assert!(settings(false, Some(AuthMode::On)).check(false).is_err());
-        assert!(settings(true, Some(AuthMode::On)).check(true).is_ok());
+        assert!(
+            settings(true, Some(AuthMode::Off))
+                .check(false, true)
+                .is_err()
+        );
+        assert!(
+            settings(false, Some(AuthMode::On))
+                .check(false, true)
+                .is_err()
+        );
+        assert!(settings(true, Some(AuthMode::On)).check(true, true).is_ok());
     }
 }

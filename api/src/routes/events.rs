@@ -1,9 +1,11 @@
 //! Creating events (organisers and operators).
 
 use axum::Json;
+use axum::extract::FromRequestParts;
 use axum::extract::State;
 use axum::http::StatusCode;
-use seatclaim_shared::domain::{EventId, EventSpec, NewEvent};
+use axum::http::request::Parts;
+use seatclaim_shared::domain::{EventId, EventSpec, NewEvent, ValidationError};
 use seatclaim_shared::ports::EventCreation;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -32,7 +34,8 @@ pub struct Created {
     operation_id = "create_event",
     request_body(content = EventSpec, content_type = "application/json", description = "The \
         event: `sections` (generated seats `section-row-number`) or `seats` (listed one by \
-        one), not both; 1 to 200,000 seats.", example = json!({"event_id": "e1", "name": "Show",
+        one), not both; 1 to `SEATCLAIM_MAX_EVENT_SEATS` seats (at most 200,000, the default); \
+        at most 1 MiB. The caller's token is checked before the body is read.", example = json!({"event_id": "e1", "name": "Show",
         "hold_seconds": 300, "sections": [{"section": "A", "rows": 2, "seats_per_row": 10}]})),
     security(("bearerAuth" = [])),
     responses(
@@ -47,30 +50,32 @@ pub struct Created {
         (status = 403, description = "A token without the admin scope, or a deployment whose \
             operators create events (`SEATCLAIM_API_CREATES_EVENTS=false`)."),
         (status = 409, description = "An event with this id exists."),
-        (status = 413, description = "The body is over 32 MiB."),
+        (status = 408, description = "The body did not arrive within \
+            `SEATCLAIM_BODY_READ_TIMEOUT_SECS` seconds."),
+        (status = 413, description = "The body is over 1 MiB."),
         (status = 415, description = "The body is not declared as JSON."),
         (status = 422, description = "JSON of the wrong shape (`malformed-request`: a missing \
-            field, a wrong type, an unknown field), or a broken rule (`invalid-request`: 0 or \
-            over 200,000 seats, duplicate seat ids, `hold_seconds` outside 1..=86400, \
+            field, a wrong type, an unknown field), or a broken rule (`invalid-request`: 0 seats \
+            or more than `SEATCLAIM_MAX_EVENT_SEATS`, duplicate seat ids, `hold_seconds` outside 1..=86400, \
             `max_seats_per_buyer` outside 1..=100, bad ids, a bad name, both or neither of \
             `sections` and `seats`)."),
     ),
 )]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
+    _creator: EventCreator,
     ApiJson(body): ApiJson<EventSpec>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
-    caller.require_admin(&state.access.admin_scope)?;
-    if !state.access.creates_events {
-        return Err(ApiError::Forbidden {
-            detail: "events are created by this deployment's operators: seatclaimctl events create"
-                .into(),
-            scope: None,
-        });
-    }
     let backend = &state.backend;
     let event = NewEvent::parse(body)?;
+    let most = state.access.max_event_seats;
+    if event.seats.len() > most {
+        return Err(ValidationError::new(
+            "seats",
+            format!("this API creates events of at most {most} seats (SEATCLAIM_MAX_EVENT_SEATS)"),
+        )
+        .into());
+    }
     match backend.catalog.create_event(&event).await? {
         EventCreation::Created(seats) => Ok((
             StatusCode::CREATED,
@@ -83,5 +88,28 @@ pub async fn create(
             "event {} already exists",
             event.event_id
         ))),
+    }
+}
+
+/// A caller who may create events here: an admin, on a deployment whose API creates events.
+/// Established from the request's head, before the body: anyone else is refused without a byte
+/// of the body read.
+pub struct EventCreator;
+
+impl FromRequestParts<AppState> for EventCreator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        caller.require_admin(&state.access.admin_scope)?;
+        if !state.access.creates_events {
+            return Err(ApiError::Forbidden {
+                detail:
+                    "events are created by this deployment's operators: seatclaimctl events create"
+                        .into(),
+                scope: None,
+            });
+        }
+        Ok(Self)
     }
 }

@@ -11,8 +11,14 @@ mod jobs;
 mod reservations;
 mod ui;
 
+use std::convert::Infallible;
+
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::response::IntoResponse;
+use axum::routing::Route;
+use tower::layer::util::Identity;
+use tower::{Layer, Service};
 use tower_http::compression::CompressionLayer;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -20,14 +26,22 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+pub use health::Readiness;
+
 /// A reservation body is a few seat ids; anything bigger is a mistake or an attack.
 const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
-/// An event may list 200,000 seats one by one.
-const EVENT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+/// An event listed seat by seat in 1 MiB has some 25,000 seats; a larger house is described by
+/// its sections, a few bytes each. (Read only once the caller is known to be an admin.)
+const EVENT_BODY_LIMIT: usize = 1024 * 1024;
 
 /// Every route with its OpenAPI operation, the state still to be applied: the one list both the
 /// router and the document are made from.
 pub(crate) fn api() -> OpenApiRouter<AppState> {
+    with_probes(bounded())
+}
+
+/// The routes of buyers, organisers and the page: served under the bounds (`startup.rs`).
+fn bounded() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(crate::openapi::base())
         .routes(routes!(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)))
         .routes(routes!(browse::list).layer(CompressionLayer::new()))
@@ -42,18 +56,40 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(ui::style).layer(CompressionLayer::new()))
         .routes(routes!(ui::page_file).layer(CompressionLayer::new()))
         .routes(routes!(ui::config))
-        .routes(routes!(health::live))
-        .routes(routes!(health::ready))
         .routes(routes!(docs::openapi).layer(CompressionLayer::new()))
 }
 
-/// Every route, with the backend and the access policy as shared state.
+/// `routes` and the probes, added after whatever layers `routes` has: outside the bounds, so
+/// that a saturated API still answers its load balancer and its orchestrator, which would
+/// otherwise replace a healthy task in the middle of a sale.
+fn with_probes(routes: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
+    routes
+        .routes(routes!(health::live))
+        .routes(routes!(health::ready))
+}
+
+/// Every route, with the backend and the access policy as shared state, and no bounds.
 pub fn router(state: AppState) -> Router {
-    let (router, _document) = api().split_for_parts();
-    router
+    router_under(state, Identity::new())
+}
+
+/// Every route, the ones of buyers and operators under `bounds` and the probes outside them,
+/// every answer with the security headers.
+pub(crate) fn router_under<L>(state: AppState, bounds: L) -> Router
+where
+    L: Layer<Route> + Clone + Send + Sync + 'static,
+    L::Service: Service<Request> + Clone + Send + Sync + 'static,
+    <L::Service as Service<Request>>::Response: IntoResponse + 'static,
+    <L::Service as Service<Request>>::Error: Into<Infallible> + 'static,
+    <L::Service as Service<Request>>::Future: Send + 'static,
+{
+    let (router, _document) = with_probes(bounded().layer(bounds)).split_for_parts();
+    let origins = state.access.page_origins.clone();
+    let router = router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state);
+    crate::security_headers::add(router, &origins)
 }
 
 async fn not_found() -> ApiError {

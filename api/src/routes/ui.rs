@@ -179,6 +179,11 @@ pub struct UiConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<UiOidc>, required = false)]
     oidc: Option<Option<UiOidc>>,
+    /// Only with `auth`: whether the page takes a token from a `#token=<jwt>` link (HS256
+    /// development keys only, never beside an issuer's keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    token_links: Option<bool>,
 }
 
 /// `GET /ui/config.json`: whether the API wants tokens, and the OpenID Connect client the page
@@ -196,10 +201,12 @@ pub async fn config(State(state): State<AppState>) -> Json<UiConfig> {
         None => UiConfig {
             auth: false,
             oidc: None,
+            token_links: None,
         },
         Some(_) => UiConfig {
             auth: true,
             oidc: Some(access.ui_oidc.clone()),
+            token_links: Some(access.token_links),
         },
     })
 }

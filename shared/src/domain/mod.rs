@@ -15,7 +15,7 @@ mod seat_limit;
 mod transition;
 
 pub use audit::{AuditLimits, Violation, audit};
-pub use event::{EventSpec, NewEvent, SeatSpec, SectionSpec};
+pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};

@@ -45,6 +45,7 @@ pub fn run(args: &TokenArgs) -> anyhow::Result<()> {
         aud: args.audience.clone().map(Audience::One),
         client_id: None,
         scope: args.admin.then(|| args.admin_scope.clone()),
+        token_use: None,
     };
     let key = EncodingKey::from_secret(args.secret.as_bytes());
     let token = encode(&Header::default(), &claims, &key).context("cannot sign the token")?;

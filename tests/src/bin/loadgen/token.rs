@@ -43,6 +43,7 @@ impl Signer {
             aud: None,
             client_id: None,
             scope,
+            token_use: None,
         };
         encode(&Header::default(), &claims, &self.key).context("cannot sign a token")
     }
