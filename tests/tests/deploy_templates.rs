@@ -535,11 +535,16 @@ fn every_table_matches_the_code_in_name_keys_types_and_indexes() {
         );
     }
 
-    assert_eq!(
-        tables[names.seats_table.as_str()]["DeletionProtectionEnabled"].as_bool(),
-        Some(true),
-        "the inventory table is deletion-protected"
-    );
+    for (table, what) in [
+        (&names.seats_table, "the inventory"),
+        (&names.jobs_table, "the record of sales"),
+    ] {
+        assert_eq!(
+            tables[table.as_str()]["DeletionProtectionEnabled"].as_bool(),
+            Some(true),
+            "{what} is deletion-protected"
+        );
+    }
     let ttl = &tables[names.jobs_table.as_str()]["TimeToLiveSpecification"];
     assert_eq!(
         ttl["Enabled"].as_bool(),
@@ -1428,6 +1433,41 @@ fn with_a_certificate_http_redirects_to_https_and_https_forwards() {
     }
 }
 
+/// One buyer's rate across every API task: a rate-based rule keyed on the bearer token, beside
+/// the per-address ones, on every stack.
+#[test]
+fn a_waf_rule_limits_each_bearer_token_across_the_tasks() {
+    let template = Template::load();
+    let (acl_id, _) = template.only("AWS::WAFv2::WebACL");
+    for distribution in ["false", "true"] {
+        let parameters = template.parameters(&[
+            ("UiDistribution", distribution),
+            ("CertificateArn", CERTIFICATE),
+            ("ApiDomainName", API_DOMAIN),
+        ]);
+        let deployed = template.deployed(&parameters);
+        let by_token: Vec<&Value> = sequence(&deployed[acl_id.as_str()]["Properties"]["Rules"])
+            .iter()
+            .map(|rule| &rule["Statement"]["RateBasedStatement"])
+            .filter(|statement| statement["AggregateKeyType"].as_str() == Some("CUSTOM_KEYS"))
+            .collect();
+        assert_eq!(by_token.len(), 1, "one rule counts bearer tokens");
+        let keys = sequence(&by_token[0]["CustomKeys"]);
+        assert_eq!(keys.len(), 1, "the token alone is the key");
+        assert!(
+            keys[0]["Header"]["Name"]
+                .as_str()
+                .is_some_and(|name| name.eq_ignore_ascii_case("authorization")),
+            "{keys:?}"
+        );
+        assert_eq!(
+            ref_target(&by_token[0]["Limit"]),
+            Some("WafRequestsPerFiveMinutesPerBuyer")
+        );
+        assert_eq!(by_token[0]["EvaluationWindowSec"].as_u64(), Some(300));
+    }
+}
+
 #[test]
 fn a_waf_web_acl_limits_each_client_address_at_the_load_balancer() {
     let template = Template::load();
@@ -1468,7 +1508,11 @@ fn a_waf_web_acl_limits_each_client_address_at_the_load_balancer() {
 
         let rate_rules: Vec<&Value> = sequence(&acl["Rules"])
             .iter()
-            .filter(|rule| rule["Statement"].get("RateBasedStatement").is_some())
+            .filter(|rule| {
+                let statement = &rule["Statement"]["RateBasedStatement"];
+                statement.is_mapping()
+                    && statement["AggregateKeyType"].as_str() != Some("CUSTOM_KEYS")
+            })
             .collect();
         let by_address: Vec<&Value> = rate_rules
             .iter()
@@ -2373,6 +2417,53 @@ fn publish_ui_uploads_every_file_of_the_page() {
         let declared = &template.root["Outputs"][output];
         assert_eq!(ref_target(&declared["Value"]), Some(target), "{output}");
         assert_eq!(declared["Condition"].as_str(), Some("CreateUiDistribution"));
+    }
+}
+
+/// Every answer of the distribution, the page's from the bucket and the API's alike, carries HSTS
+/// and the browser-facing security headers; the page gets a Content-Security-Policy, the API's
+/// own is kept.
+#[test]
+fn every_answer_of_the_distribution_carries_hsts_and_the_security_headers() {
+    let template = Template::load();
+    let parameters = template.parameters(&[
+        ("CertificateArn", CERTIFICATE),
+        ("ApiDomainName", API_DOMAIN),
+    ]);
+    let deployed = template.deployed(&parameters);
+    let (_, config) = deployed_distribution(&deployed);
+    for (pattern, behavior) in behaviors(config) {
+        let policy = ref_target(&behavior["ResponseHeadersPolicyId"])
+            .unwrap_or_else(|| panic!("{pattern}: no response headers policy"));
+        let headers =
+            &deployed[policy]["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"];
+        let hsts = &headers["StrictTransportSecurity"];
+        assert!(
+            hsts["AccessControlMaxAgeSec"]
+                .as_u64()
+                .is_some_and(|age| age >= 31_536_000),
+            "{pattern}: HSTS for a year at least: {hsts:?}"
+        );
+        assert_eq!(hsts["IncludeSubdomains"].as_bool(), Some(true));
+        assert_eq!(
+            headers["ContentTypeOptions"]["Override"].as_bool(),
+            Some(true)
+        );
+        assert_eq!(
+            headers["ReferrerPolicy"]["ReferrerPolicy"].as_str(),
+            Some("no-referrer")
+        );
+        let csp = &headers["ContentSecurityPolicy"];
+        assert_eq!(
+            csp["Override"].as_bool(),
+            Some(false),
+            "the API's own is kept"
+        );
+        let text = format!("{:?}", csp["ContentSecurityPolicy"]);
+        assert!(
+            text.contains("default-src 'self'") && text.contains("frame-ancestors 'none'"),
+            "{pattern}: {text}"
+        );
     }
 }
 
