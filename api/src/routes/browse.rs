@@ -1,5 +1,5 @@
 //! The public read path: the event list and the seat maps, answered from this process's
-//! snapshots (`seat_maps.rs`), with entity tags so that a polling page or a CDN gets 304s, and
+//! snapshots (`seat_maps/`), with entity tags so that a polling page or a CDN gets 304s, and
 //! `Cache-Control: public, max-age=1` so that a CDN absorbs a storm.
 
 use std::sync::Arc;

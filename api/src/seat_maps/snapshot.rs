@@ -1,0 +1,175 @@
+//! One event's seat map as read at one moment, and its renderings: the whole map once, each
+//! section the first time it is asked for, each with an entity tag named by the seats' states.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Mutex, PoisonError};
+
+use axum::body::Bytes;
+use jiff::Timestamp;
+use seatclaim_shared::domain::{EventId, Seat, SeatView, Section};
+use seatclaim_shared::ports::BackendError;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+/// How many seats of an event are in each state, as the snapshot shows them.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub struct StateCounts {
+    /// Free to ask for (lapsed holds included).
+    pub available: usize,
+    /// Held by someone now.
+    pub held: usize,
+    /// Sold.
+    pub sold: usize,
+}
+
+/// One seat as the map shows it.
+#[derive(Serialize, ToSchema)]
+#[schema(as = SeatMapEntry)]
+pub(crate) struct SeatEntry<'a> {
+    /// The seat's id.
+    seat_id: &'a str,
+    /// Its section.
+    section: &'a str,
+    /// Its state as of the map: a lapsed hold shows AVAILABLE.
+    #[schema(schema_with = seat_view_schema)]
+    state: SeatView,
+}
+
+/// The body of a seat map answer.
+#[derive(Serialize, ToSchema)]
+#[schema(as = SeatMap)]
+pub(crate) struct SeatMapBody<'a> {
+    /// The event.
+    #[schema(value_type = String)]
+    event_id: &'a EventId,
+    /// When the seats were read (the map is advisory: a claim re-checks every seat).
+    #[schema(value_type = String, format = DateTime)]
+    as_of: Timestamp,
+    /// The seats, in the event's order.
+    seats: Vec<SeatEntry<'a>>,
+}
+
+/// The schema of a seat's state: the wire names of the three [`SeatView`]s.
+fn seat_view_schema() -> impl Into<RefOr<Schema>> {
+    let names = [SeatView::Available, SeatView::Held, SeatView::Sold]
+        .map(|view| serde_json::to_value(view).unwrap_or_default());
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names))
+}
+
+/// A seat map answer: its JSON body and its (weak) entity tag.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The JSON body.
+    pub body: Bytes,
+    /// `W/"..."`, named by the seats' states alone, so an unchanged map keeps its tag across
+    /// rebuilds and a polling client gets 304s.
+    pub etag: String,
+}
+
+/// An event's seat map as read at `as_of`.
+pub struct Snapshot {
+    event_id: EventId,
+    /// When the seats were read, the map's `as_of`.
+    pub as_of: Timestamp,
+    seats: Vec<(Seat, SeatView)>,
+    /// Seats per state.
+    pub counts: StateCounts,
+    whole: Rendered,
+    /// The event's sections.
+    section_names: HashSet<Section>,
+    /// Sections rendered so far, each once per snapshot.
+    sections: Mutex<HashMap<Section, Rendered>>,
+}
+
+impl Snapshot {
+    pub(super) fn build(
+        event_id: EventId,
+        seats: Vec<Seat>,
+        as_of: Timestamp,
+    ) -> Result<Self, BackendError> {
+        let seats: Vec<(Seat, SeatView)> = seats
+            .into_iter()
+            .map(|seat| {
+                let view = seat.state.view(as_of);
+                (seat, view)
+            })
+            .collect();
+        let mut counts = StateCounts::default();
+        for (_, view) in &seats {
+            match view {
+                SeatView::Available => counts.available += 1,
+                SeatView::Held => counts.held += 1,
+                SeatView::Sold => counts.sold += 1,
+            }
+        }
+        let whole = render(&event_id, as_of, seats.iter())?;
+        let section_names = seats.iter().map(|(seat, _)| seat.section.clone()).collect();
+        Ok(Self {
+            event_id,
+            as_of,
+            seats,
+            counts,
+            whole,
+            section_names,
+            sections: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The whole map.
+    #[must_use]
+    pub fn whole(&self) -> &Rendered {
+        &self.whole
+    }
+
+    /// One section of the map; `None` if the event has no such section (which keeps nothing).
+    pub fn section(&self, section: &Section) -> Result<Option<Rendered>, BackendError> {
+        if !self.section_names.contains(section) {
+            return Ok(None);
+        }
+        let mut sections = self.sections.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(rendered) = sections.get(section) {
+            return Ok(Some(rendered.clone()));
+        }
+        let seats = self
+            .seats
+            .iter()
+            .filter(|(seat, _)| &seat.section == section);
+        let rendered = render(&self.event_id, self.as_of, seats)?;
+        sections.insert(section.clone(), rendered.clone());
+        Ok(Some(rendered))
+    }
+}
+
+fn render<'a>(
+    event_id: &EventId,
+    as_of: Timestamp,
+    seats: impl Iterator<Item = &'a (Seat, SeatView)>,
+) -> Result<Rendered, BackendError> {
+    let mut hasher = DefaultHasher::new();
+    let entries: Vec<SeatEntry<'a>> = seats
+        .map(|(seat, view)| {
+            (seat.seat_id.as_str(), *view as u8).hash(&mut hasher);
+            SeatEntry {
+                seat_id: seat.seat_id.as_str(),
+                section: seat.section.as_str(),
+                state: *view,
+            }
+        })
+        .collect();
+    let body = serde_json::to_vec(&SeatMapBody {
+        event_id,
+        as_of,
+        seats: entries,
+    })
+    .map_err(|e| BackendError::permanent(format!("cannot encode the seat map: {e}")))?;
+    Ok(Rendered {
+        body: Bytes::from(body),
+        etag: format!("W/\"{:016x}\"", hasher.finish()),
+    })
+}
