@@ -117,3 +117,53 @@ async fn migrate_on_a_deployment_without_old_tables_copies_nothing_and_can_run_a
     let embedded = [("SEATCLAIM_DATA_DIR", data.path().display().to_string())];
     assert!(ctl("migrate", &embedded).starts_with("ready: embedded backend"));
 }
+
+/// `seatclaimctl audit --events FILE` passes a log of published reservation events that sells
+/// each seat once, and reports (exit 1) a seat it sells to a second job, as a restore of an older
+/// backup can make happen.
+#[test]
+fn an_audit_of_an_events_log_reports_a_seat_sold_to_two_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sold = |job: &str, seat: &str| {
+        serde_json::json!({
+            "source": "seatclaim.reservations", "detail-type": "Reservation Sold",
+            "detail": {"status": "SOLD", "job_id": job, "event_id": "e1", "buyer_id": "b1",
+                       "seat_ids": [seat], "hold_expires_at": null, "reason": null,
+                       "occurred_at": "2026-12-01T10:00:00Z"}
+        })
+        .to_string()
+    };
+    let (first, second) = (
+        "018f6e2a-0000-7000-8000-000000000001",
+        "018f6e2a-0000-7000-8000-000000000002",
+    );
+    let log = dir.path().join("events.jsonl");
+    let audit = |lines: &[String]| {
+        std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+        let output = Command::new(binary("seatclaimctl"))
+            .args(["audit", "--json", "--events"])
+            .arg(&log)
+            .env("SEATCLAIM_DATA_DIR", dir.path())
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)));
+        (output.status.success(), report)
+    };
+    let (passed, report) = audit(&[sold(first, "A-1-1"), sold(second, "A-1-2")]);
+    assert!(passed, "{report}");
+    assert_eq!(report["log"]["events"], 2);
+    let (passed, report) = audit(&[
+        sold(first, "A-1-1"),
+        sold(second, "A-1-2"),
+        sold(second, "A-1-1"),
+    ]);
+    assert!(!passed, "{report}");
+    let violations = report["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 1, "{report}");
+    let said = violations[0].as_str().unwrap();
+    assert!(
+        said.contains("A-1-1") && said.contains(first) && said.contains(second),
+        "{said}"
+    );
+}

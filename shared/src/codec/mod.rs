@@ -108,5 +108,15 @@ pub fn decode_event(text: &str) -> Result<ReservationEvent, BackendError> {
     from_json(text)
 }
 
+/// Reads the reservation event of one line of an events log: the embedded backend's
+/// `events.jsonl`, or the event bus's events exported in the same shape (the event in `detail`).
+pub fn decode_log_line(line: &str) -> Result<ReservationEvent, BackendError> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        detail: ReservationEvent,
+    }
+    from_json::<Line>(line).map(|line| line.detail)
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,13 @@
-//! The audit: the invariants checked from the outside, over an event's seats and jobs as stored.
-//! Operators run it after a sale (`seatclaimctl audit`); the fault tests run it after every fault.
+//! The audit: the invariants checked from the outside, over an event's seats and jobs as stored,
+//! or over a log of the reservation events published (no seat sold to two jobs, which a restore
+//! of an older backup could bring about). Operators run it after a sale (`seatclaimctl audit`);
+//! the fault tests run it after every fault.
 
 use std::collections::HashMap;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Job, JobId, JobStatus, Seat, SeatId, SeatState};
+use super::{EventId, Job, JobId, JobStatus, ReservationEvent, Seat, SeatId, SeatState};
 
 /// How long is too long.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +56,15 @@ pub enum Violation {
         /// The oldest unpublished event's age.
         oldest: SignedDuration,
     },
+    /// The published events sold a seat to two jobs.
+    SeatSoldTwice {
+        /// The event the seat belongs to.
+        event: EventId,
+        /// The seat.
+        seat: SeatId,
+        /// The job it was sold to first, and the other.
+        jobs: (JobId, JobId),
+    },
 }
 
 impl std::fmt::Display for Violation {
@@ -82,6 +93,11 @@ impl std::fmt::Display for Violation {
             Self::OutboxLag { oldest } => {
                 write!(f, "the oldest unpublished event is {oldest:#} old")
             }
+            Self::SeatSoldTwice { event, seat, jobs } => write!(
+                f,
+                "seat {seat} of event {event} was sold to job {} and again to job {}",
+                jobs.0, jobs.1
+            ),
         }
     }
 }
@@ -115,6 +131,32 @@ pub fn audit(
         .filter(|lag| *lag > limits.max_outbox_lag)
     {
         violations.push(Violation::OutboxLag { oldest });
+    }
+    violations
+}
+
+/// The seats `events` (published reservation events, in any order) sell to two jobs: SOLD is
+/// final, so a second job's `Sold` event for a seat means it was sold twice.
+#[must_use]
+pub fn sold_twice<'a>(events: impl IntoIterator<Item = &'a ReservationEvent>) -> Vec<Violation> {
+    let mut buyers: HashMap<(&EventId, &SeatId), JobId> = HashMap::new();
+    let mut violations = Vec::new();
+    for event in events {
+        if event.status != JobStatus::Sold {
+            continue;
+        }
+        for seat in &event.seat_ids {
+            let first = *buyers
+                .entry((&event.event_id, seat))
+                .or_insert(event.job_id);
+            if first != event.job_id {
+                violations.push(Violation::SeatSoldTwice {
+                    event: event.event_id.clone(),
+                    seat: seat.clone(),
+                    jobs: (first, event.job_id),
+                });
+            }
+        }
     }
     violations
 }

@@ -14,7 +14,7 @@ mod seat;
 mod seat_limit;
 mod transition;
 
-pub use audit::{AuditLimits, Violation, audit};
+pub use audit::{AuditLimits, Violation, audit, sold_twice};
 pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};

@@ -1,4 +1,6 @@
-//! `seatclaimctl audit EVENT`: prints `app::audit_event`'s report and exits 1 on a violation.
+//! `seatclaimctl audit [EVENT] [--events FILE]`: prints `app::audit_event`'s report of an event
+//! as stored, and the seats a log of published reservation events sold to two jobs; exits 1 on a
+//! violation.
 
 use std::process::ExitCode;
 
@@ -6,15 +8,21 @@ use anyhow::{Context, bail};
 use clap::Args;
 use seatclaim_shared::Backend;
 use seatclaim_shared::app::audit_event;
-use seatclaim_shared::domain::{AuditLimits, EventId};
+use seatclaim_shared::codec::decode_log_line;
+use seatclaim_shared::domain::{AuditLimits, EventId, ReservationEvent, sold_twice};
 use serde_json::json;
 
 use super::{emit, parse_duration};
 
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).multiple(true).args(["event_id", "events"]))]
 pub(super) struct AuditArgs {
-    /// The event to audit.
-    event_id: String,
+    /// The event to audit as stored.
+    event_id: Option<String>,
+    /// A log of published reservation events (`events.jsonl`, one envelope per line, or the event
+    /// bus's events exported so): reports every seat it sells to two jobs.
+    #[arg(long, value_name = "FILE")]
+    events: Option<std::path::PathBuf>,
     /// A job PENDING longer than this is reported.
     #[arg(long, value_parser = parse_duration, default_value = "5m")]
     max_pending: jiff::SignedDuration,
@@ -27,38 +35,64 @@ pub(super) struct AuditArgs {
 }
 
 pub(super) async fn run(backend: &Backend, args: AuditArgs) -> anyhow::Result<ExitCode> {
-    let event_id = EventId::parse(&args.event_id).context("not an event id")?;
-    let limits = AuditLimits {
-        max_pending: args.max_pending,
-        max_outbox_lag: args.max_outbox_lag,
-    };
-    let Some(report) = audit_event(backend, &event_id, limits).await? else {
-        bail!("no event {event_id}");
-    };
-    let problems: Vec<String> = report.violations.iter().map(ToString::to_string).collect();
-    let json = json!({
-        "event_id": event_id,
-        "ok": problems.is_empty(),
-        "seats": report.seats,
-        "jobs": report.jobs,
-        "violations": problems,
-    });
-    emit(args.json, &json, || {
-        let mut text = format!(
+    let mut json = json!({});
+    let mut lines = Vec::new();
+    let mut problems = Vec::new();
+    if let Some(event_id) = &args.event_id {
+        let event_id = EventId::parse(event_id).context("not an event id")?;
+        let limits = AuditLimits {
+            max_pending: args.max_pending,
+            max_outbox_lag: args.max_outbox_lag,
+        };
+        let Some(report) = audit_event(backend, &event_id, limits).await? else {
+            bail!("no event {event_id}");
+        };
+        json["event_id"] = json!(event_id);
+        json["seats"] = json!(report.seats);
+        json["jobs"] = json!(report.jobs);
+        lines.push(format!(
             "event {event_id}: {} seats, jobs {:?}",
             report.seats, report.jobs
-        );
+        ));
+        problems.extend(report.violations.iter().map(ToString::to_string));
+    }
+    if let Some(log) = &args.events {
+        let events = read_log(log)?;
+        json["log"] = json!({"file": log, "events": events.len()});
+        lines.push(format!("{}: {} events", log.display(), events.len()));
+        problems.extend(sold_twice(&events).iter().map(ToString::to_string));
+    }
+    json["ok"] = json!(problems.is_empty());
+    json["violations"] = json!(problems);
+    emit(args.json, &json, || {
         if problems.is_empty() {
-            text.push_str("\naudit passed");
+            lines.push("audit passed".into());
         }
-        for problem in &problems {
-            text.push_str(&format!("\nVIOLATION: {problem}"));
-        }
-        text
+        lines.extend(
+            problems
+                .iter()
+                .map(|problem| format!("VIOLATION: {problem}")),
+        );
+        lines.join("\n")
     });
     Ok(if problems.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Every event of the log at `path`, in its order.
+fn read_log(path: &std::path::Path) -> anyhow::Result<Vec<ReservationEvent>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            decode_log_line(line).with_context(|| {
+                format!("{} line {}: not a reservation event", path.display(), n + 1)
+            })
+        })
+        .collect()
 }

@@ -47,8 +47,9 @@ enum Command {
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
     /// Checks an event's invariants (no seat held or sold twice, every live job owns its seats,
-    /// no seat taken without a live job, nothing PENDING too long, no stuck outbox); exits 1 and
-    /// prints what is wrong if any is broken.
+    /// no seat taken without a live job, nothing PENDING too long, no stuck outbox), and with
+    /// `--events FILE` a log of published reservation events (no seat sold to two jobs); exits 1
+    /// and prints what is wrong if any is broken.
     Audit(audit::AuditArgs),
     /// Releases lapsed holds now, as the worker's sweeper does, for a stuck deployment.
     Sweep,

@@ -3,7 +3,9 @@
 //! read exactly what downstream consumers would receive.
 //!
 //! Every append is fsynced before `publish` returns, so an event the relay marks published is
-//! on disk. The file is rotated by size: past [`MAX_BYTES`] it becomes `events.jsonl.1` (the
+//! on disk; so is the folder's entry of a file just created or rotated (a power cut would
+//! otherwise take the new file, and the events appended to it, with its unsynced entry). The
+//! file is rotated by size: past [`MAX_BYTES`] it becomes `events.jsonl.1` (the
 //! older ones shift up to `.5`, and the oldest is deleted), under a lock file that the API and
 //! a separate worker appending to the same log share.
 
@@ -60,19 +62,33 @@ impl EventLog {
                 BackendError::permanent(format!("cannot open {}: {e}", path.display()))
             })
         };
+        let appender = Appender {
+            path: path.to_owned(),
+            file: open(path)?,
+            lock: open(&path.with_extension("jsonl.lock"))?,
+            max_bytes,
+        };
+        sync_folder(path).map_err(|e| {
+            BackendError::permanent(format!("cannot sync the folder of {}: {e}", path.display()))
+        })?;
         Ok(Self {
-            file: Arc::new(Mutex::new(Appender {
-                path: path.to_owned(),
-                file: open(path)?,
-                lock: open(&path.with_extension("jsonl.lock"))?,
-                max_bytes,
-            })),
+            file: Arc::new(Mutex::new(appender)),
         })
     }
 }
 
 fn append_to(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// Makes the entries of `path`'s folder durable: a file created or renamed there is otherwise
+/// not on disk after a power cut, whatever was synced inside it.
+fn sync_folder(path: &Path) -> std::io::Result<()> {
+    let folder = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    File::open(folder)?.sync_all()
 }
 
 impl Appender {
@@ -91,6 +107,7 @@ impl Appender {
         }
         if !self.is_current()? {
             self.file = append_to(&self.path)?;
+            sync_folder(&self.path)?;
         }
         self.file.write_all(text)?;
         self.file.sync_data()
@@ -129,7 +146,7 @@ impl Appender {
         }
         std::fs::rename(&self.path, numbered(1))?;
         self.file = append_to(&self.path)?;
-        Ok(())
+        sync_folder(&self.path)
     }
 }
 

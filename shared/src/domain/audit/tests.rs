@@ -126,3 +126,30 @@ fn long_pending_jobs_and_a_stuck_outbox_are_reported() {
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(audit(&[], &[], Some(at(0)), at(60), LIMITS), []);
 }
+
+#[test]
+fn a_log_that_sells_a_seat_to_two_jobs_is_reported_and_one_sale_per_seat_is_not() {
+    let first = job(JobStatus::Sold, &["a", "b"], 100);
+    let again = job(JobStatus::Sold, &["b"], 100);
+    let held = job(JobStatus::Held, &["a"], 100);
+    let events: Vec<ReservationEvent> = [&first, &held, &first]
+        .into_iter()
+        .map(|job| ReservationEvent::of(job, at(1)))
+        .collect();
+    assert!(
+        sold_twice(&events).is_empty(),
+        "a hold, and the same sale published twice, are no second sale"
+    );
+    let events: Vec<ReservationEvent> = [&first, &again]
+        .into_iter()
+        .map(|job| ReservationEvent::of(job, at(1)))
+        .collect();
+    assert_eq!(
+        sold_twice(&events),
+        [Violation::SeatSoldTwice {
+            event: EventId::parse("e").unwrap(),
+            seat: SeatId::parse("b").unwrap(),
+            jobs: (first.job_id, again.job_id),
+        }]
+    );
+}
