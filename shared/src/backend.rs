@@ -127,6 +127,24 @@ impl Backend {
         Self::copy_file(settings, FileCopy::Restore, source)
     }
 
+    /// After a restore: the holds and sales the published events tell of that the restored
+    /// database does not know (newer than its last change), oldest first, to reconcile.
+    pub fn published_after_restore(
+        settings: &BackendSettings,
+    ) -> Result<Vec<crate::domain::ReservationEvent>, BackendError> {
+        match settings.backend {
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => {
+                crate::adapters::embedded::published_after_database(&settings.data_dir)
+            }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when the embedded backend is compiled in"
+            )]
+            other => Err(no_data_folder(other)),
+        }
+    }
+
     fn copy_file(
         settings: &BackendSettings,
         copy: FileCopy,
@@ -139,14 +157,25 @@ impl Backend {
                 FileCopy::Backup => crate::adapters::embedded::backup(&settings.data_dir, file),
                 FileCopy::Restore => crate::adapters::embedded::restore(&settings.data_dir, file),
             },
-            #[cfg(feature = "aws")]
-            BackendKind::Aws => Err(BackendError::permanent(AWS_BACKUPS)),
             #[allow(
                 unreachable_patterns,
-                reason = "reached only when a backend is compiled out"
+                reason = "reached only when the embedded backend is compiled in"
             )]
-            missing => Err(not_built(missing)),
+            other => Err(no_data_folder(other)),
         }
+    }
+}
+
+/// Why a command on the embedded backend's data folder cannot run on `kind`.
+fn no_data_folder(kind: BackendKind) -> BackendError {
+    match kind {
+        #[cfg(feature = "aws")]
+        BackendKind::Aws => BackendError::permanent(AWS_BACKUPS),
+        #[allow(
+            unreachable_patterns,
+            reason = "reached only when a backend is compiled out"
+        )]
+        missing => not_built(missing),
     }
 }
 

@@ -143,11 +143,33 @@ async fn a_backup_taken_under_load_restores_every_intent_accepted_before_it() {
     assert!(err.contains("is running on"), "{err}");
     let (code, out, err) = ctl(live.path(), &["jobs", "show", all.last().unwrap()]);
     assert_eq!(code, 0, "the live folder keeps its newest job: {out}{err}");
+    // The newest job's decision is published before the service goes.
+    let newest = all.last().unwrap().clone();
+    eventually(WITHIN, "the newest job's event published", || async {
+        std::fs::read_to_string(live.path().join("events.jsonl"))
+            .is_ok_and(|log| log.contains(&newest))
+            .then_some(())
+    })
+    .await;
     // Once the service is gone (killed: the OS drops its lock), the restore goes ahead, and
-    // the folder is back at the backup's moment, the killed process's WAL notwithstanding.
+    // the folder is back at the backup's moment, the killed process's WAL notwithstanding. The
+    // holds published after that moment are listed for reconciling: the newest job's among
+    // them, and none of a job the posters never had.
     drop(api);
-    let (code, out, err) = ctl(live.path(), &["restore", file.to_str().unwrap()]);
+    let (code, out, err) = ctl(live.path(), &["restore", "--json", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let newer: Vec<&str> = report["newer_than_backup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| event["job_id"].as_str().unwrap())
+        .collect();
+    assert!(newer.contains(&newest.as_str()), "{report}");
+    assert!(
+        newer.iter().all(|job| all.iter().any(|a| a == job)),
+        "{report}"
+    );
     let (code, out, _) = ctl(live.path(), &["jobs", "show", all.last().unwrap()]);
     assert_ne!(code, 0, "a job accepted after the backup is gone: {out}");
     let (code, out, err) = ctl(live.path(), &["jobs", "show", &before[0]]);

@@ -5,6 +5,7 @@ mod audit;
 mod dlq;
 mod events;
 mod jobs;
+mod restore;
 mod token;
 
 use std::process::ExitCode;
@@ -64,6 +65,9 @@ enum Command {
     Restore {
         /// The backup file (written by `seatclaimctl backup`).
         path: std::path::PathBuf,
+        /// Print JSON: the restore, and the published holds and sales newer than the backup.
+        #[arg(long)]
+        json: bool,
     },
     /// Prints an HS256 bearer token for a buyer, signed with `SEATCLAIM_AUTH_HS256_SECRET`, for
     /// development (production tokens come from the identity provider).
@@ -102,11 +106,11 @@ async fn main() -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::SUCCESS);
         }
-        Command::Restore { path } => {
-            println!(
-                "{}",
-                Backend::restore(&settings, &path).context("the restore failed")?
-            );
+        Command::Restore { path, json } => {
+            let restored = Backend::restore(&settings, &path).context("the restore failed")?;
+            let newer = Backend::published_after_restore(&settings)
+                .context("cannot read the published events")?;
+            restore::report(json, &restored, &newer);
             return Ok(ExitCode::SUCCESS);
         }
         _ => {}

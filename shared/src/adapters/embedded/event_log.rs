@@ -77,6 +77,13 @@ impl EventLog {
     }
 }
 
+/// The `n`th newest rotated file of the log at `path` (`events.jsonl.1` is the newest).
+pub(super) fn rotated(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
 fn append_to(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
@@ -133,11 +140,7 @@ impl Appender {
 
     /// `events.jsonl.4` -> `.5`, ..., `events.jsonl` -> `.1`; the oldest is replaced.
     fn rotate(&mut self) -> std::io::Result<()> {
-        let numbered = |n: u32| {
-            let mut name = self.path.as_os_str().to_owned();
-            name.push(format!(".{n}"));
-            PathBuf::from(name)
-        };
+        let numbered = |n: u32| rotated(&self.path, n);
         for n in (1..KEPT_FILES).rev() {
             match std::fs::rename(numbered(n), numbered(n + 1)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),

@@ -21,6 +21,7 @@ mod migrations;
 mod outbox;
 mod queue_depth;
 mod receive;
+mod reconcile;
 mod retention;
 mod terms;
 mod writer;
@@ -34,6 +35,7 @@ use tokio::sync::Notify;
 pub use backup::{backup, restore};
 pub use event_log::EventLog;
 pub use folder_lock::LOCK_FILE;
+pub use reconcile::published_after_database;
 
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
