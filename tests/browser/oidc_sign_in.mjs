@@ -3,7 +3,8 @@
 // the page exchanges the code (with its verifier) for the issuer's access token and returns to
 // the event, signed in as the issuer's subject, the answer gone from the address. A reservation
 // with that token is HELD (the Rust test checks the job's buyer and the token). An answer whose
-// state this tab did not send signs nobody in.
+// state this tab did not send signs nobody in, and neither does a crafted `#token=` link: beside
+// an issuer, the page takes tokens from the issuer alone.
 import { assert, env, jobStatus, scenario, select, until } from './lib.mjs';
 
 const event = env('SEATCLAIM_EVENT');
@@ -35,4 +36,12 @@ await scenario('signed in with OpenID Connect (authorization code with PKCE)', a
     ((await forged.locator('[data-message]').textContent({ timeout: 1000 })) ?? '').includes('does not belong'));
   assert(await forged.locator('[data-action="sign-in"]').isVisible(), 'the forged answer signed someone in');
   assert(!forged.url().includes('code='), `the forged answer is still in the address: ${forged.url()}`);
+
+  // A fresh tab opened from a crafted link carrying someone else's token.
+  const crafted = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2lnbmF0dXJl';
+  const linked = await open(`/events/${event}#token=${crafted}`);
+  await until('the link\'s token to leave the address', () => !linked.url().includes('#'));
+  assert(await linked.locator('[data-action="sign-in"]').isVisible(), 'the link signed someone in');
+  const kept = await linked.evaluate(() => sessionStorage.getItem('seatclaim.token'));
+  assert(kept === null, `the page kept the link's token: ${kept}`);
 });
