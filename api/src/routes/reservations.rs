@@ -123,6 +123,8 @@ struct Accepted {
         (status = 403, description = "With authentication on: a `buyer_id` that is not the \
             token's subject."),
         (status = 404, description = "No such event."),
+        (status = 408, description = "The body did not arrive within \
+            `SEATCLAIM_BODY_READ_TIMEOUT_SECS` seconds."),
         (status = 413, description = "The body is over 64 KiB."),
         (status = 415, description = "The body is not declared as JSON."),
         (status = 422, description = "JSON of the wrong shape (`malformed-request`: a wrong \
