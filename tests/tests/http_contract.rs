@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 #[path = "http_contract/prefer_wait.rs"]
 mod prefer_wait;
+#[path = "http_contract/settle_races.rs"]
+mod settle_races;
 
 const DECIDED_WITHIN: Duration = Duration::from_secs(30);
 
