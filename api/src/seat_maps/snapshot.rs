@@ -109,7 +109,13 @@ impl Snapshot {
             }
         }
         let whole = render(&event_id, as_of, seats.iter())?;
-        let section_names = seats.iter().map(|(seat, _)| seat.section.clone()).collect();
+        // One copy of each section's name, not one per seat: a rebuild runs every second.
+        let mut section_names = HashSet::new();
+        for (seat, _) in &seats {
+            if !section_names.contains(&seat.section) {
+                section_names.insert(seat.section.clone());
+            }
+        }
         Ok(Self {
             event_id,
             as_of,

@@ -11,6 +11,7 @@ use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, OpenFlags};
 
 use super::DATABASE_FILE;
+use super::durable::sync_folder;
 use super::folder_lock::FolderLock;
 use super::migrations;
 use crate::ports::BackendError;
@@ -145,10 +146,7 @@ fn sync(path: &Path) -> Result<(), BackendError> {
 
 /// Makes the rename durable: the directory entry is on disk, not only the file's pages.
 fn sync_parent(path: &Path) -> Result<(), BackendError> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => sync(parent),
-        None => sync(Path::new(".")),
-    }
+    sync_folder(path).map_err(|e| io_error(path, &e))
 }
 
 fn io_error(path: &Path, error: &std::io::Error) -> BackendError {

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde::Serialize;
 
+use super::durable::sync_folder;
 use crate::codec::to_json;
 use crate::domain::{EVENT_SOURCE, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
@@ -86,16 +87,6 @@ pub(super) fn rotated(path: &Path, n: u32) -> PathBuf {
 
 fn append_to(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
-}
-
-/// Makes the entries of `path`'s folder durable: a file created or renamed there is otherwise
-/// not on disk after a power cut, whatever was synced inside it.
-fn sync_folder(path: &Path) -> std::io::Result<()> {
-    let folder = path
-        .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    File::open(folder)?.sync_all()
 }
 
 impl Appender {

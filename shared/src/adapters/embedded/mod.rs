@@ -10,6 +10,7 @@ mod catalog;
 mod db;
 mod dead_letter_queue;
 mod decisions;
+mod durable;
 mod event_log;
 mod event_shapes;
 mod folder_lock;
