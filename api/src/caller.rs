@@ -6,6 +6,7 @@ use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use seatclaim_shared::domain::{BuyerId, Job, ValidationError};
+use seatclaim_shared::identity::PAYMENTS_SCOPE;
 
 use crate::auth::{AuthError, Identity};
 use crate::error::ApiError;
@@ -76,12 +77,26 @@ impl Caller {
         }
     }
 
-    /// Whether the caller may confirm or cancel `job`: its buyer only.
+    /// Whether the caller may confirm or cancel `job`: its buyer; and a payment service
+    /// (the payments scope) confirming any buyer's job with its payment (`paying`).
     #[must_use]
-    pub fn may_settle(&self, job: &Job) -> bool {
+    pub fn may_settle(&self, job: &Job, paying: bool) -> bool {
         match self {
             Self::Open => true,
-            Self::Signed(identity) => identity.buyer == job.buyer_id,
+            Self::Signed(identity) => {
+                identity.buyer == job.buyer_id || (paying && identity.payments)
+            }
+        }
+    }
+
+    /// Passes payment services (and everyone with authentication off); 403 for other tokens.
+    pub fn require_payments(&self) -> Result<(), ApiError> {
+        match self {
+            Self::Signed(identity) if !identity.payments => Err(ApiError::Forbidden {
+                detail: format!("a confirm with a payment needs the {PAYMENTS_SCOPE} scope"),
+                scope: Some(PAYMENTS_SCOPE.to_owned()),
+            }),
+            _ => Ok(()),
         }
     }
 

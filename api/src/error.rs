@@ -61,6 +61,12 @@ pub enum ApiError {
     /// The request took longer than the request timeout (503).
     #[error("the request took too long; retry")]
     TimedOut,
+    /// A priced hold confirmed without its payment where a payment provider confirms (402).
+    #[error("this hold costs {0}; it is confirmed when the payment provider reports its payment")]
+    PaymentRequired(seatclaim_shared::domain::Money),
+    /// A webhook that does not prove it comes from the payment provider (400).
+    #[error(transparent)]
+    BadSignature(#[from] crate::stripe::SignatureError),
     /// The request's body did not arrive within the body-read timeout (408).
     #[error("the request body did not arrive within {} s", .0.as_secs())]
     BodyTooSlow(std::time::Duration),
@@ -80,6 +86,15 @@ impl From<JsonRejection> for ApiError {
 
 impl From<axum::extract::rejection::QueryRejection> for ApiError {
     fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
+        Self::Rejected {
+            status: rejection.status(),
+            detail: rejection.body_text(),
+        }
+    }
+}
+
+impl From<axum::extract::rejection::BytesRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::BytesRejection) -> Self {
         Self::Rejected {
             status: rejection.status(),
             detail: rejection.body_text(),
@@ -136,6 +151,10 @@ impl ApiError {
             Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
             Self::TimedOut => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Timeout),
             Self::BodyTooSlow(_) => (StatusCode::REQUEST_TIMEOUT, ProblemType::Timeout),
+            Self::PaymentRequired(_) => {
+                (StatusCode::PAYMENT_REQUIRED, ProblemType::PaymentRequired)
+            }
+            Self::BadSignature(_) => (StatusCode::BAD_REQUEST, ProblemType::InvalidSignature),
             Self::Backend(error) if error.is_transient() => {
                 (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable)
             }
@@ -240,6 +259,11 @@ mod tests {
             ApiError::Overloaded,
             ApiError::TimedOut,
             ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
+            ApiError::PaymentRequired(seatclaim_shared::domain::Money {
+                amount: 1,
+                currency: seatclaim_shared::domain::Currency::parse("EUR").unwrap(),
+            }),
+            ApiError::BadSignature(crate::stripe::SignatureError::Stale),
             ApiError::Backend(BackendError::transient("down")),
             ApiError::Backend(BackendError::permanent("broken")),
         ]
@@ -262,6 +286,8 @@ mod tests {
                 | ApiError::Overloaded
                 | ApiError::TimedOut
                 | ApiError::BodyTooSlow(_)
+                | ApiError::PaymentRequired(_)
+                | ApiError::BadSignature(_)
                 | ApiError::Backend(_) => {}
             }
             let (status, kind) = error.classify();

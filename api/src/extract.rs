@@ -22,13 +22,30 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let limit = state.access.body_read_timeout;
         let read = axum::Json::<T>::from_request(request, state);
-        match tokio::time::timeout(limit, read).await {
-            Ok(json) => Ok(Self(json?.0)),
-            Err(_) => Err(ApiError::BodyTooSlow(limit)),
-        }
+        Ok(Self(within_body_timeout(state, read).await??.0))
     }
+}
+
+/// The raw body (a webhook's, which its signature covers byte for byte; a confirm's, which may
+/// be empty), under the same body-read timeout as [`ApiJson`].
+pub struct ApiBody(pub axum::body::Bytes);
+
+impl FromRequest<AppState> for ApiBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let read = axum::body::Bytes::from_request(request, state);
+        Ok(Self(within_body_timeout(state, read).await??))
+    }
+}
+
+/// `read`, or 408 once `SEATCLAIM_BODY_READ_TIMEOUT_SECS` has passed without it.
+async fn within_body_timeout<F: Future>(state: &AppState, read: F) -> Result<F::Output, ApiError> {
+    let limit = state.access.body_read_timeout;
+    tokio::time::timeout(limit, read)
+        .await
+        .map_err(|_| ApiError::BodyTooSlow(limit))
 }
 
 /// `axum::extract::Path`, but a path it cannot decode (a parameter that is not UTF-8 once

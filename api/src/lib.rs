@@ -18,6 +18,7 @@ mod server;
 mod settings;
 mod startup;
 mod state;
+pub mod stripe;
 
 pub use caller::Caller;
 pub use error::ApiError;

@@ -43,11 +43,15 @@ pub enum ProblemType {
     Unavailable,
     /// The backend failed in a way a retry will not fix (500).
     Internal,
+    /// The hold is priced and is confirmed by its payment, not by the buyer (402).
+    PaymentRequired,
+    /// A webhook whose signature is missing, wrong or stale (400).
+    InvalidSignature,
 }
 
 impl ProblemType {
     /// Every problem type, for the document.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 17] = [
         Self::InvalidRequest,
         Self::MalformedRequest,
         Self::NotFound,
@@ -63,6 +67,8 @@ impl ProblemType {
         Self::Timeout,
         Self::Unavailable,
         Self::Internal,
+        Self::PaymentRequired,
+        Self::InvalidSignature,
     ];
 
     /// The last part of the type's URN.
@@ -84,6 +90,8 @@ impl ProblemType {
             Self::Timeout => "timeout",
             Self::Unavailable => "unavailable",
             Self::Internal => "internal",
+            Self::PaymentRequired => "payment-required",
+            Self::InvalidSignature => "invalid-signature",
         }
     }
 
@@ -106,6 +114,8 @@ impl ProblemType {
             Self::Timeout => "The request timed out; retry",
             Self::Unavailable => "Temporarily unavailable; retry",
             Self::Internal => "Internal error",
+            Self::PaymentRequired => "The payment provider confirms this hold",
+            Self::InvalidSignature => "The webhook signature is not valid",
         }
     }
 
@@ -127,6 +137,8 @@ impl ProblemType {
             Self::Timeout => &[408, 503],
             Self::Overloaded | Self::Unavailable => &[503],
             Self::Internal => &[500],
+            Self::PaymentRequired => &[402],
+            Self::InvalidSignature => &[400],
         }
     }
 

@@ -61,6 +61,15 @@ pub struct ApiSettings {
     #[arg(long, env = "SEATCLAIM_UI_OIDC_CLIENT_ID")]
     pub ui_oidc_client_id: Option<String>,
 
+    /// Stripe's signing secret of `POST /v1/payments/stripe` (`whsec_...`). Set, a priced
+    /// hold is sold by its payment: the buyer's own confirm of it answers 402.
+    #[arg(
+        long,
+        env = "SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET",
+        hide_env_values = true
+    )]
+    pub stripe_webhook_secret: Option<String>,
+
     /// How callers authenticate.
     #[command(flatten)]
     pub auth: AuthSettings,

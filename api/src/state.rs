@@ -8,6 +8,7 @@ use crate::rate::BuyerRate;
 use crate::routes::Readiness;
 use crate::seat_maps::SeatMaps;
 use crate::settings::ApiSettings;
+use crate::stripe::WebhookSecret;
 use axum::extract::FromRef;
 use seatclaim_shared::Backend;
 
@@ -84,6 +85,16 @@ pub struct Access {
     pub long_polls: LongPolls,
     /// How long a request's body may take to arrive (`SEATCLAIM_BODY_READ_TIMEOUT_SECS`).
     pub body_read_timeout: std::time::Duration,
+    /// Stripe's webhook secret: set, priced holds are sold by their payment alone.
+    pub stripe: Option<WebhookSecret>,
+}
+
+impl Access {
+    /// Whether a priced hold waits for its payment (a payment provider is configured).
+    #[must_use]
+    pub fn payments_required(&self) -> bool {
+        self.stripe.is_some()
+    }
 }
 
 impl Access {
@@ -117,6 +128,10 @@ impl Access {
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
             long_polls: LongPolls::new(&settings.limits),
             body_read_timeout: settings.limits.body_read_timeout(),
+            stripe: settings
+                .stripe_webhook_secret
+                .as_deref()
+                .and_then(WebhookSecret::new),
         })
     }
 }

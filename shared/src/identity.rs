@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 /// (`SEATCLAIM_AUTH_ADMIN_SCOPE`).
 pub const DEFAULT_ADMIN_SCOPE: &str = "seatclaim/admin";
 
+/// The scope of a payment service: it confirms a priced hold with the payment it received
+/// (`POST /v1/jobs/{id}/confirm` with a body), for any buyer.
+pub const PAYMENTS_SCOPE: &str = "seatclaim/payments";
+
 /// The claims of a token seatclaim accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {

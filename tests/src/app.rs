@@ -48,6 +48,8 @@ pub struct AppOptions {
     /// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS`; 0 (the tests' default) reads the backend at every
     /// request, so a suite sees its own changes at once.
     pub seat_map_max_age_ms: i64,
+    /// `SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET`.
+    pub stripe_webhook_secret: Option<String>,
 }
 
 impl Default for AppOptions {
@@ -65,6 +67,7 @@ impl Default for AppOptions {
             creates_events: true,
             max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
             seat_map_max_age_ms: 0,
+            stripe_webhook_secret: None,
         }
     }
 }
@@ -423,6 +426,10 @@ async fn access(options: &AppOptions) -> Access {
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
         long_polls: LongPolls::new(&options.limits),
         body_read_timeout: options.limits.body_read_timeout(),
+        stripe: options
+            .stripe_webhook_secret
+            .as_deref()
+            .and_then(seatclaim_api::stripe::WebhookSecret::new),
     }
 }
 

@@ -50,14 +50,17 @@ async fn with_event(f: &Fixture) -> EventId {
                 section: "A".into(),
                 rows: 1,
                 seats_per_row: 4,
+                price: None,
             },
             SectionSpec {
                 section: "B".into(),
                 rows: 1,
                 seats_per_row: 2,
+                price: None,
             },
         ]),
         seats: None,
+        currency: None,
     })
     .expect("a valid event");
     assert_eq!(
@@ -299,7 +302,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let settled = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Confirm)
+        .settle(sold.job_id, JobAction::Confirm, None)
         .await
         .unwrap();
     assert!(matches!(settled, Settled::Done(job) if job.status == JobStatus::Sold));
@@ -311,7 +314,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let late = f
         .backend
         .inventory
-        .settle(lapsing.job_id, JobAction::Confirm)
+        .settle(lapsing.job_id, JobAction::Confirm, None)
         .await
         .unwrap();
     assert!(matches!(late, Settled::Conflict(_)), "{late:?}");
@@ -343,7 +346,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let cancel = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Cancel)
+        .settle(sold.job_id, JobAction::Cancel, None)
         .await
         .unwrap();
     assert!(matches!(cancel, Settled::Conflict(_)));
@@ -388,7 +391,7 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     );
     f.backend
         .inventory
-        .settle(held.job_id, JobAction::Cancel)
+        .settle(held.job_id, JobAction::Cancel, None)
         .await
         .unwrap();
 

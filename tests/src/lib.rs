@@ -22,6 +22,7 @@ pub mod request_log;
 mod seat_limits;
 mod seed;
 pub mod sim;
+pub mod stripe;
 pub mod tokens;
 mod wait;
 

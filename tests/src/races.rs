@@ -35,8 +35,10 @@ async fn admitted_crowd(
             section: section.into(),
             rows: 1,
             seats_per_row: seats,
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

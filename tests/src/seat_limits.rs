@@ -32,8 +32,10 @@ async fn limited_event(f: &Fixture) -> EventId {
             section: "L".into(),
             rows: 1,
             seats_per_row: 20,
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();
@@ -120,7 +122,7 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let cancelled = f
         .backend
         .inventory
-        .settle(held[0].job_id, JobAction::Cancel);
+        .settle(held[0].job_id, JobAction::Cancel, None);
     assert!(matches!(cancelled.await.unwrap(), Settled::Done(_)));
     let after_cancel = admitted(&f, &event, "hoarder", 1).await;
     assert_eq!(decided(&f, &after_cancel).await.status, JobStatus::Held);
@@ -139,7 +141,7 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let sold = f
         .backend
         .inventory
-        .settle(after_lapse.job_id, JobAction::Confirm);
+        .settle(after_lapse.job_id, JobAction::Confirm, None);
     assert!(matches!(sold.await.unwrap(), Settled::Done(job) if job.status == JobStatus::Sold));
     assert_limited(&decided(&f, &admitted(&f, &event, "hoarder", 1).await).await);
 }

@@ -216,6 +216,7 @@ async fn write_version_1(
         .hold(
             vec![SeatId::parse("A-1-1").unwrap()],
             now + SignedDuration::from_mins(10),
+            None,
             now,
         )
         .unwrap();
@@ -223,6 +224,7 @@ async fn write_version_1(
         .hold(
             vec![SeatId::parse("A-1-3").unwrap()],
             now + SignedDuration::from_mins(10),
+            None,
             now,
         )
         .unwrap();
@@ -504,8 +506,10 @@ fn v2_event() -> NewEvent {
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })
     .unwrap()
 }

@@ -46,8 +46,10 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

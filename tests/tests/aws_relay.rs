@@ -52,8 +52,10 @@ async fn record_holds(backend: &Backend, jobs: usize) {
             section: "A".into(),
             rows: 1,
             seats_per_row: u32::try_from(jobs).unwrap(),
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

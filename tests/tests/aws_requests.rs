@@ -143,6 +143,7 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
                 ..ServerLimits::default()
             }),
             body_read_timeout: ServerLimits::default().body_read_timeout(),
+            stripe: None,
         },
         SignedDuration::ZERO,
         false,

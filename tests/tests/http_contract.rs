@@ -9,6 +9,12 @@ use seatclaim_shared::ports::Clock;
 use seatclaim_worker::{BatchOutcome, Limits, process_batch};
 use serde_json::{Value, json};
 
+#[path = "http_contract/payment_attacks.rs"]
+mod payment_attacks;
+#[path = "http_contract/payment_service.rs"]
+mod payment_service;
+#[path = "http_contract/payments.rs"]
+mod payments;
 #[path = "http_contract/prefer_wait.rs"]
 mod prefer_wait;
 #[path = "http_contract/settle_races.rs"]

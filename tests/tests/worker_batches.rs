@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::ReservationEvent;
 use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
+use seatclaim_shared::domain::{Payment, PaymentUnmatched, ReservationEvent};
 use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_worker::{BatchOutcome, Limits, process_batch, relay_once};
 use serde_json::json;
@@ -40,8 +40,13 @@ impl Inventory for Faulty {
         self.inner.claim(intents, now).await
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
-        self.inner.settle(job_id, action).await
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
+        self.inner.settle(job_id, action, payment).await
     }
 
     async fn release_lapsed_holds(
@@ -318,6 +323,10 @@ impl EventPublisher for PartlyFailing {
             return Ok(vec![0]);
         }
         self.inner.publish(events).await
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        self.inner.publish_unmatched(event).await
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use seatclaim_shared::domain::BuyerId;
-use seatclaim_shared::identity::Claims;
+use seatclaim_shared::identity::{Claims, PAYMENTS_SCOPE};
 
 pub use jwks::Jwks;
 pub use settings::{AuthMode, AuthSettings};
@@ -36,6 +36,8 @@ pub struct Identity {
     pub buyer: BuyerId,
     /// Whether the token carries the admin scope (create events, read every job).
     pub admin: bool,
+    /// Whether the token carries the payments scope (confirm a priced hold with its payment).
+    pub payments: bool,
 }
 
 /// Validates tokens against the configured key sources and claims.
@@ -103,6 +105,7 @@ impl Authenticator {
         Ok(Identity {
             buyer,
             admin: claims.has_scope(&self.admin_scope),
+            payments: claims.has_scope(PAYMENTS_SCOPE),
         })
     }
 

@@ -2,9 +2,12 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use jiff::Timestamp;
-use seatclaim_shared::domain::{BuyerId, EventId, Job, JobAction, JobId, JobStatus, SeatId};
+use seatclaim_shared::app;
+use seatclaim_shared::domain::{
+    BuyerId, Currency, EventId, Job, JobAction, JobId, JobStatus, Money, Payment, SeatId,
+    ValidationError,
+};
 use seatclaim_shared::ports::Settled;
-use seatclaim_shared::{Backend, app};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -12,7 +15,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::extract::ApiPath;
+use crate::extract::{ApiBody, ApiPath};
 use crate::state::AppState;
 
 /// A job as clients see it.
@@ -40,6 +43,24 @@ pub struct JobView {
     hold_expires_at: Option<Timestamp>,
     /// Why a job was REJECTED (or, generically, FAILED).
     reason: Option<String>,
+    /// What a HELD job's seats cost (minor units); absent when they are free. A SOLD job keeps
+    /// it, as what was paid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<AmountDue>)]
+    amount_due: Option<Money>,
+}
+
+/// An amount of money, as `amount_due` shows it.
+#[derive(ToSchema)]
+#[allow(
+    dead_code,
+    reason = "the schema of `Money`, which the domain serialises"
+)]
+pub struct AmountDue {
+    /// Minor units of the currency (cents for EUR).
+    amount: u64,
+    /// The ISO 4217 code, three capital letters.
+    currency: String,
 }
 
 /// The schema of a job's status: every [`JobStatus`]'s wire name.
@@ -69,6 +90,7 @@ impl From<Job> for JobView {
             buyer_id: job.buyer_id,
             seat_ids: job.seat_ids,
             reason,
+            amount_due: job.amount_due,
         }
     }
 }
@@ -145,27 +167,77 @@ pub async fn show(
     Ok(Json(job.into()))
 }
 
+/// A payment service's confirm of a priced hold: what it received, and its reference.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaidConfirm {
+    /// What was paid, in the currency's minor units: the job's `amount_due.amount`.
+    amount: u64,
+    /// The ISO 4217 code of what was paid (any case): the job's `amount_due.currency`.
+    currency: String,
+    /// The provider's reference to the payment, 1 to 200 characters; recorded on the SOLD job,
+    /// and the same reference again is a repeat.
+    payment_ref: String,
+}
+
+impl PaidConfirm {
+    /// The payment a body reports; an empty body reports none.
+    fn from_body(body: &[u8]) -> Result<Option<Payment>, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let paid: Self = serde_json::from_slice(body)
+            .map_err(|e| ApiError::BadRequest(format!("the payment is not valid JSON: {e}")))?;
+        let currency = Currency::parse_any_case(&paid.currency)?;
+        if paid.payment_ref.is_empty() || paid.payment_ref.chars().count() > 200 {
+            return Err(ValidationError::new("payment_ref", "must be 1 to 200 characters").into());
+        }
+        Ok(Some(Payment {
+            paid: Money {
+                amount: paid.amount,
+                currency,
+            },
+            reference: paid.payment_ref,
+        }))
+    }
+}
+
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.
+/// A priced hold, where a payment provider is configured, is sold by its payment: the buyer's
+/// confirm is 402; a payment service (the `seatclaim/payments` scope) confirms it with a body
+/// saying what was paid.
 #[utoipa::path(
     post,
     path = "/v1/jobs/{job_id}/confirm",
     tag = "jobs",
     operation_id = "confirm_job",
     params(("job_id" = String, Path, description = "The job.")),
+    request_body(content = Option<PaidConfirm>, description = "Only from a payment service: the \
+        payment of a priced hold. A buyer sends no body."),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "The job, SOLD (again, if it already was).", body = JobView),
-        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded, or a body \
+            that is not a payment."),
+        (status = 402, description = "The hold is priced and a payment provider confirms it."),
+        (status = 403, description = "A body from a token without the payments scope."),
         (status = 404, description = "No such job, or another buyer's job (admins too)."),
-        (status = 409, description = "The job is not HELD within its deadline, nor SOLD."),
+        (status = 409, description = "The job is not HELD within its deadline, nor SOLD; or the \
+            payment is not its amount due, or it was paid by another payment."),
+        (status = 422, description = "A payment with an invalid currency or reference."),
     ),
 )]
 pub async fn confirm(
-    state: State<Backend>,
+    state: State<AppState>,
     caller: Caller,
     path: ApiPath<String>,
+    ApiBody(body): ApiBody,
 ) -> Result<Json<JobView>, ApiError> {
-    settle(state, caller, path, JobAction::Confirm).await
+    let payment = PaidConfirm::from_body(&body)?;
+    if payment.is_some() {
+        caller.require_payments()?;
+    }
+    settle(state, caller, path, JobAction::Confirm, payment).await
 }
 
 /// `POST /v1/jobs/{job_id}/cancel`: HELD becomes CANCELLED and its seats return to sale.
@@ -186,30 +258,40 @@ pub async fn confirm(
     ),
 )]
 pub async fn cancel(
-    state: State<Backend>,
+    state: State<AppState>,
     caller: Caller,
     path: ApiPath<String>,
 ) -> Result<Json<JobView>, ApiError> {
-    settle(state, caller, path, JobAction::Cancel).await
+    settle(state, caller, path, JobAction::Cancel, None).await
 }
 
-/// Settles the caller's own job; another buyer's is 404, as an unknown one.
+/// Settles the caller's own job (or, for a payment service, any job it brings a payment for);
+/// another buyer's is 404, as an unknown one.
 async fn settle(
-    State(backend): State<Backend>,
+    State(state): State<AppState>,
     caller: Caller,
     ApiPath(raw): ApiPath<String>,
     action: JobAction,
+    payment: Option<Payment>,
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
-    if caller != Caller::Open {
-        backend
+    let backend = &state.backend;
+    let unpaid_confirm = action == JobAction::Confirm && payment.is_none();
+    if caller != Caller::Open || (unpaid_confirm && state.access.payments_required()) {
+        let job = backend
             .jobs
             .job(id)
             .await?
-            .filter(|job| caller.may_settle(job))
+            .filter(|job| caller.may_settle(job, payment.is_some()))
             .ok_or_else(|| not_found(&raw))?;
+        if let Some(due) = job
+            .amount_due
+            .filter(|_| unpaid_confirm && state.access.payments_required() && job.awaits_payment())
+        {
+            return Err(ApiError::PaymentRequired(due));
+        }
     }
-    match app::settle(&backend, id, action).await? {
+    match app::settle(backend, id, action, payment.as_ref()).await? {
         Settled::Done(job) => Ok(Json((*job).into())),
         Settled::NotFound => Err(not_found(&raw)),
         Settled::Conflict(conflict) => Err(conflict.into()),

@@ -8,6 +8,7 @@ mod docs;
 mod events;
 mod health;
 mod jobs;
+mod payments;
 mod reservations;
 mod ui;
 
@@ -33,6 +34,8 @@ const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
 /// An event listed seat by seat in 1 MiB has some 25,000 seats; a larger house is described by
 /// its sections, a few bytes each. (Read only once the caller is known to be an admin.)
 const EVENT_BODY_LIMIT: usize = 1024 * 1024;
+/// A Stripe event is a few KiB (its objects are not expanded); a payment service's confirm less.
+const PAYMENT_BODY_LIMIT: usize = 256 * 1024;
 
 /// Every route with its OpenAPI operation, the state still to be applied: the one list both the
 /// router and the document are made from.
@@ -48,7 +51,8 @@ fn bounded() -> OpenApiRouter<AppState> {
         .routes(routes!(browse::seat_map).layer(CompressionLayer::new()))
         .routes(routes!(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)))
         .routes(routes!(jobs::show))
-        .routes(routes!(jobs::confirm))
+        .routes(routes!(jobs::confirm).layer(DefaultBodyLimit::max(PAYMENT_BODY_LIMIT)))
+        .routes(routes!(payments::stripe).layer(DefaultBodyLimit::max(PAYMENT_BODY_LIMIT)))
         .routes(routes!(jobs::cancel))
         .routes(routes!(ui::page).layer(CompressionLayer::new()))
         .routes(routes!(ui::event_page).layer(CompressionLayer::new()))

@@ -11,7 +11,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::domain::{BuyerId, IdempotencyKey, Intent, JobAction, JobId, ReservationEvent};
+use crate::domain::{
+    BuyerId, IdempotencyKey, Intent, JobAction, JobId, Payment, PaymentUnmatched, ReservationEvent,
+};
 use crate::ports::Backend;
 use crate::ports::{
     Admission, Admissions, BackendError, Claims, EventPublisher, IntentQueue, Inventory, Settled,
@@ -171,14 +173,19 @@ impl Inventory for Unreliable {
         }
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
         match self.roll() {
             Some(false) => Err(injected("throttled before the write")),
             Some(true) => {
-                self.inner.settle(job_id, action).await?;
+                self.inner.settle(job_id, action, payment).await?;
                 Err(injected("timed out after the write"))
             }
-            None => self.inner.settle(job_id, action).await,
+            None => self.inner.settle(job_id, action, payment).await,
         }
     }
 
@@ -203,5 +210,12 @@ impl EventPublisher for Unreachable {
             return Err(injected("the event bus is down"));
         }
         self.inner.publish(events).await
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        if self.faults.settings.bus_down && self.faults.active() {
+            return Err(injected("the event bus is down"));
+        }
+        self.inner.publish_unmatched(event).await
     }
 }

@@ -1,16 +1,18 @@
 //! The use cases that end a hold: the buyer's confirm or cancel, and the sweep that expires
 //! lapsed ones. The domain decides each (`Job::settle`); the inventory executes it.
 
-use crate::domain::{JobAction, JobId};
+use crate::domain::{JobAction, JobId, Payment};
 use crate::ports::{Backend, BackendError, Settled};
 
-/// Confirms or cancels a job for its buyer, decided at the instant the store writes it.
+/// Confirms or cancels a job for its buyer, decided at the instant the store writes it; a
+/// confirm with a `payment` sells a priced hold only if the payment is its amount due.
 pub async fn settle(
     backend: &Backend,
     job_id: JobId,
     action: JobAction,
+    payment: Option<&Payment>,
 ) -> Result<Settled, BackendError> {
-    backend.inventory.settle(job_id, action).await
+    backend.inventory.settle(job_id, action, payment).await
 }
 
 /// Jobs expired per backend call; a large backlog is worked through in several calls.

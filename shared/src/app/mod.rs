@@ -10,6 +10,7 @@ mod decide;
 mod give_up;
 mod holds;
 pub mod jobs;
+pub mod payments;
 mod relay;
 mod retention;
 

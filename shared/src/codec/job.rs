@@ -2,7 +2,9 @@
 //! DynamoDB item.
 
 use super::{from_json, from_ms, to_json, to_ms};
-use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, Money};
 use crate::ports::BackendError;
 
 /// A job as stored: ids as text, the request and seat list as JSON, instants as milliseconds.
@@ -30,6 +32,17 @@ pub struct JobRecord {
     pub first_error: Option<String>,
     /// The latest transient failure met.
     pub last_error: Option<String>,
+    /// What a priced hold costs and the payment that sold it, JSON; `None` for free seats.
+    pub payment: Option<String>,
+}
+
+/// The money side of a job, stored as one JSON value (most jobs have none).
+#[derive(Serialize, Deserialize)]
+struct Charges {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    amount_due: Option<Money>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    payment_ref: Option<String>,
 }
 
 impl JobRecord {
@@ -47,6 +60,13 @@ impl JobRecord {
             accepted_at: to_ms(job.accepted_at),
             first_error: job.first_error.clone(),
             last_error: job.last_error.clone(),
+            payment: match (&job.amount_due, &job.payment_ref) {
+                (None, None) => None,
+                (amount_due, payment_ref) => Some(to_json(&Charges {
+                    amount_due: *amount_due,
+                    payment_ref: payment_ref.clone(),
+                })?),
+            },
         })
     }
 
@@ -54,6 +74,13 @@ impl JobRecord {
     pub fn into_job(self) -> Result<Job, BackendError> {
         let id = self.job_id.clone();
         let corrupt = |what: &str| BackendError::permanent(format!("job {id} has {what}"));
+        let charges = match &self.payment {
+            Some(text) => from_json(text)?,
+            None => Charges {
+                amount_due: None,
+                payment_ref: None,
+            },
+        };
         Ok(Job {
             job_id: JobId::parse(&self.job_id).ok_or_else(|| corrupt("an invalid id"))?,
             event_id: EventId::parse(&self.event_id).map_err(|_| corrupt("an invalid event id"))?,
@@ -63,6 +90,8 @@ impl JobRecord {
             seat_ids: from_json(&self.seat_ids)?,
             hold_expires_at: self.hold_until.map(from_ms).transpose()?,
             reason: self.reason,
+            amount_due: charges.amount_due,
+            payment_ref: charges.payment_ref,
             accepted_at: from_ms(self.accepted_at)?,
             first_error: self.first_error,
             last_error: self.last_error,

@@ -13,7 +13,7 @@ pub use seat::SeatRecord;
 
 use jiff::SignedDuration;
 
-use crate::domain::{EventId, Intent, ReservationEvent, SeatLimit};
+use crate::domain::{EventId, Intent, PAYMENT_UNMATCHED, Prices, ReservationEvent, SeatLimit};
 use crate::ports::{BackendError, EventInfo, Message};
 
 /// An event's list entry from its stored values; a stored value the domain refuses is unreadable data.
@@ -46,6 +46,16 @@ pub fn seat_limit(event_id: &str, stored: Option<i64>) -> Result<Option<SeatLimi
                 })
         })
         .transpose()
+}
+
+/// An event's stored price list: JSON, or `None` when every seat is free.
+pub fn encode_prices(prices: &Prices) -> Result<Option<String>, BackendError> {
+    (!prices.is_free()).then(|| to_json(prices)).transpose()
+}
+
+/// Reads an event's stored price list back (none stored: every seat is free).
+pub fn decode_prices(stored: Option<&str>) -> Result<Prices, BackendError> {
+    stored.map_or_else(|| Ok(Prices::default()), from_json)
 }
 
 /// Encodes a value as the JSON text stored in a column or attribute.
@@ -110,12 +120,21 @@ pub fn decode_event(text: &str) -> Result<ReservationEvent, BackendError> {
 
 /// Reads the reservation event of one line of an events log: the embedded backend's
 /// `events.jsonl`, or the event bus's events exported in the same shape (the event in `detail`).
-pub fn decode_log_line(line: &str) -> Result<ReservationEvent, BackendError> {
+/// `None`: the line records no job's transition (a `PaymentUnmatched`).
+pub fn decode_log_line(line: &str) -> Result<Option<ReservationEvent>, BackendError> {
     #[derive(serde::Deserialize)]
     struct Line {
-        detail: ReservationEvent,
+        #[serde(rename = "detail-type")]
+        detail_type: Option<String>,
+        detail: serde_json::Value,
     }
-    from_json::<Line>(line).map(|line| line.detail)
+    let line: Line = from_json(line)?;
+    if line.detail_type.as_deref() == Some(PAYMENT_UNMATCHED) {
+        return Ok(None);
+    }
+    serde_json::from_value(line.detail)
+        .map(Some)
+        .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
 }
 
 #[cfg(test)]

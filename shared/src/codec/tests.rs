@@ -14,6 +14,8 @@ fn job() -> Job {
         accepted_at: Timestamp::from_second(1).unwrap(),
         first_error: Some("throttled".into()),
         last_error: None,
+        amount_due: None,
+        payment_ref: None,
     }
 }
 

@@ -1,11 +1,11 @@
 //! Creating an event: the organiser's description of the seats, checked and expanded into seat ids.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use jiff::SignedDuration;
 use serde::Deserialize;
 
-use super::{EventId, SeatId, SeatLimit, Section, ValidationError};
+use super::{EventId, Prices, SeatId, SeatLimit, Section, ValidationError};
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
 pub const MAX_SEATS_PER_EVENT: usize = 200_000;
@@ -24,6 +24,8 @@ pub struct SectionSpec {
     pub rows: u32,
     /// How many seats in each row, numbered from 1.
     pub seats_per_row: u32,
+    /// Each seat's price in the currency's minor units, 0 (the default) to 10^9.
+    pub price: Option<u64>,
 }
 
 /// One explicitly named seat.
@@ -35,6 +37,8 @@ pub struct SeatSpec {
     pub seat_id: String,
     /// The section the seat belongs to.
     pub section: String,
+    /// The seat's price in minor units, the same for every seat of its section (default 0).
+    pub price: Option<u64>,
 }
 
 /// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
@@ -51,6 +55,8 @@ pub struct EventSpec {
     pub hold_seconds: Option<u32>,
     /// The most seats one buyer may hold or buy; `None` sets no limit.
     pub max_seats_per_buyer: Option<u32>,
+    /// The prices' ISO 4217 currency ("EUR"); required when any price is above 0.
+    pub currency: Option<String>,
     /// Seats as generated blocks.
     pub sections: Option<Vec<SectionSpec>>,
     /// Seats listed one by one.
@@ -70,6 +76,8 @@ pub struct NewEvent {
     pub max_seats_per_buyer: Option<SeatLimit>,
     /// Every seat with its section, in the order the organiser gave them.
     pub seats: Vec<(SeatId, Section)>,
+    /// What each section's seats cost.
+    pub prices: Prices,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -104,9 +112,15 @@ impl NewEvent {
             ));
         }
         let max_seats_per_buyer = spec.max_seats_per_buyer.map(SeatLimit::parse).transpose()?;
-        let seats = match (spec.sections, spec.seats) {
-            (Some(sections), None) => expand_sections(&sections)?,
-            (None, Some(seats)) => list_seats(&seats)?,
+        let (seats, prices) = match (spec.sections, spec.seats) {
+            (Some(sections), None) => (
+                expand_sections(&sections)?,
+                section_prices(sections.iter().map(|s| (&s.section, s.price)))?,
+            ),
+            (None, Some(seats)) => (
+                list_seats(&seats)?,
+                section_prices(seats.iter().map(|s| (&s.section, s.price)))?,
+            ),
             _ => {
                 return Err(ValidationError::new(
                     "sections",
@@ -121,8 +135,28 @@ impl NewEvent {
             hold: SignedDuration::from_secs(i64::from(hold_seconds)),
             max_seats_per_buyer,
             seats,
+            prices: Prices::parse(spec.currency.as_deref(), prices)?,
         })
     }
+}
+
+/// Each section's one price, from the organiser's sections or seats (a section named twice must
+/// give the same price each time).
+fn section_prices<'a>(
+    given: impl Iterator<Item = (&'a String, Option<u64>)>,
+) -> Result<Vec<(Section, u64)>, ValidationError> {
+    let mut prices: BTreeMap<Section, u64> = BTreeMap::new();
+    for (section, price) in given {
+        let section = Section::parse(section)?;
+        let price = price.unwrap_or(0);
+        if *prices.entry(section.clone()).or_insert(price) != price {
+            return Err(ValidationError::new(
+                "price",
+                format!("must be the same for every seat of section {section}"),
+            ));
+        }
+    }
+    Ok(prices.into_iter().collect())
 }
 
 fn too_many() -> ValidationError {
@@ -184,10 +218,12 @@ mod tests {
             name: "Night show".into(),
             hold_seconds: None,
             max_seats_per_buyer: None,
+            currency: None,
             sections: Some(vec![SectionSpec {
                 section: "A".into(),
                 rows: 10,
                 seats_per_row: 20,
+                price: None,
             }]),
             seats: None,
         }
@@ -232,6 +268,7 @@ mod tests {
             section: "A".into(),
             rows: 1_000,
             seats_per_row: 201,
+            price: None,
         }]);
         assert_eq!(NewEvent::parse(huge).unwrap_err().field, "seats");
     }
@@ -244,10 +281,12 @@ mod tests {
             SeatSpec {
                 seat_id: "x".into(),
                 section: "A".into(),
+                price: None,
             },
             SeatSpec {
                 seat_id: "x".into(),
                 section: "B".into(),
+                price: None,
             },
         ]);
         let err = NewEvent::parse(dup).unwrap_err();
@@ -282,7 +321,39 @@ mod tests {
         both.seats = Some(vec![SeatSpec {
             seat_id: "x".into(),
             section: "A".into(),
+            price: None,
         }]);
         assert!(NewEvent::parse(both).is_err());
+    }
+
+    #[test]
+    fn prices_are_per_section_and_need_a_currency() {
+        let mut priced = spec();
+        priced.sections.as_mut().unwrap()[0].price = Some(4500);
+        assert_eq!(
+            NewEvent::parse(priced.clone()).unwrap_err().field,
+            "currency"
+        );
+        priced.currency = Some("EUR".into());
+        let event = NewEvent::parse(priced).unwrap();
+        let a = Section::parse("A").unwrap();
+        assert_eq!(event.prices.due([&a, &a]).map(|m| m.amount), Some(9000));
+        let mut listed = spec();
+        listed.sections = None;
+        listed.currency = Some("EUR".into());
+        listed.seats = Some(vec![
+            SeatSpec {
+                seat_id: "x".into(),
+                section: "A".into(),
+                price: Some(100),
+            },
+            SeatSpec {
+                seat_id: "y".into(),
+                section: "A".into(),
+                price: Some(200),
+            },
+        ]);
+        let err = NewEvent::parse(listed).unwrap_err();
+        assert!(err.message.contains("section A"), "{err}");
     }
 }

@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Intent, JobId, SeatId, SeatRequest};
+use super::{BuyerId, EventId, Intent, JobId, Money, SeatId, SeatRequest};
 
 /// Where a job stands. `Pending` and `Held` are the only states that can still change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -95,6 +95,15 @@ pub enum JobConflict {
     /// An expiry was attempted before the deadline.
     #[error("the hold has not expired yet")]
     HoldLive,
+    /// A payment's amount or currency is not the hold's amount due.
+    #[error("the payment is not the amount due ({})", .due.map_or_else(|| "nothing".to_owned(), |m| m.to_string()))]
+    PaymentMismatch {
+        /// What the hold costs (`None`: nothing is due).
+        due: Option<Money>,
+    },
+    /// The job was sold already, paid by another payment.
+    #[error("the job was already paid by another payment")]
+    PaidOtherwise,
 }
 
 fn action_past(action: JobAction) -> &'static str {
@@ -124,6 +133,12 @@ pub struct Job {
     pub hold_expires_at: Option<Timestamp>,
     /// Why the job was rejected or failed.
     pub reason: Option<String>,
+    /// What the held seats cost, fixed when they were claimed; `None` when they are free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_due: Option<Money>,
+    /// The payment that sold the job, if a payment provider confirmed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_ref: Option<String>,
     /// When admission accepted it.
     pub accepted_at: Timestamp,
     /// The first transient failure met while processing it, for operators (never shown to buyers).
@@ -147,6 +162,8 @@ impl Job {
             seat_ids: Vec::new(),
             hold_expires_at: None,
             reason: None,
+            amount_due: None,
+            payment_ref: None,
             accepted_at: intent.accepted_at,
             first_error: None,
             last_error: None,
@@ -160,6 +177,19 @@ impl Job {
     #[must_use]
     pub fn hold_lapsed(&self, now: Timestamp) -> bool {
         self.hold_expires_at.is_none_or(|until| until <= now)
+    }
+
+    /// Whether the held seats cost anything.
+    #[must_use]
+    pub fn is_priced(&self) -> bool {
+        self.amount_due.is_some_and(|due| due.amount > 0)
+    }
+
+    /// Whether a confirm without a payment must be refused where payments are taken: a HELD
+    /// job whose seats are not free is sold by its payment, never by the buyer's word.
+    #[must_use]
+    pub fn awaits_payment(&self) -> bool {
+        self.status == JobStatus::Held && self.is_priced()
     }
 
     /// The job as every view shows it at `now`: a HELD job whose deadline has passed reads as
@@ -199,6 +229,8 @@ mod tests {
             status: JobStatus::Held,
             hold_expires_at: Some(until),
             reason: None,
+            amount_due: None,
+            payment_ref: None,
             accepted_at: until,
             first_error: None,
             last_error: None,

@@ -8,6 +8,7 @@ mod event;
 mod ids;
 mod intent;
 mod job;
+mod money;
 mod reservation_event;
 mod retention;
 mod seat;
@@ -19,7 +20,8 @@ pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec}
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
-pub use reservation_event::{EVENT_SOURCE, ReservationEvent};
+pub use money::{Currency, MAX_PRICE, Money, Payment, Prices};
+pub use reservation_event::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
 pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};

@@ -84,6 +84,8 @@ impl Model {
                 accepted_at: self.now,
                 first_error: None,
                 last_error: None,
+                amount_due: None,
+                payment_ref: None,
             }),
             Op::Deliver(i) => {
                 if let Some(index) = self.pick(*i) {
@@ -110,8 +112,18 @@ impl Model {
         if job.status != JobStatus::Pending {
             return;
         }
-        let decided = match decide_claim(&job.request, &self.seats, self.now, HOLD) {
-            ClaimDecision::Hold { seat_ids, until } => {
+        let decided = match decide_claim(
+            &job.request,
+            &self.seats,
+            self.now,
+            HOLD,
+            &Prices::default(),
+        ) {
+            ClaimDecision::Hold {
+                seat_ids,
+                until,
+                amount_due,
+            } => {
                 assert!(
                     seat_ids.iter().all(|id| {
                         self.seats
@@ -130,7 +142,7 @@ impl Model {
                         until,
                     };
                 }
-                job.hold(seat_ids, until, self.now)
+                job.hold(seat_ids, until, amount_due, self.now)
             }
             ClaimDecision::Reject { reason } => job.reject(&reason, self.now),
         };
@@ -143,7 +155,7 @@ impl Model {
         let Ok(Some(Settling {
             transition,
             seats: settlement,
-        })) = job.settle(action, self.now)
+        })) = job.settle(action, None, self.now)
         else {
             return;
         };

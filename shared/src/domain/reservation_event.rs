@@ -7,7 +7,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Job, JobId, JobStatus, SeatId};
+use super::{BuyerId, EventId, Job, JobId, JobStatus, Money, SeatId};
 
 /// The `source` of every published reservation event (EventBridge's field of that name).
 pub const EVENT_SOURCE: &str = "seatclaim.reservations";
@@ -29,6 +29,12 @@ pub struct ReservationEvent {
     pub hold_expires_at: Option<Timestamp>,
     /// Why, for `REJECTED` and `FAILED`.
     pub reason: Option<String>,
+    /// What the hold costs, for a priced `HELD` (what the payment flow charges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_due: Option<Money>,
+    /// The payment that sold it, for `SOLD` by a payment provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_ref: Option<String>,
     /// When the transition was decided.
     pub occurred_at: Timestamp,
 }
@@ -47,6 +53,11 @@ impl ReservationEvent {
                 .hold_expires_at
                 .filter(|_| job.status == JobStatus::Held),
             reason: job.reason.clone(),
+            amount_due: job.amount_due.filter(|_| job.status == JobStatus::Held),
+            payment_ref: job
+                .payment_ref
+                .clone()
+                .filter(|_| job.status == JobStatus::Sold),
             occurred_at,
         }
     }
@@ -64,4 +75,30 @@ impl ReservationEvent {
             JobStatus::Cancelled => "Reservation Cancelled",
         }
     }
+}
+
+/// The `detail-type` of [`PaymentUnmatched`].
+pub const PAYMENT_UNMATCHED: &str = "PaymentUnmatched";
+
+/// A payment the provider reported that sold nothing: the job was unknown, no longer HELD, its
+/// hold had lapsed, or the amount was not the amount due. Published for the refund workflow,
+/// which must give the money back; seats are never touched for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentUnmatched {
+    /// Always [`PAYMENT_UNMATCHED`], so a consumer of the log tells it from a job's event.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The job the payment named, if it named a valid job id.
+    pub job_id: Option<JobId>,
+    /// The provider's event id (Stripe's `evt_...`): the same event reported again is
+    /// published again, and consumers deduplicate on it.
+    pub stripe_event_id: String,
+    /// The payment's reference (Stripe's payment intent), for the refund.
+    pub payment_ref: Option<String>,
+    /// What was paid, if the event said.
+    pub amount: Option<Money>,
+    /// Why it sold nothing.
+    pub reason: String,
+    /// When it was received.
+    pub occurred_at: Timestamp,
 }

@@ -3,7 +3,7 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::{JobId, SeatId, SeatRequest, Section};
+use super::{JobId, Money, Prices, SeatId, SeatRequest, Section};
 
 /// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
 pub const REASON_UNAVAILABLE: &str = "seat no longer available";
@@ -82,6 +82,8 @@ pub enum ClaimDecision {
         seat_ids: Vec<SeatId>,
         /// The hold's deadline.
         until: Timestamp,
+        /// What the seats cost by the event's `prices`; `None` when they are free.
+        amount_due: Option<Money>,
     },
     /// Hold nothing; the job is rejected for this reason, for good.
     Reject {
@@ -100,37 +102,38 @@ pub fn decide_claim(
     candidates: &[Seat],
     now: Timestamp,
     hold: SignedDuration,
+    prices: &Prices,
 ) -> ClaimDecision {
-    let seat_ids = match request {
+    let chosen: Vec<&Seat> = match request {
         SeatRequest::Seats(wanted) => {
-            let mut ids = Vec::with_capacity(wanted.len());
+            let mut chosen = Vec::with_capacity(wanted.len());
             for id in wanted {
                 match candidates.iter().find(|s| &s.seat_id == id) {
                     None => return reject(format!("seat {id} does not exist")),
                     Some(seat) if !seat.state.is_claimable(now) => {
                         return reject(REASON_UNAVAILABLE);
                     }
-                    Some(seat) => ids.push(seat.seat_id.clone()),
+                    Some(seat) => chosen.push(seat),
                 }
             }
-            ids
+            chosen
         }
         SeatRequest::Section { section, quantity } => {
-            let ids: Vec<SeatId> = candidates
+            let chosen: Vec<&Seat> = candidates
                 .iter()
                 .filter(|s| &s.section == section && s.state.is_claimable(now))
                 .take(usize::from(*quantity))
-                .map(|s| s.seat_id.clone())
                 .collect();
-            if ids.len() < usize::from(*quantity) {
+            if chosen.len() < usize::from(*quantity) {
                 return reject(format!("not enough seats available in section {section}"));
             }
-            ids
+            chosen
         }
     };
     ClaimDecision::Hold {
-        seat_ids,
+        seat_ids: chosen.iter().map(|s| s.seat_id.clone()).collect(),
         until: hold_deadline(now, hold),
+        amount_due: prices.due(chosen.iter().map(|s| &s.section)),
     }
 }
 
@@ -164,6 +167,10 @@ mod tests {
     }
 
     const HOLD: SignedDuration = SignedDuration::from_secs(60);
+    const FREE: Prices = Prices {
+        currency: None,
+        sections: std::collections::BTreeMap::new(),
+    };
 
     #[test]
     fn a_hold_is_claimable_again_exactly_at_its_deadline() {
@@ -188,7 +195,8 @@ mod tests {
         let request = SeatRequest::exact(&["a".into()]).unwrap();
         let seats = [seat("a", "A", SeatState::Available)];
         let now = Timestamp::new(100, 817_596_413).unwrap();
-        let ClaimDecision::Hold { until, .. } = decide_claim(&request, &seats, now, HOLD) else {
+        let ClaimDecision::Hold { until, .. } = decide_claim(&request, &seats, now, HOLD, &FREE)
+        else {
             panic!("the free seat is held");
         };
         assert_eq!(until, Timestamp::new(160, 817_000_000).unwrap());
@@ -202,7 +210,7 @@ mod tests {
         };
         let seats = [seat("a", "A", SeatState::Available), seat("b", "A", taken)];
         assert_eq!(
-            decide_claim(&request, &seats, at(0), HOLD),
+            decide_claim(&request, &seats, at(0), HOLD, &FREE),
             ClaimDecision::Reject {
                 reason: REASON_UNAVAILABLE.into()
             }
@@ -212,7 +220,8 @@ mod tests {
     #[test]
     fn an_exact_claim_of_a_missing_seat_names_it() {
         let request = SeatRequest::exact(&["zz".into()]).unwrap();
-        let ClaimDecision::Reject { reason } = decide_claim(&request, &[], at(0), HOLD) else {
+        let ClaimDecision::Reject { reason } = decide_claim(&request, &[], at(0), HOLD, &FREE)
+        else {
             panic!("expected a rejection");
         };
         assert!(reason.contains("zz"));
@@ -238,16 +247,40 @@ mod tests {
             seat("a3", "A", SeatState::Available),
         ];
         assert_eq!(
-            decide_claim(&request, &seats, at(10), HOLD),
+            decide_claim(&request, &seats, at(10), HOLD, &FREE),
             ClaimDecision::Hold {
                 seat_ids: vec![SeatId::parse("a2").unwrap(), SeatId::parse("a3").unwrap()],
                 until: at(70),
+                amount_due: None,
             }
         );
         let three = SeatRequest::in_section("A", 3).unwrap();
         assert!(matches!(
-            decide_claim(&three, &seats, at(10), HOLD),
+            decide_claim(&three, &seats, at(10), HOLD, &FREE),
             ClaimDecision::Reject { .. }
         ));
+    }
+
+    #[test]
+    fn a_hold_owes_the_prices_of_the_seats_it_takes() {
+        let prices = Prices::parse(
+            Some("EUR"),
+            [
+                (Section::parse("A").unwrap(), 700),
+                (Section::parse("B").unwrap(), 300),
+            ],
+        )
+        .unwrap();
+        let seats = [
+            seat("a1", "A", SeatState::Available),
+            seat("b1", "B", SeatState::Available),
+        ];
+        let exact = SeatRequest::exact(&["a1".into(), "b1".into()]).unwrap();
+        let ClaimDecision::Hold { amount_due, .. } =
+            decide_claim(&exact, &seats, at(0), HOLD, &prices)
+        else {
+            panic!("both seats are free");
+        };
+        assert_eq!(amount_due.map(|m| m.amount), Some(1000));
     }
 }

@@ -7,7 +7,8 @@
 use jiff::Timestamp;
 
 use super::{
-    Job, JobAction, JobConflict, JobStatus, REASON_EXPIRED, ReservationEvent, SeatId, Settlement,
+    Job, JobAction, JobConflict, JobStatus, Money, Payment, REASON_EXPIRED, ReservationEvent,
+    SeatId, Settlement,
 };
 
 /// A decided change of one job, ready to persist.
@@ -68,17 +69,20 @@ impl Job {
         }
     }
 
-    /// PENDING -> HELD: the claim's conditional seat writes succeeded.
+    /// PENDING -> HELD: the claim's conditional seat writes succeeded; the seats cost
+    /// `amount_due` (`None`: they are free).
     pub fn hold(
         &self,
         seat_ids: Vec<SeatId>,
         until: Timestamp,
+        amount_due: Option<Money>,
         now: Timestamp,
     ) -> Result<Transition, JobStatus> {
         self.decide(now, |job| {
             job.status = JobStatus::Held;
             job.seat_ids = seat_ids;
             job.hold_expires_at = Some(until);
+            job.amount_due = amount_due;
         })
     }
 
@@ -122,25 +126,30 @@ impl Job {
 
     /// HELD -> SOLD, while the hold is live.
     pub fn confirm(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Confirm, now)
+        self.settle(JobAction::Confirm, None, now)
     }
 
     /// HELD -> CANCELLED: the buyer gives the seats back.
     pub fn cancel(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Cancel, now)
+        self.settle(JobAction::Cancel, None, now)
     }
 
     /// HELD -> EXPIRED, once the deadline has passed.
     pub fn expire(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Expire, now)
+        self.settle(JobAction::Expire, None, now)
     }
 
     /// What `action` at `now` does to this job: `Ok(Some(..))` is the transition and what to do
     /// to its seats, `Ok(None)` means the action already happened (a repeat is a no-op so
     /// clients may retry), and `Err` is a conflict the client must be told about.
+    ///
+    /// A confirm with a `payment` sells the hold only if the payment is exactly its amount due,
+    /// and records the payment's reference: the same payment reported again is a repeat, another
+    /// payment of a sold job a conflict (its money must go back).
     pub fn settle(
         &self,
         action: JobAction,
+        payment: Option<&Payment>,
         now: Timestamp,
     ) -> Result<Option<Settling>, JobConflict> {
         let lapsed = self.hold_lapsed(now);
@@ -148,6 +157,18 @@ impl Job {
             // A lapsed hold already reads EXPIRED (`Job::as_of`): it can end no other way.
             (JobAction::Confirm | JobAction::Cancel, JobStatus::Held) if lapsed => {
                 return Err(JobConflict::HoldLapsed);
+            }
+            (JobAction::Confirm, JobStatus::Held)
+                if payment.is_some_and(|p| Some(p.paid) != self.amount_due) =>
+            {
+                return Err(JobConflict::PaymentMismatch {
+                    due: self.amount_due,
+                });
+            }
+            (JobAction::Confirm, JobStatus::Sold)
+                if payment.is_some_and(|p| self.payment_ref.as_ref() != Some(&p.reference)) =>
+            {
+                return Err(JobConflict::PaidOtherwise);
             }
             (JobAction::Confirm, JobStatus::Held) => (JobStatus::Sold, Settlement::Sell),
             (JobAction::Cancel, JobStatus::Held) => (JobStatus::Cancelled, Settlement::Release),
@@ -160,7 +181,12 @@ impl Job {
             | (JobAction::Expire, JobStatus::Expired) => return Ok(None),
             (action, status) => return Err(JobConflict::WrongStatus { status, action }),
         };
-        let transition = self.moved(now, |job| job.status = status);
+        let transition = self.moved(now, |job| {
+            job.status = status;
+            if status == JobStatus::Sold {
+                job.payment_ref = payment.map(|p| p.reference.clone());
+            }
+        });
         Ok(Some(Settling { transition, seats }))
     }
 }

@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::ReservationEvent;
+use crate::domain::{PaymentUnmatched, ReservationEvent};
 
 /// Where reservation events go for follow-on work (EventBridge in production, a log file locally).
 /// Follow-on work never rolls a seat back, so publication happens after the transition commits.
@@ -9,4 +9,9 @@ use crate::domain::ReservationEvent;
 pub trait EventPublisher: Send + Sync {
     /// Publishes the events and returns the indices of those that failed, to be retried alone.
     async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError>;
+
+    /// Publishes a payment that sold nothing, for the refund workflow: at once, not through the
+    /// outbox, since no transition goes with it. An error means it was not published and the
+    /// payment provider is answered so that it reports the payment again.
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError>;
 }

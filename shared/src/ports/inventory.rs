@@ -3,8 +3,8 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    Intent, Job, JobAction, JobConflict, JobId, JobStatus, ReservationEvent, SeatId, Settling,
-    Transition,
+    Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment, ReservationEvent, SeatId,
+    Settling, Transition,
 };
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
@@ -78,12 +78,13 @@ impl Settled {
     pub fn plan(
         job: Option<Job>,
         action: JobAction,
+        payment: Option<&Payment>,
         now: Timestamp,
     ) -> Result<(Job, Settling), Self> {
         let Some(job) = job else {
             return Err(Self::NotFound);
         };
-        match job.settle(action, now) {
+        match job.settle(action, payment, now) {
             Ok(Some(settling)) => Ok((job, settling)),
             Ok(None) => Err(Self::Done(Box::new(job))),
             Err(conflict) => Err(Self::Conflict(conflict)),
@@ -104,13 +105,20 @@ pub trait Inventory: Send + Sync {
     async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError>;
 
     /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides: the seat
-    /// writes conditioned on this job's hold, and the job's transition, in one atomic step.
+    /// writes conditioned on this job's hold, and the job's transition, in one atomic step. A
+    /// confirm with a `payment` is decided against the job as read in that step, so a payment
+    /// and a cancel or expiry racing on one hold leave exactly one outcome.
     ///
     /// The decision's "now" is the store's own, read inside that step (under the write lock, or
     /// just before the conditional write is sent), never the caller's: a confirm that waited for
     /// the store past the hold's deadline finds the hold lapsed, as every view already shows it,
     /// and cannot sell seats a claim in between no longer counted against the buyer's limit.
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError>;
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError>;
 
     /// Expires up to `limit` jobs whose holds lapsed by `now`, releasing their seats, each release
     /// conditioned on the seat still being held by that job; returns how many it expired.

@@ -213,7 +213,7 @@ async fn settle(
     until: Option<Timestamp>,
 ) -> Option<Settled> {
     for _ in 0..ATTEMPTS {
-        let answer = app::settle(&ctx.backend, job_id, action).await;
+        let answer = app::settle(&ctx.backend, job_id, action, None).await;
         ctx.gate.log(|| format!("{action:?} {job_id}: {answer:?}"));
         match answer {
             Ok(settled) => {
@@ -248,7 +248,12 @@ fn check_settled(
             status: JobStatus::Expired,
             ..
         }) => lapsed,
-        Settled::Conflict(JobConflict::HoldLive) | Settled::NotFound => false,
+        Settled::Conflict(
+            JobConflict::HoldLive
+            | JobConflict::PaymentMismatch { .. }
+            | JobConflict::PaidOtherwise,
+        )
+        | Settled::NotFound => false,
         Settled::Conflict(JobConflict::WrongStatus { .. }) => true,
     };
     if !fine {

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
-    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, ReservationEvent,
+    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Payment,
+    PaymentUnmatched, ReservationEvent,
 };
 use seatclaim_shared::ports::{
     Admission, Admissions, BackendError, Claims, DeadLetter, Delivery, EventPublisher, IntentQueue,
@@ -107,8 +108,13 @@ impl Inventory for Gated<dyn Inventory> {
         self.gate.call("inventory.claim", Part::Store, work).await
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
-        let work = self.inner.settle(job_id, action);
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
+        let work = self.inner.settle(job_id, action, payment);
         self.gate.call("inventory.settle", Part::Store, work).await
     }
 
@@ -284,5 +290,12 @@ impl EventPublisher for Gated<dyn EventPublisher> {
                 .log(|| format!("the bus refused the events at {refused:?}"));
         }
         Ok(refused)
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        let work = self.inner.publish_unmatched(event);
+        self.gate
+            .call("bus.publish_unmatched", Part::Bus, work)
+            .await
     }
 }

@@ -126,6 +126,7 @@ fn event(dice: &Dice) -> NewEvent {
         section: name.into(),
         rows: 1,
         seats_per_row: u32::try_from(seats).unwrap_or(4),
+        price: None,
     };
     NewEvent::parse(EventSpec {
         event_id: "sim".into(),
@@ -139,6 +140,7 @@ fn event(dice: &Dice) -> NewEvent {
             section("B", dice.between(2..5)),
         ]),
         seats: None,
+        currency: None,
     })
     .unwrap()
 }

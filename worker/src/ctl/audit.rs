@@ -82,17 +82,19 @@ pub(super) async fn run(backend: &Backend, args: AuditArgs) -> anyhow::Result<Ex
     })
 }
 
-/// Every event of the log at `path`, in its order.
+/// Every job's event of the log at `path`, in its order (unmatched payments are not a job's).
 fn read_log(path: &std::path::Path) -> anyhow::Result<Vec<ReservationEvent>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(n, line)| {
-            decode_log_line(line).with_context(|| {
-                format!("{} line {}: not a reservation event", path.display(), n + 1)
-            })
-        })
-        .collect()
+    let mut events = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event = decode_log_line(line).with_context(|| {
+            format!("{} line {}: not a reservation event", path.display(), n + 1)
+        })?;
+        events.extend(event);
+    }
+    Ok(events)
 }

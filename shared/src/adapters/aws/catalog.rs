@@ -10,7 +10,7 @@ use super::error::classify;
 use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
-use crate::codec::{event_info, seat_limit};
+use crate::codec::{decode_prices, encode_prices, event_info, seat_limit};
 use crate::domain::{EventId, NewEvent, Seat, SeatId};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
@@ -69,6 +69,7 @@ impl DynamoStore {
         let meta = EventMeta {
             hold_ms: get_n(item, "hold_ms")?,
             seat_limit,
+            prices: Arc::new(decode_prices(opt_s(item, "prices"))?),
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -145,6 +146,9 @@ impl Catalog for DynamoStore {
             .item("status", s(CREATING));
         if let Some(limit) = event.max_seats_per_buyer {
             put = put.item(LIMIT, n(i64::from(limit.seats())));
+        }
+        if let Some(prices) = encode_prices(&event.prices)? {
+            put = put.item("prices", s(prices));
         }
         let claimed = put
             .condition_expression("attribute_not_exists(event_id)")

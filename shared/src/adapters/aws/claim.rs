@@ -5,6 +5,7 @@
 //! is handed back to be published and recorded (`Claims::unrecorded`, and `rejections.rs`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::{SignedDuration, Timestamp};
@@ -13,8 +14,8 @@ use super::DynamoStore;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
-    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, REASON_UNAVAILABLE,
-    ReservationEvent, SeatId, SeatLimit, SeatRequest, decide_claim,
+    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, Prices,
+    REASON_UNAVAILABLE, ReservationEvent, SeatId, SeatLimit, SeatRequest, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
@@ -32,10 +33,11 @@ const RECORD_GRACE: SignedDuration = SignedDuration::from_secs(5);
 pub(super) type Claimed = (ClaimOutcome, Option<ReservationEvent>);
 
 /// An event's terms of sale, as a claim needs them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Terms {
     hold: SignedDuration,
     limit: Option<SeatLimit>,
+    prices: Arc<Prices>,
 }
 
 impl Terms {
@@ -56,18 +58,31 @@ impl Terms {
     }
 }
 
+/// The seats a claim decided to hold, until when, and what they cost.
+struct Hold {
+    seat_ids: Vec<SeatId>,
+    until: Timestamp,
+    amount_due: Option<Money>,
+}
+
 /// How an attempt to hold ended.
 enum Attempt {
     /// Held, rejected, or decided by another delivery.
-    Decided(Claimed),
+    Decided(Box<Claimed>),
     /// The buyer's count left no room (only under a seat limit); the rejection's reason.
     OverLimit(String),
+}
+
+impl Attempt {
+    fn decided(claimed: Claimed) -> Self {
+        Self::Decided(Box::new(claimed))
+    }
 }
 
 /// How one transaction of a hold ended.
 enum Written {
     /// The job is decided (by this write or an earlier delivery).
-    Decided(Claimed),
+    Decided(Box<Claimed>),
     /// A seat was taken since it was read.
     SeatTaken,
     /// The buyer's seat count left no room.
@@ -142,21 +157,22 @@ impl DynamoStore {
         let terms = Terms {
             hold: SignedDuration::from_millis(meta.hold_ms),
             limit: meta.seat_limit,
+            prices: meta.prices,
         };
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,
             Err(reason) => return self.reject(&job, &reason, now).await,
         };
-        match self.try_hold(intent, &job, terms, ceiling, now).await? {
-            Attempt::Decided(claimed) => Ok(claimed),
+        match self.try_hold(intent, &job, &terms, ceiling, now).await? {
+            Attempt::Decided(claimed) => Ok(*claimed),
             // Lapsed holds still count until expired: expire them, then try once more.
             Attempt::OverLimit(_)
                 if self
                     .expire_lapsed_of(&job.event_id, &job.buyer_id, ceiling, now)
                     .await? =>
             {
-                match self.try_hold(intent, &job, terms, ceiling, now).await? {
-                    Attempt::Decided(claimed) => Ok(claimed),
+                match self.try_hold(intent, &job, &terms, ceiling, now).await? {
+                    Attempt::Decided(claimed) => Ok(*claimed),
                     Attempt::OverLimit(reason) => self.reject(&job, &reason, now).await,
                 }
             }
@@ -170,7 +186,7 @@ impl DynamoStore {
         &self,
         intent: &Intent,
         job: &Job,
-        terms: Terms,
+        terms: &Terms,
         ceiling: Option<u32>,
         now: Timestamp,
     ) -> Result<Attempt, BackendError> {
@@ -181,14 +197,22 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let (seat_ids, until) =
-                match decide_claim(&intent.request, &candidates, now, terms.hold) {
-                    ClaimDecision::Hold { seat_ids, until } => (seat_ids, until),
+            let hold =
+                match decide_claim(&intent.request, &candidates, now, terms.hold, &terms.prices) {
+                    ClaimDecision::Hold {
+                        seat_ids,
+                        until,
+                        amount_due,
+                    } => Hold {
+                        seat_ids,
+                        until,
+                        amount_due,
+                    },
                     ClaimDecision::Reject { reason } => {
-                        return self.reject(job, &reason, now).await.map(Attempt::Decided);
+                        return self.reject(job, &reason, now).await.map(Attempt::decided);
                     }
                 };
-            match self.hold_seats(job, seat_ids, until, now, ceiling).await? {
+            match self.hold_seats(job, hold, now, ceiling).await? {
                 Written::Decided(claimed) => return Ok(Attempt::Decided(claimed)),
                 Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),
                 Written::SeatTaken => {}
@@ -203,7 +227,7 @@ impl DynamoStore {
         }
         self.reject(job, REASON_UNAVAILABLE, now)
             .await
-            .map(Attempt::Decided)
+            .map(Attempt::decided)
     }
 
     /// The conditional write of a hold: the seats (each AVAILABLE or lapsed), the job's move
@@ -211,16 +235,19 @@ impl DynamoStore {
     async fn hold_seats(
         &self,
         job: &Job,
-        seat_ids: Vec<SeatId>,
-        until: Timestamp,
+        Hold {
+            seat_ids,
+            until,
+            amount_due,
+        }: Hold,
         now: Timestamp,
         ceiling: Option<u32>,
     ) -> Result<Written, BackendError> {
-        let Ok(held) = job.hold(seat_ids.clone(), until, now) else {
-            return Ok(Written::Decided((
+        let Ok(held) = job.hold(seat_ids.clone(), until, amount_due, now) else {
+            return Ok(Written::Decided(Box::new((
                 ClaimOutcome::AlreadyDecided(job.status),
                 None,
-            )));
+            ))));
         };
         let mut writes = seat_ids
             .iter()
@@ -232,15 +259,15 @@ impl DynamoStore {
         }
         let failed = match transact(&self.db, writes).await? {
             Transacted::Committed => {
-                return Ok(Written::Decided((ClaimOutcome::of(&held), None)));
+                return Ok(Written::Decided(Box::new((ClaimOutcome::of(&held), None))));
             }
             Transacted::ConditionFailed(failed) => failed,
         };
         // The job's own condition (after the seats) failed: another delivery decided it.
         if failed.get(seat_ids.len()).copied().unwrap_or(false) {
-            return Ok(Written::Decided(
+            return Ok(Written::Decided(Box::new(
                 self.already_decided(job.job_id, now).await?,
-            ));
+            )));
         }
         if ceiling.is_some() && failed.last().copied().unwrap_or(false) {
             return Ok(Written::OverLimit);

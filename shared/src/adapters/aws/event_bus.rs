@@ -2,8 +2,8 @@ use async_trait::async_trait;
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 
 use super::error::classify;
-use crate::codec::encode_event;
-use crate::domain::{EVENT_SOURCE, ReservationEvent};
+use crate::codec::{encode_event, to_json};
+use crate::domain::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
 /// EventBridge's limit on entries per PutEvents call.
@@ -61,5 +61,31 @@ impl EventPublisher for EventBus {
             );
         }
         Ok(failed)
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        let entry = PutEventsRequestEntry::builder()
+            .event_bus_name(&self.bus)
+            .source(EVENT_SOURCE)
+            .detail_type(PAYMENT_UNMATCHED)
+            .detail(to_json(event)?)
+            .build();
+        let output = self
+            .client
+            .put_events()
+            .entries(entry)
+            .send()
+            .await
+            .map_err(|e| classify("PutEvents", e))?;
+        match output
+            .entries()
+            .first()
+            .and_then(|entry| entry.error_code())
+        {
+            Some(code) => Err(BackendError::transient(format!(
+                "EventBridge refused the unmatched payment: {code}"
+            ))),
+            None => Ok(()),
+        }
     }
 }

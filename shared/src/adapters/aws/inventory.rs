@@ -10,7 +10,7 @@ use super::error::classify;
 use super::item::{get_s, n, s};
 use super::keys::held_shard_key;
 use super::names::HELD_JOBS_INDEX;
-use crate::domain::{Intent, JobAction, JobId, JobStatus, ReservationEvent};
+use crate::domain::{Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent};
 use crate::ports::{BackendError, Claims, Inventory, Outbox, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
@@ -69,8 +69,13 @@ impl Inventory for DynamoStore {
         })
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
-        self.settle_job(job_id, action).await
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
+        self.settle_job(job_id, action, payment).await
     }
 
     async fn release_lapsed_holds(
@@ -85,7 +90,7 @@ impl Inventory for DynamoStore {
             .await?;
         // Expirations are conditional writes on separate jobs: they run side by side.
         let settled = futures_util::stream::iter(lapsed.into_iter().flatten().take(limit))
-            .map(|job_id| self.settle_job(job_id, JobAction::Expire))
+            .map(|job_id| self.settle_job(job_id, JobAction::Expire, None))
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()
             .await?;

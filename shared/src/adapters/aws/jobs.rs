@@ -33,7 +33,14 @@ pub(super) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> 
         ("seat_ids".to_owned(), s(record.seat_ids)),
         ("accepted_at".to_owned(), n(record.accepted_at)),
         ("updated_at".to_owned(), n(to_ms(now))),
-    ]))
+    ])
+    .into_iter()
+    .chain(
+        record
+            .payment
+            .map(|payment| ("payment".to_owned(), s(payment))),
+    )
+    .collect())
 }
 
 fn job_from_item(item: &Item) -> Result<Job, BackendError> {
@@ -50,6 +57,7 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
         accepted_at: get_n(item, "accepted_at")?,
         first_error: text("first_error"),
         last_error: text("last_error"),
+        payment: text("payment"),
     }
     .into_job()
 }
@@ -131,6 +139,13 @@ impl DynamoStore {
                 values.push((":reason", AttributeValue::S(reason.clone())));
             }
             None => remove.push("reason"),
+        }
+        match JobRecord::of(job)?.payment {
+            Some(payment) => {
+                set.push("payment = :payment");
+                values.push((":payment", s(payment)));
+            }
+            None => remove.push("payment"),
         }
         // The jobs table's TTL deletes a decided job once the domain's retention has passed
         // (a replay's reopen removes it again).

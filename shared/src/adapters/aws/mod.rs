@@ -49,7 +49,7 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::{EventId, SeatId, SeatLimit};
+use crate::domain::{EventId, Prices, SeatId, SeatLimit};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -61,6 +61,8 @@ struct EventMeta {
     hold_ms: i64,
     /// The per-buyer seat limit, if the event has one (`seat_counts.rs`).
     seat_limit: Option<SeatLimit>,
+    /// What its seats cost, which fixes a hold's amount due.
+    prices: Arc<Prices>,
     sections: Vec<String>,
     /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
     free_shards: HashMap<String, u32>,

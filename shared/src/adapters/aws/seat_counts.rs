@@ -132,7 +132,7 @@ impl DynamoStore {
             }
         }
         for job_id in &lapsed {
-            self.settle_job(*job_id, JobAction::Expire).await?;
+            self.settle_job(*job_id, JobAction::Expire, None).await?;
         }
         let seats = opt_n(item, SEATS)?;
         let has_room = ceiling.is_none_or(|ceiling| seats.is_none_or(|n| n <= i64::from(ceiling)));

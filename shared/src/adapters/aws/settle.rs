@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use super::DynamoStore;
 use super::item::{Transacted, s, transact, update};
 use super::keys::seat_key;
-use crate::domain::{Job, JobAction, JobId, Seat, SeatState, Settlement, Settling};
+use crate::domain::{Job, JobAction, JobId, Payment, Seat, SeatState, Settlement, Settling};
 use crate::ports::{BackendError, Settled};
 
 /// Rounds of read-decide-write for a settlement that races another writer.
@@ -64,6 +64,7 @@ impl DynamoStore {
         &self,
         job_id: JobId,
         action: JobAction,
+        payment: Option<&Payment>,
     ) -> Result<Settled, BackendError> {
         for _ in 0..SETTLE_ROUNDS {
             let loaded = self.load_job(job_id).await?;
@@ -80,7 +81,7 @@ impl DynamoStore {
                     transition,
                     seats: settlement,
                 },
-            ) = match Settled::plan(loaded, action, self.clock.now()) {
+            ) = match Settled::plan(loaded, action, payment, self.clock.now()) {
                 Ok(plan) => plan,
                 Err(answer) => return Ok(answer),
             };

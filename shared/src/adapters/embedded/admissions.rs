@@ -144,5 +144,6 @@ fn check_request(
         }
         SeatRequest::Section { section, .. } => (Vec::new(), shape.has_section(section.as_str())),
     };
-    Ok(Admission::refusal(&intent.request, &found, section_known).map_or(Ok(shape.terms), Err))
+    Ok(Admission::refusal(&intent.request, &found, section_known)
+        .map_or_else(|| Ok(shape.terms.clone()), Err))
 }

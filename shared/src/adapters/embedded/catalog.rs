@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{SeatRecord, event_info, to_ms};
+use crate::codec::{SeatRecord, encode_prices, event_info, to_ms};
 use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
@@ -15,14 +15,16 @@ impl Catalog for EmbeddedStore {
         let create = self.db.write(move |tx| {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
-                "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (event_id) DO NOTHING",
+                "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
+                                     prices)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
                     i64::try_from(hold_ms).unwrap_or(i64::MAX),
                     event.max_seats_per_buyer.map(SeatLimit::seats),
-                    now
+                    now,
+                    encode_prices(&event.prices)?,
                 ],
             )?;
             if inserted == 0 {

@@ -191,8 +191,10 @@ mod tests {
                 section: "A".into(),
                 rows: 1,
                 seats_per_row: 2,
+                price: None,
             }]),
             seats: None,
+            currency: None,
         })
         .expect("event");
         worker.create_event(&event).await.expect("create");

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::durable::sync_folder;
 use crate::codec::to_json;
-use crate::domain::{EVENT_SOURCE, ReservationEvent};
+use crate::domain::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
 /// The size past which the log is rotated.
@@ -43,11 +43,11 @@ struct Appender {
 }
 
 #[derive(Serialize)]
-struct Envelope<'a> {
+struct Envelope<'a, T> {
     source: &'static str,
     #[serde(rename = "detail-type")]
     detail_type: &'static str,
-    detail: &'a ReservationEvent,
+    detail: &'a T,
 }
 
 impl EventLog {
@@ -158,6 +158,25 @@ impl EventPublisher for EventLog {
             text.push_str(&line);
             text.push('\n');
         }
+        self.append(text).await?;
+        Ok(Vec::new())
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        let envelope = Envelope {
+            source: EVENT_SOURCE,
+            detail_type: PAYMENT_UNMATCHED,
+            detail: event,
+        };
+        let mut line = to_json(&envelope)?;
+        line.push('\n');
+        self.append(line).await
+    }
+}
+
+impl EventLog {
+    /// Appends whole lines, off the async threads.
+    async fn append(&self, text: String) -> Result<(), BackendError> {
         let file = Arc::clone(&self.file);
         tokio::task::spawn_blocking(move || {
             let mut log = file
@@ -167,8 +186,7 @@ impl EventPublisher for EventLog {
                 .map_err(|e| BackendError::transient(format!("cannot append to event log: {e}")))
         })
         .await
-        .map_err(|e| BackendError::transient(format!("event log task did not finish: {e}")))??;
-        Ok(Vec::new())
+        .map_err(|e| BackendError::transient(format!("event log task did not finish: {e}")))?
     }
 }
 

@@ -14,8 +14,8 @@ use super::job_rows::{load_job, save_transition};
 use super::terms::{Terms, counted_seats, terms as event_terms};
 use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
-    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat,
-    SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition, decide_claim,
+    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE,
+    Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -51,11 +51,17 @@ impl Inventory for EmbeddedStore {
         })
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
         let clock = Arc::clone(&self.clock);
+        let payment = payment.cloned();
         // The clock is read inside the write transaction, once this writer holds the lock.
         self.db
-            .write(move |tx| settle_one(tx, job_id, action, clock.now()))
+            .write(move |tx| settle_one(tx, job_id, action, payment.as_ref(), clock.now()))
             .await
     }
 
@@ -76,7 +82,8 @@ impl Inventory for EmbeddedStore {
                     .collect::<Result<_, _>>()?;
                 let mut released = 0;
                 for job_id in lapsed.iter().filter_map(|id| JobId::parse(id)) {
-                    if let Settled::Done(_) = settle_one(tx, job_id, JobAction::Expire, now)? {
+                    if let Settled::Done(_) = settle_one(tx, job_id, JobAction::Expire, None, now)?
+                    {
                         released += 1;
                     }
                 }
@@ -118,18 +125,18 @@ pub(super) fn decide_pending(
     now: Timestamp,
 ) -> Result<Transition, BackendError> {
     let event = match terms.get(&intent.event_id) {
-        Some(known) => *known,
+        Some(known) => known.clone(),
         None => {
             let read = event_terms(tx, &intent.event_id)?.ok_or_else(|| {
                 BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
             })?;
-            terms.insert(intent.event_id.clone(), read);
+            terms.insert(intent.event_id.clone(), read.clone());
             read
         }
     };
     let decided = match over_limit(tx, event.limit, intent, now)? {
         Some(reason) => job.reject(&reason, now),
-        None => hold_or_reject(tx, job, intent, event, now)?,
+        None => hold_or_reject(tx, job, intent, &event, now)?,
     };
     decided.map_err(|status| {
         BackendError::permanent(format!(
@@ -161,16 +168,18 @@ fn hold_or_reject(
     tx: &Transaction<'_>,
     job: &Job,
     intent: &Intent,
-    event: Terms,
+    event: &Terms,
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
     let candidates = candidate_seats(tx, intent, now)?;
     Ok(
-        match decide_claim(&intent.request, &candidates, now, event.hold) {
-            ClaimDecision::Hold { seat_ids, until }
-                if hold_seats(tx, job, &seat_ids, now, until)? =>
-            {
-                job.hold(seat_ids, until, now)
+        match decide_claim(&intent.request, &candidates, now, event.hold, &event.prices) {
+            ClaimDecision::Hold {
+                seat_ids,
+                until,
+                amount_due,
+            } if hold_seats(tx, job, &seat_ids, now, until)? => {
+                job.hold(seat_ids, until, amount_due, now)
             }
             // A seat changed since it was read: the condition refused it, so the claim is lost.
             ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
@@ -274,6 +283,7 @@ fn settle_one(
     tx: &Transaction<'_>,
     job_id: JobId,
     action: JobAction,
+    payment: Option<&Payment>,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
     let (
@@ -282,7 +292,7 @@ fn settle_one(
             transition,
             seats: settlement,
         },
-    ) = match Settled::plan(load_job(tx, job_id)?, action, now) {
+    ) = match Settled::plan(load_job(tx, job_id)?, action, payment, now) {
         Ok(plan) => plan,
         Err(answer) => return Ok(answer),
     };

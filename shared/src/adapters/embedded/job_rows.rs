@@ -13,7 +13,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     let record = tx
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,
-                    accepted_at, first_error, last_error
+                    accepted_at, first_error, last_error, payment
              FROM jobs WHERE job_id = ?1",
         )?
         .query_row([job_id.to_string()], |row| {
@@ -29,6 +29,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
                 accepted_at: row.get(8)?,
                 first_error: row.get(9)?,
                 last_error: row.get(10)?,
+                payment: row.get(11)?,
             })
         })
         .optional()?;
@@ -56,8 +57,8 @@ pub(super) fn insert_job(
     let record = JobRecord::of(job)?;
     tx.prepare_cached(
         "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, hold_until,
-                           reason, accepted_at, updated_at, idempotency_key, fingerprint)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                           reason, accepted_at, updated_at, idempotency_key, fingerprint, payment)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         record.job_id,
@@ -72,6 +73,7 @@ pub(super) fn insert_job(
         to_ms(admitted.at),
         admitted.key.as_str(),
         admitted.fingerprint,
+        record.payment,
     ])?;
     Ok(())
 }
@@ -100,7 +102,8 @@ pub(super) fn save_transition(
     );
     let changed = tx
         .prepare_cached(
-            "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6
+            "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6,
+                             payment = ?8
              WHERE job_id = ?1 AND status = ?7",
         )?
         .execute(params![
@@ -111,6 +114,7 @@ pub(super) fn save_transition(
             job.reason,
             at,
             transition.from.as_str(),
+            job.payment,
         ])?;
     if changed != 1 {
         // The caller read the job in this same write transaction, so only a bug gets here.

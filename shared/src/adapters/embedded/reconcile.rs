@@ -33,7 +33,7 @@ pub fn published_after_database(data_dir: &Path) -> Result<Vec<ReservationEvent>
         };
         newer.extend(
             text.lines()
-                .filter_map(|line| decode_log_line(line).ok())
+                .filter_map(|line| decode_log_line(line).ok().flatten())
                 .filter(|event| matches!(event.status, JobStatus::Held | JobStatus::Sold))
                 .filter(|event| newest.is_none_or(|at| to_ms(event.occurred_at) > at)),
         );

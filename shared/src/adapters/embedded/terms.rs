@@ -1,20 +1,24 @@
 //! What a claim needs to know of its event and its buyer inside the claim's transaction: the
 //! event's hold length and seat limit, and how many seats the buyer already counts there.
 
+use std::sync::Arc;
+
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::codec::{seat_limit, to_ms};
-use crate::domain::{BuyerId, EventId, SeatLimit};
+use crate::codec::{decode_prices, seat_limit, to_ms};
+use crate::domain::{BuyerId, EventId, Prices, SeatLimit};
 use crate::ports::BackendError;
 
 /// An event's terms of sale, read once per event per batch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Terms {
     /// How long a hold lasts.
     pub(super) hold: SignedDuration,
     /// The per-buyer seat limit, if the event has one.
     pub(super) limit: Option<SeatLimit>,
+    /// What its seats cost (shared: terms are copied per admission and per claim).
+    pub(super) prices: Arc<Prices>,
 }
 
 /// The terms of `event_id`, or `None` if the event does not exist.
@@ -22,14 +26,19 @@ pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
 ) -> Result<Option<Terms>, BackendError> {
-    let row: Option<(i64, Option<i64>)> = tx
-        .prepare_cached("SELECT hold_ms, max_seats_per_buyer FROM events WHERE event_id = ?1")?
-        .query_row([event_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+    let row: Option<(i64, Option<i64>, Option<String>)> = tx
+        .prepare_cached(
+            "SELECT hold_ms, max_seats_per_buyer, prices FROM events WHERE event_id = ?1",
+        )?
+        .query_row([event_id.as_str()], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
         .optional()?;
-    row.map(|(hold_ms, limit)| {
+    row.map(|(hold_ms, limit, prices)| {
         Ok(Terms {
             hold: SignedDuration::from_millis(hold_ms),
             limit: seat_limit(event_id.as_str(), limit)?,
+            prices: Arc::new(decode_prices(prices.as_deref())?),
         })
     })
     .transpose()

@@ -35,6 +35,7 @@ impl Catalog for MemoryStore {
                 name: event.name.clone(),
                 hold: event.hold,
                 limit: event.max_seats_per_buyer,
+                prices: event.prices.clone(),
                 seats,
                 position,
                 created,

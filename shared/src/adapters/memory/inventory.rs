@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use super::MemoryStore;
 use super::state::{State, StoredEvent};
 use crate::domain::{
-    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, REASON_UNAVAILABLE, Seat, SeatId,
-    SeatRequest, SeatState, Settlement, Settling, decide_claim,
+    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE, Seat,
+    SeatId, SeatRequest, SeatState, Settlement, Settling, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -29,10 +29,15 @@ impl Inventory for MemoryStore {
         })
     }
 
-    async fn settle(&self, job_id: JobId, action: JobAction) -> Result<Settled, BackendError> {
+    async fn settle(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<Settled, BackendError> {
         // The clock is read under the lock, as SQLite's adapter reads it in its transaction.
         self.lock()
-            .atomically(|state| settle_one(state, job_id, action, self.clock.now()))
+            .atomically(|state| settle_one(state, job_id, action, payment, self.clock.now()))
     }
 
     async fn release_lapsed_holds(
@@ -50,7 +55,7 @@ impl Inventory for MemoryStore {
             lapsed.sort_unstable();
             let mut released = 0;
             for (_, job_id) in lapsed.into_iter().take(limit) {
-                if let Settled::Done(_) = settle_one(state, job_id, JobAction::Expire, now)? {
+                if let Settled::Done(_) = settle_one(state, job_id, JobAction::Expire, None, now)? {
                     released += 1;
                 }
             }
@@ -79,11 +84,13 @@ fn claim_one(
         Some(reason) => job.reject(&reason, now),
         None => {
             let candidates = candidate_seats(event, &intent.request, now);
-            match decide_claim(&intent.request, &candidates, now, event.hold) {
-                ClaimDecision::Hold { seat_ids, until }
-                    if hold_seats(state, &job, &seat_ids, now, until) =>
-                {
-                    job.hold(seat_ids, until, now)
+            match decide_claim(&intent.request, &candidates, now, event.hold, &event.prices) {
+                ClaimDecision::Hold {
+                    seat_ids,
+                    until,
+                    amount_due,
+                } if hold_seats(state, &job, &seat_ids, now, until) => {
+                    job.hold(seat_ids, until, amount_due, now)
                 }
                 // A seat changed since it was read: the condition refused it, so the claim is lost.
                 ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
@@ -185,10 +192,11 @@ fn settle_one(
     state: &mut State,
     job_id: JobId,
     action: JobAction,
+    payment: Option<&Payment>,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
     let (job, Settling { transition, seats }) =
-        match Settled::plan(state.job(job_id).cloned(), action, now) {
+        match Settled::plan(state.job(job_id).cloned(), action, payment, now) {
             Ok(plan) => plan,
             Err(answer) => return Ok(answer),
         };

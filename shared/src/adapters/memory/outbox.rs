@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::MemoryStore;
-use crate::domain::ReservationEvent;
+use crate::domain::{PaymentUnmatched, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher, Outbox, OutboxEntry, OutboxId};
 
 #[async_trait]
@@ -76,6 +76,7 @@ impl Outbox for MemoryStore {
 #[derive(Debug, Default)]
 pub struct MemoryPublisher {
     published: Mutex<Vec<ReservationEvent>>,
+    unmatched: Mutex<Vec<PaymentUnmatched>>,
 }
 
 impl MemoryPublisher {
@@ -88,6 +89,14 @@ impl MemoryPublisher {
                 .unwrap_or_else(PoisonError::into_inner),
         )
     }
+
+    /// Every unmatched payment published so far, oldest first.
+    pub fn unmatched(&self) -> Vec<PaymentUnmatched> {
+        self.unmatched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 #[async_trait]
@@ -98,5 +107,13 @@ impl EventPublisher for MemoryPublisher {
             .unwrap_or_else(PoisonError::into_inner)
             .extend_from_slice(events);
         Ok(Vec::new())
+    }
+
+    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+        self.unmatched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event.clone());
+        Ok(())
     }
 }

@@ -31,6 +31,8 @@ fn job(status: JobStatus, seats: &[&str], until: i64) -> Job {
         accepted_at: at(0),
         first_error: None,
         last_error: None,
+        amount_due: None,
+        payment_ref: None,
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::{BuyerId, EventId, JobId, SeatRequest};
+use crate::domain::{BuyerId, Currency, EventId, JobId, SeatRequest};
 
 fn at(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap()
@@ -15,6 +15,8 @@ fn job(status: JobStatus) -> Job {
         seat_ids: vec![SeatId::parse("A-1-1").unwrap()],
         hold_expires_at: Some(at(100)),
         reason: None,
+        amount_due: None,
+        payment_ref: None,
         accepted_at: at(0),
         first_error: None,
         last_error: None,
@@ -29,7 +31,7 @@ fn a_hold_moves_a_pending_job_and_records_its_deadline_in_the_event() {
         ..job(JobStatus::Pending)
     };
     let seats = vec![SeatId::parse("A-1-2").unwrap()];
-    let t = pending.hold(seats.clone(), at(70), at(10)).unwrap();
+    let t = pending.hold(seats.clone(), at(70), None, at(10)).unwrap();
     assert_eq!(
         (t.from, t.job.status),
         (JobStatus::Pending, JobStatus::Held)
@@ -48,7 +50,7 @@ fn only_a_pending_job_is_decided_and_a_decided_one_reports_its_status() {
         .filter(|s| *s != JobStatus::Pending)
     {
         let j = job(decided);
-        assert_eq!(j.hold(vec![], at(9), at(1)), Err(decided));
+        assert_eq!(j.hold(vec![], at(9), None, at(1)), Err(decided));
         assert_eq!(j.reject("taken", at(1)), Err(decided));
         assert_eq!(j.fail("broken", at(1)), Err(decided));
     }
@@ -132,4 +134,81 @@ fn a_sold_job_cannot_be_cancelled_and_a_pending_one_cannot_be_confirmed() {
         (cancelled.transition.job.status, cancelled.seats),
         (JobStatus::Cancelled, Settlement::Release)
     );
+}
+
+fn eur(amount: u64) -> Money {
+    Money {
+        amount,
+        currency: Currency::parse("EUR").unwrap(),
+    }
+}
+
+fn paid(amount: u64, reference: &str) -> Payment {
+    Payment {
+        paid: eur(amount),
+        reference: reference.into(),
+    }
+}
+
+fn priced(status: JobStatus) -> Job {
+    Job {
+        amount_due: Some(eur(4500)),
+        ..job(status)
+    }
+}
+
+#[test]
+fn a_payment_of_the_amount_due_sells_the_hold_and_is_recorded() {
+    let sold = priced(JobStatus::Held)
+        .settle(JobAction::Confirm, Some(&paid(4500, "pi_1")), at(99))
+        .unwrap()
+        .unwrap();
+    assert_eq!(sold.transition.job.status, JobStatus::Sold);
+    assert_eq!(sold.transition.job.payment_ref.as_deref(), Some("pi_1"));
+    assert_eq!(sold.transition.event.payment_ref.as_deref(), Some("pi_1"));
+    assert_eq!(sold.seats, Settlement::Sell);
+    let again = sold
+        .transition
+        .job
+        .settle(JobAction::Confirm, Some(&paid(4500, "pi_1")), at(200));
+    assert_eq!(again, Ok(None), "the same payment again is a repeat");
+    let other = sold
+        .transition
+        .job
+        .settle(JobAction::Confirm, Some(&paid(4500, "pi_2")), at(99));
+    assert_eq!(other, Err(JobConflict::PaidOtherwise));
+}
+
+#[test]
+fn a_payment_of_another_amount_or_currency_or_after_the_deadline_sells_nothing() {
+    let held = priced(JobStatus::Held);
+    for wrong in [paid(4499, "pi"), paid(0, "pi")] {
+        assert_eq!(
+            held.settle(JobAction::Confirm, Some(&wrong), at(99)),
+            Err(JobConflict::PaymentMismatch {
+                due: Some(eur(4500))
+            })
+        );
+    }
+    let dollars = Payment {
+        paid: Money {
+            amount: 4500,
+            currency: Currency::parse("USD").unwrap(),
+        },
+        reference: "pi".into(),
+    };
+    assert!(
+        held.settle(JobAction::Confirm, Some(&dollars), at(99))
+            .is_err()
+    );
+    assert_eq!(
+        held.settle(JobAction::Confirm, Some(&paid(4500, "pi")), at(100)),
+        Err(JobConflict::HoldLapsed)
+    );
+    let free = job(JobStatus::Held);
+    assert!(!free.is_priced() && held.is_priced());
+    assert!(matches!(
+        free.settle(JobAction::Confirm, Some(&paid(1, "pi")), at(99)),
+        Err(JobConflict::PaymentMismatch { due: None })
+    ));
 }

@@ -159,8 +159,10 @@ async fn filled(
             section: "A".into(),
             rows: seats.div_ceil(100),
             seats_per_row: 100,
+            price: None,
         }]),
         seats: None,
+        currency: None,
     })?;
     backend.catalog.create_event(&event).await?;
     let pool = if hot > 0 { hot } else { seats };

@@ -90,6 +90,7 @@ pub async fn create_event(
             section: section_name(index),
             rows: per_section.div_ceil(50),
             seats_per_row: per_section.min(50),
+            price: None,
         })
         .collect();
     let event = NewEvent::parse(EventSpec {
@@ -99,6 +100,7 @@ pub async fn create_event(
         max_seats_per_buyer: None,
         sections: Some(sections),
         seats: None,
+        currency: None,
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     backend.catalog.create_event(&event).await?;
@@ -259,7 +261,7 @@ pub async fn confirm_all(
                 loop {
                     match backend
                         .inventory
-                        .settle(intent.job_id, JobAction::Confirm)
+                        .settle(intent.job_id, JobAction::Confirm, None)
                         .await
                     {
                         Err(error) if error.is_transient() && attempt < 10 => attempt += 1,

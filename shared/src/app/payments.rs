@@ -1,0 +1,68 @@
+//! Payments: a provider's report that a hold was paid for. The domain decides whether the
+//! payment sells the hold (`Job::settle` with the payment, in the inventory's atomic step at the
+//! store's own time); a payment that sells nothing is published as [`PaymentUnmatched`] for the
+//! refund workflow, and never touches a seat.
+
+use crate::domain::{JobAction, JobId, PAYMENT_UNMATCHED, Payment, PaymentUnmatched};
+use crate::ports::{Backend, BackendError, Settled};
+
+/// What a provider reported, as far as it could be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentReport {
+    /// The provider's event id (Stripe's `evt_...`).
+    pub provider_event_id: String,
+    /// The job the payment names, if it names a valid job id.
+    pub job_id: Option<JobId>,
+    /// The payment, or why none could be read from the report (no amount, an unknown currency).
+    pub payment: Result<Payment, String>,
+}
+
+/// What a report came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaymentOutcome {
+    /// The job is SOLD by this payment (now, or by an earlier report of it).
+    Paid(JobId),
+    /// It sold nothing; the event was published.
+    Unmatched(Box<PaymentUnmatched>),
+}
+
+/// Applies a provider's report: the job named is sold if it is HELD, its hold live and the
+/// payment its amount due; else the payment is published as unmatched, with the reason.
+pub async fn record_payment(
+    backend: &Backend,
+    report: PaymentReport,
+) -> Result<PaymentOutcome, BackendError> {
+    let reason = match (&report.job_id, &report.payment) {
+        (None, _) => "the payment names no job".to_owned(),
+        (Some(_), Err(why)) => why.clone(),
+        (Some(job_id), Ok(payment)) => {
+            match backend
+                .inventory
+                .settle(*job_id, JobAction::Confirm, Some(payment))
+                .await?
+            {
+                Settled::Done(job) => return Ok(PaymentOutcome::Paid(job.job_id)),
+                Settled::NotFound => format!("job {job_id} does not exist"),
+                Settled::Conflict(conflict) => conflict.to_string(),
+            }
+        }
+    };
+    let payment = report.payment.ok();
+    let unmatched = PaymentUnmatched {
+        kind: PAYMENT_UNMATCHED.to_owned(),
+        job_id: report.job_id,
+        stripe_event_id: report.provider_event_id,
+        payment_ref: payment.as_ref().map(|p| p.reference.clone()),
+        amount: payment.map(|p| p.paid),
+        reason,
+        occurred_at: backend.clock.now(),
+    };
+    tracing::warn!(
+        job_id = ?unmatched.job_id,
+        stripe_event_id = %unmatched.stripe_event_id,
+        reason = %unmatched.reason,
+        "a payment sold nothing; published for a refund"
+    );
+    backend.publisher.publish_unmatched(&unmatched).await?;
+    Ok(PaymentOutcome::Unmatched(Box::new(unmatched)))
+}
