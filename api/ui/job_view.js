@@ -55,6 +55,9 @@ export function showJob(job) {
   showIf($('[data-reason-row]'), Boolean(job.reason));
   const held = job.status === 'HELD';
   showIf($('[data-held-row]'), held);
+  const due = held ? job.amount_due : null;
+  $('[data-job-amount]').textContent = due ? money(due) : '';
+  showIf($('[data-amount-row]'), Boolean(due));
   showIf($('[data-action="confirm"]'), held);
   showIf($('[data-action="cancel"]'), held);
   showIf($('[data-action="retry"]'), false);
@@ -70,6 +73,20 @@ export function showJob(job) {
     // The seats changed hands (ours now, or someone else's after a rejection): show it.
     if (before) refreshMap();
     if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
+  }
+}
+
+/**
+ * An amount in minor units as the buyer reads it ("€50.00"): the currency's own decimals.
+ * @param {{amount: number, currency: string}} due
+ */
+function money(due) {
+  try {
+    const format = new Intl.NumberFormat(undefined, { style: 'currency', currency: due.currency });
+    const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+    return format.format(due.amount / 10 ** digits);
+  } catch {
+    return `${due.amount} ${due.currency} (minor units)`;
   }
 }
 

@@ -321,6 +321,16 @@ impl TestApp {
         assert_eq!(status, StatusCode::OK);
         body
     }
+
+    /// One seat's state as the seat map shows it.
+    pub async fn seat_state(&self, event_id: &str, seat_id: &str) -> Value {
+        let map = self.seat_map(event_id).await;
+        map["seats"]
+            .as_array()
+            .and_then(|seats| seats.iter().find(|s| s["seat_id"] == seat_id))
+            .map(|s| s["state"].clone())
+            .unwrap_or_else(|| panic!("seat {seat_id} is not in the map of {event_id}: {map}"))
+    }
 }
 
 /// Where a test reads published events from.

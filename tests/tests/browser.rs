@@ -134,6 +134,25 @@ async fn a_released_hold_puts_its_seat_back_on_sale() {
 }
 
 #[tokio::test]
+async fn a_priced_hold_shows_what_to_pay_and_waits_for_its_payment() {
+    let options = AppOptions {
+        stripe_webhook_secret: Some(seatclaim_e2e::stripe::SECRET.to_owned()),
+        ..AppOptions::default()
+    };
+    let Some(app) = app_with(options).await else {
+        return;
+    };
+    let created = app
+        .create_event(
+            &json!({"event_id": "paid", "name": "Priced", "currency": "EUR",
+            "sections": [{"section": "A", "rows": 1, "seats_per_row": 4, "price": 2500}]}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    run(&app, "payment", &[("SEATCLAIM_EVENT", "paid")]).await;
+}
+
+#[tokio::test]
 async fn a_hold_nobody_confirms_shows_expired_by_itself() {
     let Some(app) = app_with(AppOptions::default()).await else {
         return;

@@ -7,27 +7,35 @@
 //! - queues: names, the redrive from the intent queue to its DLQ, and `maxReceiveCount` equal to
 //!   `BackendSettings::max_receive_count()` for every `MaxAttempts` the template allows;
 //! - the event bus's name and the event source in every rule and archive pattern;
-//! - container settings: every `SEATCLAIM_*` variable a task definition or compose service sets is
-//!   one its binary accepts (read from the binary's own `--help`);
+//! - container settings: every `SEATCLAIM_*` variable a task definition (environment or ECS
+//!   secret) or compose service sets is one its binary accepts (read from the binary's own
+//!   `--help`);
 //! - IAM: no wildcard actions or resources (but the one ECR login), index ARNs name real indexes;
 //!   the API's role writes no new seats or events, `seatclaimctl` (the operator task, its own
 //!   task definition) has its own role, and the worker's role lacks what only the operator does;
 //! - the edge: no stack without a certificate unless `AllowPlainHttp` (the `Rules`), HTTP
 //!   redirecting to HTTPS, a WAF rate-based rule per client address (the viewer's, for requests
 //!   the page's distribution relays), access logs to a bucket;
+//! - the seat map's rate rule on the page's distribution (cache hits never reach the load
+//!   balancer): a CLOUDFRONT web ACL the stack creates in us-east-1 or is given
+//!   (`PageWebAclArn`), the same in `deploy/cloudformation/page-waf.yaml`;
 //! - the buyer web page on CloudFront (`UiDistribution`): the page from a private bucket through
 //!   an origin access control, the API's paths to the load balancer (uncached but the seat map,
 //!   which follows the API's `Cache-Control` per section), HTTPS for viewers, the function that
 //!   answers page paths with `index.html`, none of it without `UiDistribution`, and
 //!   `deploy/publish-ui.sh` uploading every file of `api/ui`;
-//! - identity: the Cognito pool, its admin scope (the API's default), the buyers' public client
-//!   and the operators' client-credentials client, and the issuer settings the API gets;
+//! - identity: the Cognito pool, its admin and payments scopes (the API's), the buyers' public
+//!   client and the operators' and payments service's client-credentials clients, and the
+//!   issuer settings the API gets;
+//! - Stripe's webhook signing secret: in Secrets Manager, given to the API container alone as an
+//!   ECS secret, readable by the execution role and by no task role;
 //! - the Dockerfile copies every workspace member's manifest and builds every binary deployed.
 //!
 //! CloudFormation's short-form tags (`!Sub`, `!Ref`, `!GetAtt`, ...) are kept by the YAML parser
 //! as tagged values; [`intrinsic`] reads them and their long forms (`Fn::Sub:`) alike. Conditions,
 //! rules and `Fn::If` are evaluated for given parameter values ([`Template::deployed`]), so a test
-//! can look at the stack a deployment with or without a certificate would create.
+//! can look at the stack a deployment with or without a certificate would create; the pseudo
+//! parameter `AWS::Region` is [`REGION`] unless a test deploys elsewhere.
 
 #![allow(
     clippy::unwrap_used,
@@ -42,12 +50,17 @@ use seatclaim_e2e::binary;
 use seatclaim_shared::adapters::aws::{AwsNames, table_specs};
 use seatclaim_shared::config::{AwsSettings, BackendSettings};
 use seatclaim_shared::domain::EVENT_SOURCE;
-use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
+use seatclaim_shared::identity::{DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE};
 use serde_norway::{Mapping, Value};
 
 const TEMPLATE: &str = "deploy/cloudformation/seatclaim.yaml";
+/// The CloudFront web ACL for a stack outside us-east-1, deployed in us-east-1.
+const PAGE_WAF: &str = "deploy/cloudformation/page-waf.yaml";
 const COMPOSE: &str = "deploy/compose.yaml";
 const DOCKERFILE: &str = "deploy/Dockerfile";
+
+/// The API's setting that holds Stripe's webhook signing secret (`whsec_...`).
+const STRIPE_WEBHOOK_SECRET: &str = "SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET";
 
 fn repo_file(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -122,7 +135,11 @@ struct Template {
 
 impl Template {
     fn load() -> Self {
-        let root = parse(TEMPLATE);
+        Self::load_from(TEMPLATE)
+    }
+
+    fn load_from(relative: &str) -> Self {
+        let root = parse(relative);
         let defaults = root["Parameters"]
             .as_mapping()
             .expect("the template has Parameters")
@@ -215,16 +232,21 @@ const CERTIFICATE: &str = "arn:aws:acm:eu-west-1:111122223333:certificate/abcd";
 /// The API's own name, covered by [`CERTIFICATE`]: the page's distribution reaches the API by it.
 const API_DOMAIN: &str = "api.tickets.example.com";
 
-/// Parameter name -> the value a deployment passes.
+/// The Region of a deployment, unless a test names another (`("AWS::Region", ...)`): not
+/// us-east-1, where the stack also creates the page distribution's CloudFront web ACL.
+const REGION: &str = "eu-west-1";
+
+/// Parameter name -> the value a deployment passes (and pseudo parameters, `AWS::Region`).
 type Parameters = BTreeMap<String, String>;
 
 impl Template {
-    /// The parameter values of a deployment: every default, with these overrides.
+    /// The parameter values of a deployment in [`REGION`]: every default, with these overrides.
     fn parameters(&self, overrides: &[(&str, &str)]) -> Parameters {
         let mut values = self.defaults.clone();
+        values.insert("AWS::Region".to_owned(), REGION.to_owned());
         for (name, value) in overrides {
             assert!(
-                self.root["Parameters"].get(*name).is_some(),
+                name == &"AWS::Region" || self.root["Parameters"].get(*name).is_some(),
                 "the template has no parameter {name}"
             );
             values.insert((*name).to_owned(), (*value).to_owned());
@@ -735,7 +757,8 @@ fn containers(template: &Template) -> Vec<(String, BTreeMap<String, &Value>)> {
     all
 }
 
-/// The environment variables a binary reads, from clap's `[env: NAME=]` lines in `--help`.
+/// The environment variables a binary reads, from clap's `[env: NAME=]` lines in `--help`
+/// (`[env: NAME]` for a secret's, whose value help never shows).
 fn accepted_settings(binary_name: &str) -> BTreeSet<String> {
     let output = Command::new(binary(binary_name))
         .arg("--help")
@@ -747,7 +770,12 @@ fn accepted_settings(binary_name: &str) -> BTreeSet<String> {
     let names: BTreeSet<String> = help
         .split("[env: ")
         .skip(1)
-        .filter_map(|rest| rest.split_once('=').map(|(name, _)| name.to_owned()))
+        .filter_map(|rest| {
+            rest.split(['=', ']'])
+                .next()
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+        })
         .collect();
     assert!(
         names.contains("SEATCLAIM_BACKEND"),
@@ -791,10 +819,14 @@ fn every_setting_the_deployment_passes_is_one_the_binary_reads() {
                 .iter()
                 .map(|pair| (pair["Name"].as_str().unwrap().to_owned(), &pair["Value"]))
                 .collect();
+            // ECS sets a container's Secrets as environment variables too.
             check_settings(
                 &format!("{TEMPLATE} container {name}"),
                 command,
-                environment.keys().cloned(),
+                environment
+                    .keys()
+                    .cloned()
+                    .chain(secrets_of(container).into_keys()),
                 &mut accepted,
             );
             binaries.insert(command[0].as_str().unwrap().to_owned());
@@ -1136,6 +1168,8 @@ fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_role() {
         ("dynamodb:PutItem", "JobsTable"),
         ("dynamodb:UpdateItem", "JobsTable"),
         ("dynamodb:PutItem", "OutboxTable"),
+        // the Stripe webhook's PaymentUnmatched
+        ("events:PutEvents", "EventBus"),
     ]);
     let missing: Vec<_> = admission_and_settlement.difference(&api).collect();
     assert!(missing.is_empty(), "ApiTaskRole lacks {missing:?}");
@@ -1438,7 +1472,7 @@ fn with_a_certificate_http_redirects_to_https_and_https_forwards() {
 #[test]
 fn a_waf_rule_limits_each_bearer_token_across_the_tasks() {
     let template = Template::load();
-    let (acl_id, _) = template.only("AWS::WAFv2::WebACL");
+    let acl_id = web_acl_of_scope(&template, "REGIONAL");
     for distribution in ["false", "true"] {
         let parameters = template.parameters(&[
             ("UiDistribution", distribution),
@@ -1466,6 +1500,18 @@ fn a_waf_rule_limits_each_bearer_token_across_the_tasks() {
         );
         assert_eq!(by_token[0]["EvaluationWindowSec"].as_u64(), Some(300));
     }
+}
+
+/// The logical id of the template's one web ACL of this scope (REGIONAL or CLOUDFRONT).
+fn web_acl_of_scope(template: &Template, scope: &str) -> String {
+    let found: Vec<String> = template
+        .resources("AWS::WAFv2::WebACL")
+        .into_iter()
+        .filter(|(_, acl)| acl["Scope"].as_str() == Some(scope))
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(found.len(), 1, "one {scope} web ACL: {found:?}");
+    found[0].clone()
 }
 
 #[test]
@@ -2521,6 +2567,287 @@ fn the_distribution_reaches_the_api_by_its_name_and_serves_its_own_with_a_certif
     );
 }
 
+// ------------------------------------------------------------------ the seat map's CloudFront WAF
+
+/// A CLOUDFRONT web ACL of someone else's (page-waf.yaml's, deployed in us-east-1).
+const PAGE_WEB_ACL: &str =
+    "arn:aws:wafv2:us-east-1:111122223333:global/webacl/seatclaim-eu-west-1-page/0a1b2c3d-4e5f";
+
+/// Whether WAF's scope-down `statement` matches a request for `path` (the statements the web ACLs
+/// use: byte matches on the URI path without transformation, and their conjunctions).
+fn matches_path(statement: &Value, path: &str) -> bool {
+    if let Some(and) = statement.get("AndStatement") {
+        return sequence(&and["Statements"])
+            .iter()
+            .all(|s| matches_path(s, path));
+    }
+    if let Some(or) = statement.get("OrStatement") {
+        return sequence(&or["Statements"])
+            .iter()
+            .any(|s| matches_path(s, path));
+    }
+    if let Some(not) = statement.get("NotStatement") {
+        return !matches_path(&not["Statement"], path);
+    }
+    let byte_match = statement
+        .get("ByteMatchStatement")
+        .unwrap_or_else(|| panic!("not evaluated here: {statement:?}"));
+    assert!(
+        byte_match["FieldToMatch"].get("UriPath").is_some(),
+        "a match on the path: {byte_match:?}"
+    );
+    let transformations: Vec<Option<&str>> = sequence(&byte_match["TextTransformations"])
+        .iter()
+        .map(|t| t["Type"].as_str())
+        .collect();
+    assert_eq!(transformations, [Some("NONE")], "{byte_match:?}");
+    let wanted = byte_match["SearchString"].as_str().unwrap();
+    match byte_match["PositionalConstraint"].as_str().unwrap() {
+        "EXACTLY" => path == wanted,
+        "STARTS_WITH" => path.starts_with(wanted),
+        "ENDS_WITH" => path.ends_with(wanted),
+        "CONTAINS" => path.contains(wanted),
+        other => panic!("PositionalConstraint {other}"),
+    }
+}
+
+/// The seat map's cache hits never reach the load balancer (nor its REGIONAL web ACL), so the
+/// distribution has a CLOUDFRONT web ACL of its own: the stack creates it where such web ACLs
+/// are created (us-east-1) unless it is given one, and uses the one given otherwise.
+#[test]
+fn the_page_distribution_uses_the_stacks_cloudfront_web_acl_in_us_east_1_or_the_given_one() {
+    let template = Template::load();
+    let acl_id = web_acl_of_scope(&template, "CLOUDFRONT");
+    assert_eq!(
+        template.defaults["PageWebAclArn"], "",
+        "none given unless told"
+    );
+    let pattern = template.root["Parameters"]["PageWebAclArn"]["AllowedPattern"]
+        .as_str()
+        .unwrap();
+    assert!(
+        pattern.contains(":wafv2:us-east-1:") && pattern.contains(":global/webacl/"),
+        "only a CLOUDFRONT web ACL (in us-east-1) may be given: {pattern}"
+    );
+
+    for region in ["us-east-1", REGION] {
+        for distribution in [true, false] {
+            for given in ["", PAGE_WEB_ACL] {
+                let parameters = template.parameters(&[
+                    ("AWS::Region", region),
+                    (
+                        "UiDistribution",
+                        if distribution { "true" } else { "false" },
+                    ),
+                    ("CertificateArn", CERTIFICATE),
+                    ("ApiDomainName", API_DOMAIN),
+                    ("PageWebAclArn", given),
+                ]);
+                assert!(template.refusals(&parameters).is_empty());
+                let case = format!("{region}, UiDistribution {distribution}, given {given:?}");
+                let deployed = template.deployed(&parameters);
+                let created = deployed.contains_key(&acl_id);
+                assert_eq!(
+                    created,
+                    distribution && region == "us-east-1" && given.is_empty(),
+                    "{case}: {acl_id} created"
+                );
+                assert_eq!(template.condition("CreatePageWebAcl", &parameters), created);
+                // The load balancer's web ACL is there in every case.
+                assert_eq!(
+                    deployed_of(&deployed, "AWS::WAFv2::WebACL")
+                        .into_iter()
+                        .filter(|(_, acl)| acl["Scope"].as_str() == Some("REGIONAL"))
+                        .count(),
+                    1,
+                    "{case}"
+                );
+                if !distribution {
+                    assert!(
+                        deployed_of(&deployed, "AWS::CloudFront::Distribution").is_empty(),
+                        "{case}"
+                    );
+                    continue;
+                }
+                let (_, config) = deployed_distribution(&deployed);
+                let web_acl = &config["WebACLId"];
+                if created {
+                    assert_eq!(
+                        get_att(web_acl),
+                        Some((acl_id.clone(), "Arn".to_owned())),
+                        "{case}: the stack's own (a WAFv2 web ACL is named by its ARN)"
+                    );
+                    assert_eq!(
+                        deployed[&acl_id]["Properties"]["Scope"].as_str(),
+                        Some("CLOUDFRONT"),
+                        "{case}"
+                    );
+                } else if given.is_empty() {
+                    assert!(
+                        config.get("WebACLId").is_none(),
+                        "{case}: no web ACL to use: {web_acl:?}"
+                    );
+                } else {
+                    assert_eq!(
+                        ref_target(web_acl),
+                        Some("PageWebAclArn"),
+                        "{case}: the one given"
+                    );
+                }
+            }
+        }
+    }
+    let output = &template.root["Outputs"]["CreatedPageWebAclArn"];
+    assert_eq!(output["Condition"].as_str(), Some("CreatePageWebAcl"));
+    assert_eq!(get_att(&output["Value"]), Some((acl_id, "Arn".to_owned())));
+}
+
+/// The CloudFront web ACL's one rule counts each viewer's seat map requests (hits and misses) and
+/// nothing else of the distribution: the paths of the seat map's cache behavior.
+#[test]
+fn the_cloudfront_web_acl_counts_each_viewers_seat_map_requests() {
+    let template = Template::load();
+    let acl_id = web_acl_of_scope(&template, "CLOUDFRONT");
+    let parameters = template.parameters(&[
+        ("AWS::Region", "us-east-1"),
+        ("CertificateArn", CERTIFICATE),
+        ("ApiDomainName", API_DOMAIN),
+    ]);
+    let deployed = template.deployed(&parameters);
+    let acl = &deployed[&acl_id]["Properties"];
+    assert!(acl["DefaultAction"].get("Allow").is_some(), "others pass");
+    let rules = sequence(&acl["Rules"]);
+    assert_eq!(rules.len(), 1, "one rule: {rules:?}");
+    let rule = &rules[0];
+    let statement = &rule["Statement"]["RateBasedStatement"];
+    assert_eq!(
+        statement["AggregateKeyType"].as_str(),
+        Some("IP"),
+        "per address: at the edge, the viewer's own"
+    );
+    assert_eq!(
+        ref_target(&statement["Limit"]),
+        Some("WafSeatMapRequestsPerFiveMinutesPerIp")
+    );
+    assert_eq!(statement["EvaluationWindowSec"].as_u64(), Some(300));
+    assert_eq!(
+        rule["Action"]["Block"]["CustomResponse"]["ResponseCode"].as_u64(),
+        Some(429),
+        "a limited viewer is told to slow down"
+    );
+
+    // Scoped down to the seat map's behavior: /v1/events/<id>/seats, whatever the id.
+    let (_, config) = deployed_distribution(&deployed);
+    let seat_map = "/v1/events/*/seats";
+    assert!(
+        ref_target(&behavior(config, seat_map)["CachePolicyId"]).is_some(),
+        "the distribution caches the seat map with a policy of its own"
+    );
+    let (start, end) = seat_map.split_once('*').unwrap();
+    let scope = &statement["ScopeDownStatement"];
+    let byte_matches: BTreeSet<(String, String)> = sequence(&scope["AndStatement"]["Statements"])
+        .iter()
+        .map(|s| &s["ByteMatchStatement"])
+        .map(|m| {
+            (
+                m["PositionalConstraint"].as_str().unwrap().to_owned(),
+                m["SearchString"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        byte_matches,
+        BTreeSet::from([
+            ("STARTS_WITH".to_owned(), start.to_owned()),
+            ("ENDS_WITH".to_owned(), end.to_owned())
+        ]),
+        "the path starts and ends as the behavior's pattern: {scope:?}"
+    );
+    for (path, counted) in [
+        ("/v1/events/launch-1/seats", true),
+        ("/v1/events/e/seats", true),
+        ("/v1/events", false),
+        ("/v1/events/launch-1", false),
+        ("/v1/events/launch-1/reservations", false),
+        ("/v1/jobs/5f0c/confirm", false),
+        ("/v1/payments/stripe", false),
+        ("/events/launch-1", false),
+        ("/ui/app.js", false),
+        ("/", false),
+    ] {
+        assert_eq!(matches_path(scope, path), counted, "{path}");
+    }
+
+    let parameter = &template.root["Parameters"]["WafSeatMapRequestsPerFiveMinutesPerIp"];
+    let minimum = parameter["MinValue"].as_u64().unwrap();
+    let default: u64 = template.defaults["WafSeatMapRequestsPerFiveMinutesPerIp"]
+        .parse()
+        .unwrap();
+    assert!(minimum >= 10, "WAF's smallest limit is 10");
+    assert!(default >= minimum);
+}
+
+/// A stack outside us-east-1 gets the same web ACL from page-waf.yaml, deployed in us-east-1:
+/// the same rule, word for word, under the same name, and an output to pass as PageWebAclArn.
+#[test]
+fn page_waf_yaml_creates_the_same_cloudfront_web_acl_for_other_regions() {
+    let stack = Template::load();
+    let page = Template::load_from(PAGE_WAF);
+    let stack_acl_id = web_acl_of_scope(&stack, "CLOUDFRONT");
+    let (page_acl_id, page_acl) = page.only("AWS::WAFv2::WebACL");
+    let stack_acl = &stack.root["Resources"][stack_acl_id.as_str()]["Properties"];
+    assert!(
+        page.root["Resources"][page_acl_id.as_str()]["Condition"].is_null(),
+        "page-waf.yaml always creates it"
+    );
+    for property in [
+        "Scope",
+        "DefaultAction",
+        "Rules",
+        "Description",
+        "VisibilityConfig",
+    ] {
+        assert_eq!(
+            page_acl[property], stack_acl[property],
+            "{PAGE_WAF}: {property} differs from {TEMPLATE}'s {stack_acl_id}"
+        );
+    }
+    let name = |acl: &Value| {
+        intrinsic(&acl["Name"])
+            .and_then(|(_, pattern)| pattern.as_str().map(str::to_owned))
+            .unwrap()
+    };
+    assert_eq!(
+        name(page_acl).replace("${StackRegion}", "${AWS::Region}"),
+        name(stack_acl),
+        "named after the stack's Region, as the stack names its own"
+    );
+
+    // The parameters the rule and the name use are the same.
+    for parameter in ["WafSeatMapRequestsPerFiveMinutesPerIp", "Prefix"] {
+        for field in ["Type", "Default", "MinValue", "MaxValue", "AllowedPattern"] {
+            assert_eq!(
+                page.root["Parameters"][parameter][field],
+                stack.root["Parameters"][parameter][field],
+                "{parameter}: {field}"
+            );
+        }
+    }
+    assert!(page.root["Parameters"]["StackRegion"].is_mapping());
+
+    // Its output is what the stack takes.
+    let output = &page.root["Outputs"]["PageWebAclArn"]["Value"];
+    assert_eq!(get_att(output), Some((page_acl_id, "Arn".to_owned())));
+    assert!(stack.root["Parameters"]["PageWebAclArn"].is_mapping());
+
+    // deploy/check.sh lints every template of the folder, this one too.
+    let check = read("deploy/check.sh");
+    assert!(
+        check.contains("templates=(deploy/cloudformation/*.yaml)"),
+        "deploy/check.sh lints every template under deploy/cloudformation/"
+    );
+}
+
 // ------------------------------------------------------------------------------------- identity
 
 #[test]
@@ -2560,21 +2887,18 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
     let (pool, _) = template.only("AWS::Cognito::UserPool");
     template.only("AWS::Cognito::UserPoolDomain");
 
-    // The admin scope is the API's default.
+    // The admin scope is the API's default; the payments scope is the other one.
     let (server_id, server) = template.only("AWS::Cognito::UserPoolResourceServer");
     let identifier = server["Identifier"].as_str().unwrap();
-    let scopes: Vec<&str> = sequence(&server["Scopes"])
+    let scopes: BTreeSet<String> = sequence(&server["Scopes"])
         .iter()
         .filter_map(|scope| scope["ScopeName"].as_str())
+        .map(|scope| format!("{identifier}/{scope}"))
         .collect();
     assert_eq!(
-        (identifier, scopes.as_slice()),
-        ("seatclaim", ["admin"].as_slice())
-    );
-    assert_eq!(
-        format!("{identifier}/{}", scopes[0]),
-        DEFAULT_ADMIN_SCOPE,
-        "the scope the API requires of admins"
+        scopes,
+        BTreeSet::from([DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE].map(str::to_owned)),
+        "the scope the API requires of admins, and the payments scope"
     );
 
     let clients = template.resources("AWS::Cognito::UserPoolClient");
@@ -2617,10 +2941,16 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
         .collect();
     assert_eq!(
         confidential.len(),
-        1,
-        "one client with a secret, the operators'"
+        2,
+        "two clients with a secret, the operators' and the payments service's"
     );
-    let (operator_id, operator) = confidential[0];
+    let admins: Vec<&(String, &Value)> = confidential
+        .iter()
+        .copied()
+        .filter(|(_, c)| strings(&c["AllowedOAuthScopes"]).contains(DEFAULT_ADMIN_SCOPE))
+        .collect();
+    assert_eq!(admins.len(), 1, "one client may ask for the admin scope");
+    let (operator_id, operator) = admins[0];
     assert_eq!(
         flows(operator),
         ["client_credentials"],
@@ -2684,10 +3014,14 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
         .iter()
         .filter_map(ref_target)
         .collect();
+    let all_clients: BTreeSet<&str> = clients.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(
+        audiences.contains(buyer_id.as_str()) && audiences.contains(operator_id.as_str()),
+        "the buyers' and operators' tokens are meant for the API: {audiences:?}"
+    );
     assert_eq!(
-        audiences,
-        BTreeSet::from([buyer_id.as_str(), operator_id.as_str()]),
-        "both clients' tokens are meant for the API"
+        audiences, all_clients,
+        "every client's tokens are meant for the API"
     );
     assert_eq!(ref_target(&given), Some("AuthAudience"));
     let (created, given) = branches("SEATCLAIM_UI_OIDC_CLIENT_ID");
@@ -2719,6 +3053,7 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
         "UserPoolId",
         "BuyerClientId",
         "OperatorClientId",
+        "PaymentsClientId",
         "TokenEndpoint",
     ] {
         assert_eq!(
@@ -2727,6 +3062,190 @@ fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trusts() {
             "output {output}"
         );
     }
+}
+
+// ------------------------------------------------------------------------------------- payments
+
+/// A container's ECS secrets: name -> `ValueFrom`.
+fn secrets_of(container: &Value) -> BTreeMap<String, &Value> {
+    sequence(&container["Secrets"])
+        .iter()
+        .map(|pair| {
+            (
+                pair["Name"].as_str().unwrap().to_owned(),
+                &pair["ValueFrom"],
+            )
+        })
+        .collect()
+}
+
+/// Stripe's signing secret lives in Secrets Manager, never in the template: ECS gives it to the
+/// API container alone when a task starts, fetching it with the execution role, which may read
+/// exactly that secret; no task role may read any.
+#[test]
+fn the_stripe_webhook_secret_reaches_only_the_api_from_secrets_manager() {
+    let template = Template::load();
+    let secrets = template.resources("AWS::SecretsManager::Secret");
+    assert_eq!(
+        secrets.len(),
+        1,
+        "one secret, Stripe's webhook signing secret"
+    );
+    let (secret_id, secret) = &secrets[0];
+    assert_eq!(
+        template.text(&secret["Name"]),
+        Some(format!("{}/stripe-webhook-secret", template.prefix()))
+    );
+    assert!(
+        secret.get("SecretString").is_none(),
+        "the template never holds the value"
+    );
+    assert!(
+        secret["GenerateSecretString"]["PasswordLength"]
+            .as_u64()
+            .is_some_and(|length| length >= 32),
+        "a random placeholder, which no Stripe event verifies against, until the operator puts \
+         Stripe's: {:?}",
+        secret["GenerateSecretString"]
+    );
+    assert!(
+        template.root["Resources"][secret_id.as_str()]["Condition"].is_null(),
+        "every stack has it"
+    );
+
+    // The API container gets it as an ECS secret (read at task start), not as plain environment.
+    let (api_task, api) = container_running(&template, "seatclaim-api");
+    let api_secrets = secrets_of(api);
+    assert_eq!(
+        api_secrets.keys().map(String::as_str).collect::<Vec<_>>(),
+        [STRIPE_WEBHOOK_SECRET],
+        "the API's one secret"
+    );
+    assert_eq!(
+        ref_target(api_secrets[STRIPE_WEBHOOK_SECRET]),
+        Some(secret_id.as_str()),
+        "ValueFrom is the secret's ARN"
+    );
+    assert!(
+        !environment_of(api).contains_key(STRIPE_WEBHOOK_SECRET),
+        "not in the API's plain environment"
+    );
+
+    // No other container gets it, the worker's least.
+    let (_, worker) = container_running(&template, "seatclaim-worker");
+    assert!(
+        secrets_of(worker).is_empty()
+            && !environment_of(worker).contains_key(STRIPE_WEBHOOK_SECRET),
+        "the worker does not get the secret"
+    );
+    for (task, properties) in template.resources("AWS::ECS::TaskDefinition") {
+        for container in sequence(&properties["ContainerDefinitions"]) {
+            let name = container["Name"].as_str().unwrap();
+            if task == api_task {
+                continue;
+            }
+            assert!(
+                !format!("{container:?}").contains(&format!("\"{secret_id}\"")),
+                "{task} ({name}) refers to {secret_id}"
+            );
+            assert!(
+                !environment_of(container).contains_key(STRIPE_WEBHOOK_SECRET)
+                    && !secrets_of(container).contains_key(STRIPE_WEBHOOK_SECRET),
+                "{task} ({name}) gets {STRIPE_WEBHOOK_SECRET}"
+            );
+        }
+    }
+
+    // ECS's agent reads it with the execution role: exactly that secret, by its ARN (!Ref), and
+    // no other Secrets Manager right. The task roles (what the code runs with) get none.
+    let task = &template.root["Resources"][api_task.as_str()]["Properties"];
+    let (execution_role, _) = get_att(&task["ExecutionRoleArn"]).unwrap();
+    let secret_rights = |role: &str| -> BTreeSet<(String, String)> {
+        grants(&template, role)
+            .into_iter()
+            .filter(|(action, _)| action.to_ascii_lowercase().starts_with("secretsmanager:"))
+            .collect()
+    };
+    assert_eq!(
+        secret_rights(&execution_role),
+        pairs(&[("secretsmanager:GetSecretValue", secret_id.as_str())]),
+        "{execution_role} may read the one secret and nothing wider"
+    );
+    for role in ["ApiTaskRole", "WorkerTaskRole", "OperatorRole"] {
+        assert!(
+            secret_rights(role).is_empty(),
+            "{role} reads secrets: {:?}",
+            secret_rights(role)
+        );
+    }
+}
+
+/// The payments service's client: confidential, client credentials only, and only the payments
+/// scope (not admin), whose tokens the API accepts.
+#[test]
+fn a_payments_client_may_use_the_payments_scope_only() {
+    let template = Template::load();
+    let (server_id, server) = template.only("AWS::Cognito::UserPoolResourceServer");
+    let identifier = server["Identifier"].as_str().unwrap();
+    let (_, scope_name) = PAYMENTS_SCOPE.split_once('/').unwrap();
+    assert!(
+        PAYMENTS_SCOPE.starts_with(&format!("{identifier}/"))
+            && sequence(&server["Scopes"])
+                .iter()
+                .any(|scope| scope["ScopeName"].as_str() == Some(scope_name)),
+        "{server_id} defines {PAYMENTS_SCOPE}"
+    );
+
+    let payments: Vec<(String, &Value)> = template
+        .resources("AWS::Cognito::UserPoolClient")
+        .into_iter()
+        .filter(|(_, client)| strings(&client["AllowedOAuthScopes"]).contains(PAYMENTS_SCOPE))
+        .collect();
+    assert_eq!(payments.len(), 1, "one client may ask for {PAYMENTS_SCOPE}");
+    let (client_id, client) = &payments[0];
+    assert_eq!(
+        strings(&client["AllowedOAuthScopes"]),
+        BTreeSet::from([PAYMENTS_SCOPE.to_owned()]),
+        "{client_id}: the payments scope only"
+    );
+    assert_eq!(
+        strings(&client["AllowedOAuthFlows"]),
+        BTreeSet::from(["client_credentials".to_owned()]),
+        "{client_id}: only client credentials"
+    );
+    assert_eq!(
+        client["GenerateSecret"].as_bool(),
+        Some(true),
+        "{client_id}: a confidential client"
+    );
+    assert!(
+        !strings(&client["ExplicitAuthFlows"])
+            .iter()
+            .any(|flow| flow.contains("PASSWORD") || flow.contains("USER_AUTH")),
+        "{client_id}: no user signs in with it"
+    );
+    let resource = &template.root["Resources"][client_id.as_str()];
+    assert_eq!(resource["Condition"].as_str(), Some("CreateUserPool"));
+    assert!(
+        depends_on(resource).contains(&server_id.as_str()),
+        "{client_id} is created after the scope it may use"
+    );
+
+    // Its tokens are meant for the API.
+    let (_, api) = container_running(&template, "seatclaim-api");
+    let audience = environment_of(api)["SEATCLAIM_AUTH_AUDIENCE"];
+    let (_, branches) = intrinsic(audience).unwrap();
+    let (function, arguments) = intrinsic(&sequence(branches)[1]).unwrap();
+    assert_eq!(function, "Join");
+    assert!(
+        sequence(&sequence(arguments)[1])
+            .iter()
+            .any(|id| ref_target(id) == Some(client_id.as_str())),
+        "SEATCLAIM_AUTH_AUDIENCE names {client_id}"
+    );
+    let output = &template.root["Outputs"]["PaymentsClientId"];
+    assert_eq!(ref_target(&output["Value"]), Some(client_id.as_str()));
+    assert_eq!(output["Condition"].as_str(), Some("CreateUserPool"));
 }
 
 // ------------------------------------------------------------------------------------- images

@@ -127,8 +127,8 @@ async fn a_webhook_a_paid_confirm_a_cancel_and_the_expiry_racing_leave_one_outco
         &claims("psp", &json!({"scope": "seatclaim/payments"})),
     );
     let bearer = |token: &str| format!("Bearer {token}");
-    for n in 1..=8 {
-        let seat = format!("A-2-{n}");
+    for n in 1..=16 {
+        let seat = format!("A-{}-{}", 2 + (n - 1) / 10, 1 + (n - 1) % 10);
         let reserved = app
             .request(Method::POST, "/v1/events/paid/reservations")
             .header("authorization", &bearer(&buyer))
@@ -199,14 +199,7 @@ async fn a_webhook_a_paid_confirm_a_cancel_and_the_expiry_racing_leave_one_outco
             "round {n}: {}",
             webhook.text()
         );
-        let map = app.seat_map("paid").await;
-        let state = map["seats"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["seat_id"] == seat.as_str())
-            .map(|s| s["state"].clone())
-            .unwrap();
+        let state = app.seat_state("paid", &seat).await;
         let seat_state = if expected == "SOLD" {
             "SOLD"
         } else {

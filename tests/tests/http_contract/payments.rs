@@ -18,6 +18,8 @@ pub(super) async fn priced_app(hs256_secret: Option<&str>) -> TestApp {
     let app = TestApp::spawn_with(AppOptions {
         stripe_webhook_secret: Some(SECRET.to_owned()),
         auth: hs256_secret.map(hs256),
+        // The race reserves round after round as one buyer.
+        buyer_rate: (1000, 1000),
         ..AppOptions::default()
     })
     .await;
@@ -33,7 +35,7 @@ pub(super) async fn priced_app(hs256_secret: Option<&str>) -> TestApp {
         .json(&json!({
             "event_id": "paid", "name": "Priced", "hold_seconds": 300, "currency": "EUR",
             "sections": [
-                {"section": "A", "rows": 2, "seats_per_row": 10, "price": 2500},
+                {"section": "A", "rows": 8, "seats_per_row": 10, "price": 2500},
                 {"section": "B", "rows": 1, "seats_per_row": 10},
             ],
         }))

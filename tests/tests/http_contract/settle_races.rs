@@ -33,14 +33,7 @@ async fn a_confirm_and_a_cancel_racing_on_one_hold_leave_exactly_one_outcome() {
             "{job_id}: the loser is a conflict: {confirmed:?} {cancelled:?}"
         );
         assert_eq!(app.job(&job_id).await["status"], won[0], "{job_id}");
-        let map = app.seat_map("e1").await;
-        let state = map["seats"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["seat_id"] == seat.as_str())
-            .map(|s| s["state"].clone())
-            .unwrap();
+        let state = app.seat_state("e1", &seat).await;
         let expected = if won[0] == "SOLD" {
             "SOLD"
         } else {

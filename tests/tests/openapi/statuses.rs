@@ -13,6 +13,7 @@ use super::document::{fetch, operation, responses};
 use super::{SECRET, authenticated_app};
 
 mod cases;
+mod payments;
 
 /// An app and the document it serves, to send probes to.
 pub struct Expect<'a> {
@@ -132,6 +133,13 @@ async fn every_status_the_routes_answer_is_documented_for_its_operation() {
     cases::jobs(&expect).await;
     cases::reads(&expect).await;
     cases::other_methods(&expect).await;
+    payments::unconfigured(&expect).await;
+}
+
+#[tokio::test]
+async fn with_stripe_payments_the_402_and_the_webhooks_answers_are_documented() {
+    let app = payments::priced_app().await;
+    payments::answers(&Expect::new(&app).await).await;
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use anyhow::Context;
 use clap::Args;
 use jsonwebtoken::{EncodingKey, Header, encode};
-use seatclaim_shared::identity::{Audience, Claims, DEFAULT_ADMIN_SCOPE};
+use seatclaim_shared::identity::{Audience, Claims, DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE};
 
 /// What the token says.
 #[derive(Debug, Args)]
@@ -16,6 +16,9 @@ pub struct TokenArgs {
     /// Adds the admin scope (create events, read every job).
     #[arg(long)]
     admin: bool,
+    /// Adds the payments scope (a payment service: confirm a priced hold with its payment).
+    #[arg(long)]
+    payments: bool,
     /// Seconds until it expires.
     #[arg(long, default_value_t = 3600)]
     ttl: i64,
@@ -33,6 +36,18 @@ pub struct TokenArgs {
     admin_scope: String,
 }
 
+/// The token's `scope`: the scopes asked for, space-separated, or none.
+fn scope(args: &TokenArgs) -> Option<String> {
+    let scopes: Vec<&str> = [
+        args.admin.then_some(args.admin_scope.as_str()),
+        args.payments.then_some(PAYMENTS_SCOPE),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
 /// Prints a signed token.
 pub fn run(args: &TokenArgs) -> anyhow::Result<()> {
     let now = jiff::Timestamp::now().as_second();
@@ -44,11 +59,42 @@ pub fn run(args: &TokenArgs) -> anyhow::Result<()> {
         iss: args.issuer.clone(),
         aud: args.audience.clone().map(Audience::One),
         client_id: None,
-        scope: args.admin.then(|| args.admin_scope.clone()),
+        scope: scope(args),
         token_use: None,
     };
     let key = EncodingKey::from_secret(args.secret.as_bytes());
     let token = encode(&Header::default(), &claims, &key).context("cannot sign the token")?;
     println!("{token}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(admin: bool, payments: bool) -> TokenArgs {
+        TokenArgs {
+            sub: "b1".into(),
+            admin,
+            payments,
+            ttl: 60,
+            secret: "s".into(),
+            issuer: None,
+            audience: None,
+            admin_scope: DEFAULT_ADMIN_SCOPE.into(),
+        }
+    }
+
+    #[test]
+    fn the_scope_names_each_scope_asked_for() {
+        assert_eq!(scope(&args(false, false)), None);
+        assert_eq!(
+            scope(&args(true, false)).as_deref(),
+            Some("seatclaim/admin")
+        );
+        assert_eq!(
+            scope(&args(true, true)).as_deref(),
+            Some("seatclaim/admin seatclaim/payments")
+        );
+    }
 }
