@@ -284,10 +284,10 @@ async fn settle(
             .await?
             .filter(|job| caller.may_settle(job, payment.is_some()))
             .ok_or_else(|| not_found(&raw))?;
-        if let Some(due) = job
-            .amount_due
-            .filter(|_| unpaid_confirm && state.access.payments_required() && job.awaits_payment())
-        {
+        let awaits_payment = unpaid_confirm
+            && state.access.payments_required()
+            && job.awaits_payment(backend.clock.now());
+        if let Some(due) = job.amount_due.filter(|_| awaits_payment) {
             return Err(ApiError::PaymentRequired(due));
         }
     }

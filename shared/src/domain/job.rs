@@ -185,11 +185,12 @@ impl Job {
         self.amount_due.is_some_and(|due| due.amount > 0)
     }
 
-    /// Whether a confirm without a payment must be refused where payments are taken: a HELD
-    /// job whose seats are not free is sold by its payment, never by the buyer's word.
+    /// Whether a confirm without a payment must be refused at `now` where payments are taken: a
+    /// live hold whose seats are not free is sold by its payment, never by the buyer's word (a
+    /// lapsed one is refused as lapsed).
     #[must_use]
-    pub fn awaits_payment(&self) -> bool {
-        self.status == JobStatus::Held && self.is_priced()
+    pub fn awaits_payment(&self, now: Timestamp) -> bool {
+        self.status == JobStatus::Held && !self.hold_lapsed(now) && self.is_priced()
     }
 
     /// The job as every view shows it at `now`: a HELD job whose deadline has passed reads as

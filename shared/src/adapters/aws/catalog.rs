@@ -19,17 +19,14 @@ const READY: &str = "READY";
 /// The event item's per-buyer seat limit, absent when the event has none.
 const LIMIT: &str = "max_seats_per_buyer";
 
-/// Events whose metadata a process keeps at once.
-const MAX_CACHED_EVENTS: usize = 64;
-
 impl DynamoStore {
     /// The event's hold and sections, from the cache or the table; `None` unless the event is READY.
     pub(super) async fn event_meta(
         &self,
         event_id: &EventId,
     ) -> Result<Option<EventMeta>, BackendError> {
-        if let Some(meta) = self.events.lock().map_err(|_| poisoned())?.get(event_id) {
-            return Ok(Some(meta.clone()));
+        if let Some(meta) = self.events.get(event_id, self.clock.now())? {
+            return Ok(Some(meta));
         }
         let output = self
             .db
@@ -75,14 +72,8 @@ impl DynamoStore {
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
             seat_ids: Arc::default(),
         };
-        let mut cache = self.events.lock().map_err(|_| poisoned())?;
-        if cache.len() >= MAX_CACHED_EVENTS {
-            // A process serves few events at once; forgetting one costs one reload.
-            if let Some(evicted) = cache.keys().next().cloned() {
-                cache.remove(&evicted);
-            }
-        }
-        cache.insert(event_id.clone(), meta.clone());
+        self.events
+            .insert(event_id.clone(), meta.clone(), self.clock.now())?;
         Ok(Some(meta))
     }
 
@@ -103,10 +94,6 @@ impl DynamoStore {
             })
             .collect()
     }
-}
-
-fn poisoned() -> BackendError {
-    BackendError::permanent("the event cache lock was poisoned")
 }
 
 #[async_trait]

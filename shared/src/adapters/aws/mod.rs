@@ -14,6 +14,7 @@ mod claim;
 mod dead_letter_queue;
 mod error;
 mod event_bus;
+mod event_cache;
 mod inventory;
 mod item;
 mod jobs;
@@ -49,7 +50,7 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::{EventId, Prices, SeatId, SeatLimit};
+use crate::domain::{Prices, SeatId, SeatLimit};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -80,7 +81,7 @@ pub struct DynamoStore {
     names: AwsNames,
     queue: Arc<SqsQueue>,
     clock: Arc<dyn Clock>,
-    events: Mutex<HashMap<EventId, EventMeta>>,
+    events: event_cache::EventCache<EventMeta>,
     outbox_sequence: AtomicU64,
     /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
     held_shards: u32,
@@ -150,7 +151,7 @@ pub async fn open_with(
         names: names.clone(),
         queue: Arc::clone(&queue),
         clock: Arc::clone(&clock),
-        events: Mutex::new(HashMap::new()),
+        events: event_cache::EventCache::new(),
         outbox_sequence: AtomicU64::new(0),
         held_shards: settings.held_shards(),
         retention: settings.retention,

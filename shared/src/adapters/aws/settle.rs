@@ -6,7 +6,9 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use super::DynamoStore;
 use super::item::{Transacted, s, transact, update};
 use super::keys::seat_key;
-use crate::domain::{Job, JobAction, JobId, Payment, Seat, SeatState, Settlement, Settling};
+use crate::domain::{
+    Job, JobAction, JobConflict, JobId, Payment, Seat, SeatState, Settlement, Settling,
+};
 use crate::ports::{BackendError, Settled};
 
 /// Rounds of read-decide-write for a settlement that races another writer.
@@ -14,22 +16,19 @@ const SETTLE_ROUNDS: usize = 3;
 
 impl DynamoStore {
     /// The seat writes of a settlement, each conditioned on the seat still being held by the job.
-    /// A release skips seats another job took over after this hold lapsed.
+    /// A release skips seats another job took over after this hold lapsed. `None`: a sale whose
+    /// seats are not all held by the job as read, which means they changed between the job's
+    /// read and theirs (a racing settlement), or another job took one over.
     fn settlement_writes(
         &self,
         job: &Job,
         seats: &[Seat],
         settlement: Settlement,
-    ) -> Result<Vec<TransactWriteItem>, BackendError> {
+    ) -> Result<Option<Vec<TransactWriteItem>>, BackendError> {
         let mine = |seat: &&Seat| matches!(seat.state, SeatState::Held { job_id, .. } if job_id == job.job_id);
         let held: Vec<&Seat> = seats.iter().filter(mine).collect();
         if settlement == Settlement::Sell && held.len() != job.seat_ids.len() {
-            return Err(BackendError::permanent(format!(
-                "job {} holds {} of its {} seats",
-                job.job_id,
-                held.len(),
-                job.seat_ids.len()
-            )));
+            return Ok(None);
         }
         held.into_iter()
             .map(|seat| {
@@ -54,7 +53,8 @@ impl DynamoStore {
                     values,
                 )
             })
-            .collect()
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 
     /// Confirms, cancels or expires a job as the domain's `Job::settle` decides, at the instant
@@ -66,7 +66,7 @@ impl DynamoStore {
         action: JobAction,
         payment: Option<&Payment>,
     ) -> Result<Settled, BackendError> {
-        for _ in 0..SETTLE_ROUNDS {
+        for round in 1..=SETTLE_ROUNDS {
             let loaded = self.load_job(job_id).await?;
             let (seats, limited) = match &loaded {
                 Some(job) => (
@@ -85,7 +85,15 @@ impl DynamoStore {
                 Ok(plan) => plan,
                 Err(answer) => return Ok(answer),
             };
-            let mut writes = self.settlement_writes(&job, &seats, settlement)?;
+            let Some(mut writes) = self.settlement_writes(&job, &seats, settlement)? else {
+                if round == SETTLE_ROUNDS {
+                    // Still not its seats on fresh reads: another job took one over, on a clock
+                    // that saw this hold lapse first. The hold is gone; it cannot be sold.
+                    return Ok(Settled::Conflict(JobConflict::HoldLapsed));
+                }
+                // A racing settlement moved the seats after the job was read: read again.
+                continue;
+            };
             writes.extend(self.transition(&transition)?);
             if limited {
                 writes.push(self.count_settle(&job, settlement)?);

@@ -207,6 +207,11 @@ fn a_payment_of_another_amount_or_currency_or_after_the_deadline_sells_nothing()
     );
     let free = job(JobStatus::Held);
     assert!(!free.is_priced() && held.is_priced());
+    assert!(held.awaits_payment(at(99)) && !free.awaits_payment(at(99)));
+    assert!(
+        !held.awaits_payment(at(100)),
+        "a lapsed hold is refused as lapsed"
+    );
     assert!(matches!(
         free.settle(JobAction::Confirm, Some(&paid(1, "pi")), at(99)),
         Err(JobConflict::PaymentMismatch { due: None })
