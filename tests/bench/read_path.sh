@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The read-path benchmark (README "Benchmarks", run 6), alone or from tests/bench/run.sh: seat-map
+# The read-path benchmark (docs/benchmarks.md, run 6), alone or from tests/bench/run.sh: seat-map
 # requests/s of a 10,000-seat event under 1,000 concurrent readers (wrk) against the bare axum
 # handler serving the same map from memory; the seat-map rebuilds (backend reads) per second
 # during that storm; and the p99 time from POST to decision of reservations made at a fixed rate

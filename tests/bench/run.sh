@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# seatclaim's benchmarks (README "Benchmarks"): each figure is a ratio against a baseline measured
+# seatclaim's benchmarks (docs/benchmarks.md): each figure is a ratio against a baseline measured
 # in the same run on the same machine. Writes target/bench/REPORT.md and target/bench/latency.svg.
 # Needs root for apt (PostgreSQL, Redis, wrk come from the OS packages) and takes ~10 minutes.
 #   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
