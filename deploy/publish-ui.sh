@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Publishes the buyer web page to a stack's CloudFront distribution (UiDistribution=true, see
-# deploy/README.md, "The buyer web page on S3 and CloudFront"):
+# docs/aws-stack.md, "The buyer web page on S3 and CloudFront"):
 #  1. reads the stack's outputs UiBucketName and UiDistributionId;
 #  2. uploads the page's files from api/ui (the same files the API builds into its binary) with
 #     their Content-Type and Cache-Control: public, max-age=60, the script modules and style

@@ -99,7 +99,7 @@ impl Backend {
 /// point-in-time recovery, which the stack turns on.
 #[cfg(feature = "aws")]
 const AWS_BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
-     (on in the stack); see \"Restoring the AWS backend\" in deploy/README.md";
+     (on in the stack); see \"Restoring the AWS backend\" in docs/aws-operations.md";
 
 /// What `seatclaimctl` does to the embedded database file.
 #[derive(Debug, Clone, Copy)]

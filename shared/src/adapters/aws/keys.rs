@@ -1,6 +1,6 @@
 //! Every key value the AWS backend writes, in one place: which item or index partition a seat,
 //! a job or an outbox entry lands in. The shard counts here decide how far a sale's writes
-//! spread (see "DynamoDB tables" in `deploy/README.md` and the capacity report).
+//! spread (see "DynamoDB tables" in `docs/aws-resources.md` and the capacity report).
 
 use uuid::Uuid;
 

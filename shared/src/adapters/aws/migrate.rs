@@ -6,7 +6,7 @@
 //! longer uses the jobs table's `by-event-shard` index (the audit scans instead). The index is
 //! reported, not deleted: new jobs carry no key of it, so it costs nothing, and DynamoDB Local,
 //! the engine the tests run on, fails every write to a table whose index was deleted, so
-//! deleting it here could not be tested; `deploy/README.md` says how to delete it. It is idempotent (a copy never overwrites
+//! deleting it here could not be tested; `docs/aws-operations.md` says how to delete it. It is idempotent (a copy never overwrites
 //! an item the new code already wrote) and leaves the old tables in place for the operator to
 //! delete after checking.
 

@@ -1,6 +1,6 @@
 //! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs (each
 //! job item is also its idempotency key's record) and outbox, EventBridge for reservation events. Table design: see
-//! `deploy/README.md` ("DynamoDB tables") and [`names`].
+//! `docs/aws-resources.md` ("DynamoDB tables") and [`names`].
 //!
 //! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
 //! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)

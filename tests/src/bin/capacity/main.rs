@@ -72,7 +72,7 @@ struct Cli {
     #[arg(long, default_value = "deploy/capacity.json")]
     out: std::path::PathBuf,
     /// The document whose report section (between its `capacity report` markers) is replaced.
-    #[arg(long, default_value = "deploy/README.md")]
+    #[arg(long, default_value = "docs/capacity.md")]
     document: std::path::PathBuf,
 }
 

@@ -210,7 +210,7 @@ fn number(value: &Value) -> f64 {
     value.as_f64().unwrap_or(0.0)
 }
 
-/// The report as the Markdown tables of `deploy/README.md`.
+/// The report as the Markdown tables of `docs/capacity.md`.
 pub fn markdown(report: &Value) -> String {
     let mut out = String::from(
         "| table or index | busiest key (writes) | writes/s | of 1,000 WCU | busiest key (reads) | reads/s | of 3,000 RCU |\n|---|---|---|---|---|---|---|\n",
