@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and CI runs it:
 #  1. starts the local AWS emulator (moto, pinned in tests/emulator/start.sh) or reuses a running one,
-#     and installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing;
+#     installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing,
+#     and type-checks the buyer page's modules (tests/browser/typecheck.sh: pinned TypeScript);
 #  2. runs every suite on the embedded backend, plus the port contract on the emulator, then the
 #     HTTP contract again in-process (the router called directly, no socket);
 #  3. runs the end-to-end suites again on the AWS backend against the emulator;
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/.."
 
 eval "$(bash tests/emulator/start.sh)"
 bash tests/browser/install.sh
+bash tests/browser/typecheck.sh
 
 cargo test --workspace --locked "$@"
 SEATCLAIM_TEST_TRANSPORT=in-process cargo test --workspace --locked --test http_contract "$@"
