@@ -79,63 +79,56 @@ async fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings();
-    match cli.command {
-        Command::Init => {
-            let ready = Backend::provision(&settings)
+    Ok(match cli.command {
+        Command::Init => said(
+            Backend::provision(&settings)
                 .await
-                .context("cannot create the backend's resources")?;
-            println!("{ready}");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Migrate => {
-            let done = Backend::migrate(&settings)
+                .context("cannot create the backend's resources")?,
+        ),
+        Command::Migrate => said(
+            Backend::migrate(&settings)
                 .await
-                .context("the migration failed")?;
-            println!("{done}");
-            return Ok(ExitCode::SUCCESS);
-        }
+                .context("the migration failed")?,
+        ),
         Command::Token(args) => {
             token::run(&args)?;
-            return Ok(ExitCode::SUCCESS);
+            ExitCode::SUCCESS
         }
         // Neither opens the backend: a restore needs the folder to itself.
         Command::Backup { path } => {
-            println!(
-                "{}",
-                Backend::backup(&settings, &path).context("the backup failed")?
-            );
-            return Ok(ExitCode::SUCCESS);
+            said(Backend::backup(&settings, &path).context("the backup failed")?)
         }
         Command::Restore { path, json } => {
             let restored = Backend::restore(&settings, &path).context("the restore failed")?;
             let newer = Backend::published_after_restore(&settings)
                 .context("cannot read the published events")?;
             restore::report(json, &restored, &newer);
-            return Ok(ExitCode::SUCCESS);
+            ExitCode::SUCCESS
         }
-        _ => {}
-    }
-    let backend = Backend::open(&settings)
-        .await
-        .context("cannot open the backend")?;
-    match cli.command {
-        Command::Init
-        | Command::Migrate
-        | Command::Token(_)
-        | Command::Backup { .. }
-        | Command::Restore { .. } => unreachable!("handled above"),
-        Command::Events(command) => events::run(&backend, command).await,
-        Command::Dlq(command) => dlq::run(&backend, command).await,
-        Command::Jobs(command) => jobs::run(&backend, command).await,
-        Command::Audit(args) => audit::run(&backend, args).await,
+        Command::Events(command) => events::run(&open(&settings).await?, command).await?,
+        Command::Dlq(command) => dlq::run(&open(&settings).await?, command).await?,
+        Command::Jobs(command) => jobs::run(&open(&settings).await?, command).await?,
+        Command::Audit(args) => audit::run(&open(&settings).await?, args).await?,
         Command::Sweep => {
-            let released = seatclaim_shared::app::sweep_once(&backend)
+            let released = seatclaim_shared::app::sweep_once(&open(&settings).await?)
                 .await
                 .context("the sweep failed")?;
-            println!("released {released} lapsed holds");
-            Ok(ExitCode::SUCCESS)
+            said(format!("released {released} lapsed holds"))
         }
-    }
+    })
+}
+
+/// The configured backend, for the commands that work on it.
+async fn open(settings: &seatclaim_shared::config::BackendSettings) -> anyhow::Result<Backend> {
+    Backend::open(settings)
+        .await
+        .context("cannot open the backend")
+}
+
+/// Prints a command's one line of outcome; it succeeded.
+fn said(outcome: impl std::fmt::Display) -> ExitCode {
+    println!("{outcome}");
+    ExitCode::SUCCESS
 }
 
 /// Parses durations like `30s`, `15m`, `2h` or `7d` (a day is 24 hours here).
