@@ -10,142 +10,92 @@ use utoipa::openapi::{RefOr, SchemaFormat};
 /// The prefix of every problem type.
 const URN_PREFIX: &str = "urn:seatclaim:problem:";
 
-/// Why a request failed, as a client can act on it: the problem's `type`, a stable identifier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProblemType {
-    /// A well-formed request broke a rule (422).
-    InvalidRequest,
-    /// A bad header, query or body (400, or 422 for JSON of the wrong shape).
-    MalformedRequest,
-    /// No such thing (404).
-    NotFound,
-    /// The path does not take this method (405).
-    MethodNotAllowed,
-    /// The action does not fit the resource's state (409).
-    Conflict,
-    /// The Idempotency-Key was used before for another request (422).
-    IdempotencyKeyReused,
-    /// The body is over the route's limit (413).
-    PayloadTooLarge,
-    /// The body is not declared as JSON (415).
-    UnsupportedMediaType,
-    /// No valid bearer token (401).
-    Unauthenticated,
-    /// A valid token that may not do this (403).
-    Forbidden,
-    /// The buyer is past its rate (429).
-    TooManyRequests,
-    /// Too many requests in flight (503).
-    Overloaded,
+/// Declares [`ProblemType`] from one row per type: its doc, its URN's slug, its title and the
+/// statuses it comes with. A new problem type is one row here (and its cause in `ApiError`).
+macro_rules! problem_types {
+    ($($(#[doc = $doc:literal])+ $name:ident => $slug:literal, $title:literal, [$($status:literal),+];)+) => {
+        /// Why a request failed, as a client can act on it: the problem's `type`, a stable
+        /// identifier.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ProblemType {
+            $($(#[doc = $doc])+ $name,)+
+        }
+
+        impl ProblemType {
+            /// Every problem type, for the document.
+            pub const ALL: &'static [Self] = &[$(Self::$name),+];
+
+            /// The last part of the type's URN.
+            #[must_use]
+            pub fn slug(self) -> &'static str {
+                match self {
+                    $(Self::$name => $slug,)+
+                }
+            }
+
+            /// A short human summary, the problem's `title`.
+            #[must_use]
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Self::$name => $title,)+
+                }
+            }
+
+            /// The statuses a problem of this type comes with.
+            #[must_use]
+            pub fn statuses(self) -> &'static [u16] {
+                match self {
+                    $(Self::$name => &[$($status),+],)+
+                }
+            }
+        }
+    };
+}
+
+problem_types! {
+    /// A well-formed request broke a rule.
+    InvalidRequest => "invalid-request", "The request breaks a rule", [422];
+    /// A bad header, query or body; 422 for JSON of the wrong shape (a missing field, a wrong
+    /// type, an unknown field).
+    MalformedRequest => "malformed-request", "The request is malformed", [400, 422];
+    /// No such thing.
+    NotFound => "not-found", "Not found", [404];
+    /// The path does not take this method.
+    MethodNotAllowed => "method-not-allowed", "Method not allowed", [405];
+    /// The action does not fit the resource's state.
+    Conflict => "conflict", "The request conflicts with the current state", [409];
+    /// The Idempotency-Key was used before for another request.
+    IdempotencyKeyReused => "idempotency-key-reused", "Idempotency-Key reused", [422];
+    /// The body is over the route's limit.
+    PayloadTooLarge => "payload-too-large", "The request body is too large", [413];
+    /// The body is not declared as JSON.
+    UnsupportedMediaType => "unsupported-media-type", "The body must be JSON", [415];
+    /// No valid bearer token.
+    Unauthenticated => "unauthenticated", "A valid bearer token is required", [401];
+    /// A valid token that may not do this.
+    Forbidden => "forbidden", "Not allowed", [403];
+    /// The buyer is past its rate.
+    TooManyRequests => "too-many-requests", "Too many requests", [429];
+    /// Too many requests in flight.
+    Overloaded => "overloaded", "Too busy; retry", [503];
     /// The request took too long (503), or its body took too long to arrive (408).
-    Timeout,
-    /// The backend failed in a way a retry may fix (503).
-    Unavailable,
-    /// The backend failed in a way a retry will not fix (500).
-    Internal,
-    /// The hold is priced and is confirmed by its payment, not by the buyer (402).
-    PaymentRequired,
-    /// A webhook whose signature is missing, wrong or stale (400).
-    InvalidSignature,
+    Timeout => "timeout", "The request timed out; retry", [408, 503];
+    /// The backend failed in a way a retry may fix.
+    Unavailable => "unavailable", "Temporarily unavailable; retry", [503];
+    /// The backend failed in a way a retry will not fix.
+    Internal => "internal", "Internal error", [500];
+    /// The hold is priced and is confirmed by its payment, not by the buyer.
+    PaymentRequired => "payment-required", "The payment provider confirms this hold", [402];
+    /// A webhook whose signature is missing, wrong or stale.
+    InvalidSignature => "invalid-signature", "The webhook signature is not valid", [400];
 }
 
 impl ProblemType {
-    /// Every problem type, for the document.
-    pub const ALL: [Self; 17] = [
-        Self::InvalidRequest,
-        Self::MalformedRequest,
-        Self::NotFound,
-        Self::MethodNotAllowed,
-        Self::Conflict,
-        Self::IdempotencyKeyReused,
-        Self::PayloadTooLarge,
-        Self::UnsupportedMediaType,
-        Self::Unauthenticated,
-        Self::Forbidden,
-        Self::TooManyRequests,
-        Self::Overloaded,
-        Self::Timeout,
-        Self::Unavailable,
-        Self::Internal,
-        Self::PaymentRequired,
-        Self::InvalidSignature,
-    ];
-
-    /// The last part of the type's URN.
-    #[must_use]
-    pub fn slug(self) -> &'static str {
-        match self {
-            Self::InvalidRequest => "invalid-request",
-            Self::MalformedRequest => "malformed-request",
-            Self::NotFound => "not-found",
-            Self::MethodNotAllowed => "method-not-allowed",
-            Self::Conflict => "conflict",
-            Self::IdempotencyKeyReused => "idempotency-key-reused",
-            Self::PayloadTooLarge => "payload-too-large",
-            Self::UnsupportedMediaType => "unsupported-media-type",
-            Self::Unauthenticated => "unauthenticated",
-            Self::Forbidden => "forbidden",
-            Self::TooManyRequests => "too-many-requests",
-            Self::Overloaded => "overloaded",
-            Self::Timeout => "timeout",
-            Self::Unavailable => "unavailable",
-            Self::Internal => "internal",
-            Self::PaymentRequired => "payment-required",
-            Self::InvalidSignature => "invalid-signature",
-        }
-    }
-
-    /// A short human summary, the problem's `title`.
-    #[must_use]
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::InvalidRequest => "The request breaks a rule",
-            Self::MalformedRequest => "The request is malformed",
-            Self::NotFound => "Not found",
-            Self::MethodNotAllowed => "Method not allowed",
-            Self::Conflict => "The request conflicts with the current state",
-            Self::IdempotencyKeyReused => "Idempotency-Key reused",
-            Self::PayloadTooLarge => "The request body is too large",
-            Self::UnsupportedMediaType => "The body must be JSON",
-            Self::Unauthenticated => "A valid bearer token is required",
-            Self::Forbidden => "Not allowed",
-            Self::TooManyRequests => "Too many requests",
-            Self::Overloaded => "Too busy; retry",
-            Self::Timeout => "The request timed out; retry",
-            Self::Unavailable => "Temporarily unavailable; retry",
-            Self::Internal => "Internal error",
-            Self::PaymentRequired => "The payment provider confirms this hold",
-            Self::InvalidSignature => "The webhook signature is not valid",
-        }
-    }
-
-    /// The statuses a problem of this type comes with.
-    #[must_use]
-    pub fn statuses(self) -> &'static [u16] {
-        match self {
-            Self::InvalidRequest | Self::IdempotencyKeyReused => &[422],
-            // 422: JSON of the wrong shape (a missing field, a wrong type, an unknown field).
-            Self::MalformedRequest => &[400, 422],
-            Self::NotFound => &[404],
-            Self::MethodNotAllowed => &[405],
-            Self::Conflict => &[409],
-            Self::PayloadTooLarge => &[413],
-            Self::UnsupportedMediaType => &[415],
-            Self::Unauthenticated => &[401],
-            Self::Forbidden => &[403],
-            Self::TooManyRequests => &[429],
-            Self::Timeout => &[408, 503],
-            Self::Overloaded | Self::Unavailable => &[503],
-            Self::Internal => &[500],
-            Self::PaymentRequired => &[402],
-            Self::InvalidSignature => &[400],
-        }
-    }
-
     /// The types a problem with `status` may have.
     pub fn of_status(status: u16) -> impl Iterator<Item = Self> {
         Self::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(move |kind| kind.statuses().contains(&status))
     }
 

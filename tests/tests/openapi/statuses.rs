@@ -248,7 +248,7 @@ fn every_status_and_problem_type_the_errors_have_is_documented_somewhere() {
         .into_iter()
         .flat_map(|(_, _, operation)| responses(operation).clone())
         .collect();
-    for kind in ProblemType::ALL {
+    for kind in ProblemType::ALL.iter().copied() {
         for status in kind.statuses() {
             let urn = Value::from(kind.urn());
             let found = documented.iter().any(|(code, response)| {
