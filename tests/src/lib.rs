@@ -10,6 +10,7 @@
 )]
 
 mod app;
+mod batches;
 mod client;
 mod clock;
 pub mod contract;
@@ -27,6 +28,7 @@ pub mod tokens;
 mod wait;
 
 pub use app::{AppOptions, TestApp, assert_problem, hs256, test_backend};
+pub use batches::process_batch;
 pub use client::{Call, Reply, Transport, TransportKind, test_transport};
 pub use clock::JumpClock;
 pub use contract::Fixture;

@@ -15,13 +15,14 @@ use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
 use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
+use seatclaim_e2e::process_batch;
 use seatclaim_e2e::request_log::{Counts, RequestLog};
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::aws;
 use seatclaim_shared::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
 use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
 use seatclaim_shared::ports::SystemClock;
-use seatclaim_worker::{Limits, process_batch, relay_once};
+use seatclaim_worker::{Limits, relay_once};
 use serde_json::json;
 
 fn total(counts: &Counts, service: &str) -> usize {

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
 use seatclaim_shared::ports::Clock;
-use seatclaim_worker::{BatchOutcome, Limits, process_batch};
+use seatclaim_worker::{BatchOutcome, Limits};
 use serde_json::{Value, json};
 
 #[path = "http_contract/payment_attacks.rs"]

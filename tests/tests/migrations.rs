@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_e2e::process_batch;
 use seatclaim_shared::Backend;
 use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
     BuyerId, EventId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest, SeatView,
 };
 use seatclaim_shared::ports::{Admission, Clock};
-use seatclaim_worker::{Limits, process_batch};
+use seatclaim_worker::Limits;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v1");
 

@@ -12,12 +12,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
 use seatclaim_shared::domain::{Payment, PaymentUnmatched, ReservationEvent};
 use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
-use seatclaim_worker::{BatchOutcome, Limits, process_batch, relay_once};
+use seatclaim_worker::{BatchOutcome, Limits, relay_once};
 use serde_json::json;
 
 /// The real inventory, except that the next `failures` claims fail with `error`.

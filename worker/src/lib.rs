@@ -22,9 +22,7 @@ use tracing::{info, warn};
 pub use metrics_endpoint::serve_metrics;
 // The use cases the loops call, re-exported for the callers that drive a step directly.
 use seatclaim_shared::app::backoff;
-pub use seatclaim_shared::app::{
-    BatchOutcome, Limits, decide_batch, process_batch, relay_once, sweep_once,
-};
+pub use seatclaim_shared::app::{BatchOutcome, Limits, decide_batch, relay_once, sweep_once};
 pub use settings::WorkerSettings;
 
 /// How often the queue depth gauges are refreshed (each sample is two requests on SQS).

@@ -48,27 +48,11 @@ pub struct BatchOutcome {
     pub dead_lettered: usize,
 }
 
-/// Decides a batch of deliveries under `limits` and acknowledges the decided ones.
+/// Decides a batch of deliveries under `limits` and returns the receipts of the decided ones,
+/// for the caller to acknowledge: the worker loop does it together with its next receive.
 ///
 /// Order matters for the invariants: a claim commits before its message is acknowledged, so a
 /// crash in between only causes a redelivery, which finds the job decided and changes nothing.
-pub async fn process_batch(
-    backend: &Backend,
-    deliveries: Vec<Delivery>,
-    limits: Limits,
-) -> BatchOutcome {
-    let (outcome, decided) = decide_batch(backend, deliveries, limits).await;
-    if !decided.is_empty()
-        && let Err(error) = backend.queue.delete(&decided).await
-    {
-        // The claims are committed; the messages will come back and be acknowledged as already decided.
-        warn!(%error, count = decided.len(), "could not acknowledge decided intents");
-    }
-    outcome
-}
-
-/// Decides a batch of deliveries under `limits` and returns the receipts of the decided ones,
-/// for the caller to acknowledge: the worker loop does it together with its next receive.
 pub async fn decide_batch(
     backend: &Backend,
     deliveries: Vec<Delivery>,

@@ -16,7 +16,7 @@ mod retention;
 
 pub use admit::admit;
 pub use audit::{AuditReport, audit_event};
-pub use decide::{BatchOutcome, Limits, claim, decide_batch, process_batch};
+pub use decide::{BatchOutcome, Limits, claim, decide_batch};
 pub use holds::{settle, sweep_once};
 pub use relay::{RELAY_PAGE, relay_once};
 pub use retention::purge_once;

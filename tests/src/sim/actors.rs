@@ -58,7 +58,7 @@ impl Ctx {
 }
 
 /// A worker claim loop as `seatclaim-worker` runs it: the acknowledgements of one batch go with
-/// the next receive; or, for `at_once`, `app::process_batch` acknowledges each batch itself.
+/// the next receive; or, for `at_once`, `crate::process_batch` acknowledges each batch itself.
 pub async fn worker(ctx: Rc<Ctx>, at_once: bool) {
     let mut decided = Vec::new();
     let mut failures = 0;
@@ -82,7 +82,7 @@ pub async fn worker(ctx: Rc<Ctx>, at_once: bool) {
             }
             Ok(deliveries) if at_once => {
                 failures = 0;
-                let outcome = app::process_batch(&ctx.backend, deliveries, ctx.plan.limits).await;
+                let outcome = crate::process_batch(&ctx.backend, deliveries, ctx.plan.limits).await;
                 add_batch(&mut ctx.batches.borrow_mut(), &outcome);
             }
             Ok(deliveries) => {

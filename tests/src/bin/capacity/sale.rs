@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use seatclaim_e2e::process_batch;
 use seatclaim_shared::Backend;
 use seatclaim_shared::app::relay_once;
 use seatclaim_shared::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, NewEvent, SeatRequest,
     SectionSpec,
 };
-use seatclaim_worker::{Limits, process_batch};
+use seatclaim_worker::Limits;
 
 /// Threads of the ledger's proxy: their CPU time is the measurement's, not the product's.
 pub const PROXY_THREAD: &str = "ledger-proxy";
