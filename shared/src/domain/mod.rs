@@ -13,6 +13,7 @@ mod reservation_event;
 mod retention;
 mod seat;
 mod seat_limit;
+mod terms;
 mod transition;
 
 pub use audit::{AuditLimits, Violation, audit, sold_twice};
@@ -25,6 +26,7 @@ pub use reservation_event::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, R
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
 pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};
+pub use terms::SaleTerms;
 pub use transition::{Closure, Settling, Transition};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.

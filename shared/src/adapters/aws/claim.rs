@@ -5,7 +5,6 @@
 //! is handed back to be published and recorded (`Claims::unrecorded`, and `rejections.rs`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::{SignedDuration, Timestamp};
@@ -14,8 +13,8 @@ use super::DynamoStore;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
-    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, Prices,
-    REASON_UNAVAILABLE, ReservationEvent, SeatId, SeatLimit, SeatRequest, decide_claim,
+    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
+    ReservationEvent, SaleTerms, SeatId, SeatRequest,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
@@ -31,32 +30,6 @@ const RECORD_GRACE: SignedDuration = SignedDuration::from_secs(5);
 
 /// A claim's outcome, with the event of a rejection still to publish and record.
 pub(super) type Claimed = (ClaimOutcome, Option<ReservationEvent>);
-
-/// An event's terms of sale, as a claim needs them.
-#[derive(Debug, Clone)]
-struct Terms {
-    hold: SignedDuration,
-    limit: Option<SeatLimit>,
-    prices: Arc<Prices>,
-}
-
-impl Terms {
-    /// The most seats the intent's buyer may count before this claim (`None`: no limit), or
-    /// the rejection's reason if the request alone is over the limit.
-    fn ceiling(&self, intent: &Intent) -> Result<Option<u32>, String> {
-        let Some(limit) = self.limit else {
-            return Ok(None);
-        };
-        limit
-            .ceiling_for(intent.request.quantity())
-            .map(Some)
-            .ok_or_else(|| limit.reason())
-    }
-
-    fn limit_reason(&self) -> String {
-        self.limit.map(SeatLimit::reason).unwrap_or_default()
-    }
-}
 
 /// The seats a claim decided to hold, until when, and what they cost.
 struct Hold {
@@ -154,7 +127,7 @@ impl DynamoStore {
         let meta = self.event_meta(&intent.event_id).await?.ok_or_else(|| {
             BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
         })?;
-        let terms = Terms {
+        let terms = SaleTerms {
             hold: SignedDuration::from_millis(meta.hold_ms),
             limit: meta.seat_limit,
             prices: meta.prices,
@@ -186,7 +159,7 @@ impl DynamoStore {
         &self,
         intent: &Intent,
         job: &Job,
-        terms: &Terms,
+        terms: &SaleTerms,
         ceiling: Option<u32>,
         now: Timestamp,
     ) -> Result<Attempt, BackendError> {
@@ -197,21 +170,20 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let hold =
-                match decide_claim(&intent.request, &candidates, now, terms.hold, &terms.prices) {
-                    ClaimDecision::Hold {
-                        seat_ids,
-                        until,
-                        amount_due,
-                    } => Hold {
-                        seat_ids,
-                        until,
-                        amount_due,
-                    },
-                    ClaimDecision::Reject { reason } => {
-                        return self.reject(job, &reason, now).await.map(Attempt::decided);
-                    }
-                };
+            let hold = match terms.decide(&intent.request, &candidates, now) {
+                ClaimDecision::Hold {
+                    seat_ids,
+                    until,
+                    amount_due,
+                } => Hold {
+                    seat_ids,
+                    until,
+                    amount_due,
+                },
+                ClaimDecision::Reject { reason } => {
+                    return self.reject(job, &reason, now).await.map(Attempt::decided);
+                }
+            };
             match self.hold_seats(job, hold, now, ceiling).await? {
                 Written::Decided(claimed) => return Ok(Attempt::Decided(claimed)),
                 Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),

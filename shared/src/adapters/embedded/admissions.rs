@@ -15,8 +15,7 @@ use super::event_shapes::EventShapes;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
 use super::job_rows::{Admitted, insert_decided, insert_job};
-use super::terms::Terms;
-use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
 #[async_trait]
@@ -129,7 +128,7 @@ fn check_request(
     tx: &Transaction<'_>,
     shapes: &EventShapes,
     intent: &Intent,
-) -> Result<Result<Terms, Admission>, BackendError> {
+) -> Result<Result<SaleTerms, Admission>, BackendError> {
     let Some(shape) = shapes.get(tx, &intent.event_id)? else {
         return Ok(Err(Admission::UnknownEvent));
     };

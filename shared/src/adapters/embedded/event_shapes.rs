@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::Transaction;
 
-use super::terms::{Terms, terms};
-use crate::domain::EventId;
+use super::terms::terms;
+use crate::domain::{EventId, SaleTerms};
 use crate::ports::BackendError;
 
 /// The most events remembered at once; past it the memory starts over, so a process that
@@ -21,7 +21,7 @@ const REMEMBERED: usize = 64;
 /// An event's terms and the names of its seats and sections.
 pub(super) struct Shape {
     /// The hold length and the per-buyer limit.
-    pub(super) terms: Terms,
+    pub(super) terms: SaleTerms,
     seats: HashSet<String>,
     sections: HashSet<String>,
 }

@@ -11,11 +11,11 @@ use rusqlite::{Transaction, params};
 use super::EmbeddedStore;
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{load_job, save_transition};
-use super::terms::{Terms, counted_seats, terms as event_terms};
+use super::terms::{counted_seats, terms as event_terms};
 use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
     ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE,
-    Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition, decide_claim,
+    SaleTerms, Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -97,7 +97,7 @@ impl Inventory for EmbeddedStore {
 /// `terms` remembers each event's terms for the rest of the batch.
 fn claim_one(
     tx: &Transaction<'_>,
-    terms: &mut HashMap<EventId, Terms>,
+    terms: &mut HashMap<EventId, SaleTerms>,
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
@@ -119,7 +119,7 @@ fn claim_one(
 /// written under its condition in `tx`. The transition comes back for the caller to store.
 pub(super) fn decide_pending(
     tx: &Transaction<'_>,
-    terms: &mut HashMap<EventId, Terms>,
+    terms: &mut HashMap<EventId, SaleTerms>,
     job: &Job,
     intent: &Intent,
     now: Timestamp,
@@ -168,24 +168,22 @@ fn hold_or_reject(
     tx: &Transaction<'_>,
     job: &Job,
     intent: &Intent,
-    event: &Terms,
+    event: &SaleTerms,
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
     let candidates = candidate_seats(tx, intent, now)?;
-    Ok(
-        match decide_claim(&intent.request, &candidates, now, event.hold, &event.prices) {
-            ClaimDecision::Hold {
-                seat_ids,
-                until,
-                amount_due,
-            } if hold_seats(tx, job, &seat_ids, now, until)? => {
-                job.hold(seat_ids, until, amount_due, now)
-            }
-            // A seat changed since it was read: the condition refused it, so the claim is lost.
-            ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
-            ClaimDecision::Reject { reason } => job.reject(&reason, now),
-        },
-    )
+    Ok(match event.decide(&intent.request, &candidates, now) {
+        ClaimDecision::Hold {
+            seat_ids,
+            until,
+            amount_due,
+        } if hold_seats(tx, job, &seat_ids, now, until)? => {
+            job.hold(seat_ids, until, amount_due, now)
+        }
+        // A seat changed since it was read: the condition refused it, so the claim is lost.
+        ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+        ClaimDecision::Reject { reason } => job.reject(&reason, now),
+    })
 }
 
 /// The seats the decision needs: the requested ones for an exact request; for a section request,

@@ -7,25 +7,14 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::codec::{decode_prices, seat_limit, to_ms};
-use crate::domain::{BuyerId, EventId, Prices, SeatLimit};
+use crate::domain::{BuyerId, EventId, SaleTerms};
 use crate::ports::BackendError;
-
-/// An event's terms of sale, read once per event per batch.
-#[derive(Debug, Clone)]
-pub(super) struct Terms {
-    /// How long a hold lasts.
-    pub(super) hold: SignedDuration,
-    /// The per-buyer seat limit, if the event has one.
-    pub(super) limit: Option<SeatLimit>,
-    /// What its seats cost (shared: terms are copied per admission and per claim).
-    pub(super) prices: Arc<Prices>,
-}
 
 /// The terms of `event_id`, or `None` if the event does not exist.
 pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
-) -> Result<Option<Terms>, BackendError> {
+) -> Result<Option<SaleTerms>, BackendError> {
     let row: Option<(i64, Option<i64>, Option<String>)> = tx
         .prepare_cached(
             "SELECT hold_ms, max_seats_per_buyer, prices FROM events WHERE event_id = ?1",
@@ -35,7 +24,7 @@ pub(super) fn terms(
         })
         .optional()?;
     row.map(|(hold_ms, limit, prices)| {
-        Ok(Terms {
+        Ok(SaleTerms {
             hold: SignedDuration::from_millis(hold_ms),
             limit: seat_limit(event_id.as_str(), limit)?,
             prices: Arc::new(decode_prices(prices.as_deref())?),

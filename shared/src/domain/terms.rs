@@ -1,0 +1,52 @@
+//! An event's terms of sale, as every claim reads them inside its atomic step: how long a hold
+//! lasts, how many seats one buyer may count, and what the seats cost. Each backend stores them
+//! its own way and reads them into this one shape.
+
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::{ClaimDecision, Intent, Prices, Seat, SeatLimit, SeatRequest, decide_claim};
+
+/// The terms a claim decides under.
+#[derive(Debug, Clone)]
+pub struct SaleTerms {
+    /// How long a hold lasts.
+    pub hold: SignedDuration,
+    /// The per-buyer seat limit, if the event has one.
+    pub limit: Option<SeatLimit>,
+    /// What the seats cost (shared: terms are copied per admission and per claim).
+    pub prices: Arc<Prices>,
+}
+
+impl SaleTerms {
+    /// The claim's decision on `candidates` at `now` under these terms ([`decide_claim`]).
+    #[must_use]
+    pub fn decide(
+        &self,
+        request: &SeatRequest,
+        candidates: &[Seat],
+        now: Timestamp,
+    ) -> ClaimDecision {
+        decide_claim(request, candidates, now, self.hold, &self.prices)
+    }
+
+    /// The most seats the intent's buyer may already count for this claim to be allowed
+    /// (`None`: no limit), or the rejection's reason if the request alone is over the limit: the
+    /// condition a backend that keeps a count writes the count under.
+    pub fn ceiling(&self, intent: &Intent) -> Result<Option<u32>, String> {
+        let Some(limit) = self.limit else {
+            return Ok(None);
+        };
+        limit
+            .ceiling_for(intent.request.quantity())
+            .map(Some)
+            .ok_or_else(|| limit.reason())
+    }
+
+    /// The rejection's reason when the buyer's count leaves no room (empty without a limit).
+    #[must_use]
+    pub fn limit_reason(&self) -> String {
+        self.limit.map(SeatLimit::reason).unwrap_or_default()
+    }
+}
