@@ -47,7 +47,14 @@ async fn run() -> anyhow::Result<()> {
     // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
     let in_process = cli.api.embedded_worker && settings.backend == BackendKind::Embedded;
     let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &settings));
-    let state = AppState::new(backend, access, cli.api.seat_map_max_age(), in_process);
+    let document = seatclaim_api::openapi::json(access.auth.is_some());
+    let state = AppState::new(
+        backend,
+        access,
+        cli.api.seat_map_max_age(),
+        in_process,
+        document,
+    );
     let app = Application::build(
         state,
         cli.api.listen,

@@ -31,20 +31,26 @@ pub struct Shared {
     pub decides_on_admission: bool,
     /// The readiness probe's newest check.
     pub readiness: Readiness,
+    /// The OpenAPI document `GET /openapi.json` serves, rendered by the composition
+    /// (`crate::openapi::json`) from the same route list the router is built from.
+    pub document: axum::body::Bytes,
 }
 
 impl AppState {
     /// The state of an API on `backend` under `access`, its seat maps at most `max_age` old;
-    /// `runs_worker` when the worker runs in this process (admissions may then decide).
+    /// `runs_worker` when the worker runs in this process (admissions may then decide); it serves
+    /// `document` as its OpenAPI document.
     #[must_use]
     pub fn new(
         backend: Backend,
         access: Access,
         seat_map_max_age: jiff::SignedDuration,
         runs_worker: bool,
+        document: axum::body::Bytes,
     ) -> Self {
         Self(Arc::new(Shared {
             decides_on_admission: runs_worker,
+            document,
             readiness: Readiness::default(),
             seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
             backend,

@@ -128,6 +128,7 @@ impl TestApp {
             access(&options).await,
             SignedDuration::from_millis(options.seat_map_max_age_ms),
             worker.is_some() && options.decide_on_admission,
+            seatclaim_api::openapi::json(options.auth.is_some()),
         );
         let (http, metrics) = match test_transport() {
             TransportKind::Socket => serve_on_socket(state, worker, options.limits, &stop).await,

@@ -148,6 +148,7 @@ async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
         },
         SignedDuration::ZERO,
         false,
+        seatclaim_api::openapi::json(false),
     );
     let app = Application::build(
         state,

@@ -10,32 +10,11 @@ use std::sync::OnceLock;
 
 use axum::body::Bytes;
 use axum::http::Method;
-use utoipa::OpenApi;
 use utoipa::openapi::PathItem;
 use utoipa::openapi::path::Operation;
 
-use crate::problem::Problem;
-
 /// The name of the bearer-token security scheme operations that need a token refer to.
 pub const BEARER_SCHEME: &str = "bearerAuth";
-
-/// The document's fixed parts, before the routes add their operations.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "seatclaim",
-        description = "A flash-sale seat reservation service: reservations are accepted at \
-            once (202) and decided asynchronously; clients follow each job to its outcome. \
-            Every error is an RFC 9457 problem (`application/problem+json`, schema `Problem`).",
-    ),
-    components(schemas(Problem))
-)]
-struct Base;
-
-/// The document's info and shared components, which the router's operations are added to.
-pub(crate) fn base() -> utoipa::openapi::OpenApi {
-    Base::openapi()
-}
 
 /// The whole document as an API with authentication on (`auth`) or off serves it: every route
 /// the router serves, each with every status it can answer.
@@ -85,8 +64,10 @@ fn camel_case_links(document: &mut serde_json::Value) {
     }
 }
 
-/// The document as JSON, rendered once per process for each setting of `auth`.
-pub(crate) fn json(auth: bool) -> Bytes {
+/// The document as JSON, rendered once per process for each setting of `auth`: what the
+/// composition hands the router's state to serve at `GET /openapi.json`.
+#[must_use]
+pub fn json(auth: bool) -> Bytes {
     static RENDERED: [OnceLock<Bytes>; 2] = [OnceLock::new(), OnceLock::new()];
     RENDERED[usize::from(auth)]
         .get_or_init(|| Bytes::from(document(auth).to_string()))

@@ -19,7 +19,7 @@ use crate::state::AppState;
     ),
 )]
 pub async fn openapi(State(state): State<AppState>) -> Response {
-    let json = crate::openapi::json(state.access.auth.is_some());
+    let json = state.document.clone();
     (
         [(
             header::CONTENT_TYPE,

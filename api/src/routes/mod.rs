@@ -21,10 +21,12 @@ use axum::routing::Route;
 use tower::layer::util::Identity;
 use tower::{Layer, Service};
 use tower_http::compression::CompressionLayer;
+use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
+use crate::problem::Problem;
 use crate::state::AppState;
 
 pub use health::Readiness;
@@ -37,6 +39,24 @@ const EVENT_BODY_LIMIT: usize = 1024 * 1024;
 /// A Stripe event is a few KiB (its objects are not expanded); a payment service's confirm less.
 const PAYMENT_BODY_LIMIT: usize = 256 * 1024;
 
+/// The document's fixed parts, before the routes add their operations.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "seatclaim",
+        description = "A flash-sale seat reservation service: reservations are accepted at \
+            once (202) and decided asynchronously; clients follow each job to its outcome. \
+            Every error is an RFC 9457 problem (`application/problem+json`, schema `Problem`).",
+    ),
+    components(schemas(Problem))
+)]
+struct Base;
+
+/// The document's info and shared components, which the router's operations are added to.
+fn base() -> utoipa::openapi::OpenApi {
+    Base::openapi()
+}
+
 /// Every route with its OpenAPI operation, the state still to be applied: the one list both the
 /// router and the document are made from.
 pub(crate) fn api() -> OpenApiRouter<AppState> {
@@ -45,7 +65,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
 
 /// The routes of buyers, organisers and the page: served under the bounds (`startup.rs`).
 fn bounded() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(crate::openapi::base())
+    OpenApiRouter::with_openapi(base())
         .routes(routes!(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)))
         .routes(routes!(browse::list).layer(CompressionLayer::new()))
         .routes(routes!(browse::seat_map).layer(CompressionLayer::new()))
