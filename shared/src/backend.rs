@@ -22,7 +22,7 @@ impl Backend {
             BackendKind::Embedded => crate::adapters::embedded::open(
                 &settings.data_dir,
                 clock,
-                crate::adapters::embedded::QueueConfig {
+                crate::ports::Redelivery {
                     visibility_timeout: settings.visibility_timeout(),
                     max_receive_count: settings.max_receive_count(),
                 },

@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use seatclaim_e2e::{Fixture, JumpClock};
-use seatclaim_shared::adapters::embedded::{self, QueueConfig};
+use seatclaim_shared::adapters::embedded;
+use seatclaim_shared::ports::Redelivery;
 
 async fn embedded() -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let clock = Arc::new(JumpClock::default());
-    let queue = QueueConfig {
+    let queue = Redelivery {
         visibility_timeout: Duration::from_secs(1),
         max_receive_count: 3,
     };

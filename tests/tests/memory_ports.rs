@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use seatclaim_e2e::{Fixture, JumpClock};
-use seatclaim_shared::adapters::memory::{self, QueueSettings};
+use seatclaim_shared::adapters::memory;
+use seatclaim_shared::ports::Redelivery;
 
 async fn memory() -> Fixture {
     let clock = Arc::new(JumpClock::default());
-    let settings = QueueSettings {
+    let settings = Redelivery {
         visibility_timeout: Duration::from_secs(1),
         max_receive_count: 3,
     };

@@ -6,6 +6,16 @@ use jiff::Timestamp;
 use super::BackendError;
 use crate::domain::{Intent, JobId};
 
+/// How a queue redelivers: the two attributes of an SQS queue that every intent queue keeps,
+/// the embedded and in-memory ones included (SQS's own are set on the queue itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redelivery {
+    /// How long a received message stays hidden before it is delivered again.
+    pub visibility_timeout: std::time::Duration,
+    /// Receives after which a message goes to the dead-letter queue instead (the redrive policy).
+    pub max_receive_count: u32,
+}
+
 /// The handle for acknowledging or rescheduling one delivery; stale once the message is
 /// redelivered. Each queue makes its own kind, and refuses another's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

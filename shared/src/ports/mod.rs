@@ -23,7 +23,7 @@ pub use clock::{Clock, SystemClock};
 pub use error::{BackendError, ErrorKind};
 pub use event_publisher::EventPublisher;
 pub use intent_queue::{
-    DeadLetter, DeadLetterHandle, Delivery, IntentQueue, Message, QueueDepth, Receipt,
+    DeadLetter, DeadLetterHandle, Delivery, IntentQueue, Message, QueueDepth, Receipt, Redelivery,
 };
 pub use inventory::{ClaimOutcome, Claims, Inventory, Settled};
 pub use jobs::Jobs;

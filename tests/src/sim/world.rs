@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use seatclaim_shared::adapters::memory::QueueSettings;
 use seatclaim_shared::app::Limits;
 use seatclaim_shared::domain::{EventSpec, NewEvent, SeatId, SeatRequest, SectionSpec};
+use seatclaim_shared::ports::Redelivery;
 
 use super::dice::Dice;
 use super::gate::FaultRates;
@@ -32,7 +32,7 @@ pub struct Plan {
     /// The workers' attempts and maximum intent age.
     pub limits: Limits,
     /// The queue's visibility timeout and redrive limit.
-    pub queue: QueueSettings,
+    pub queue: Redelivery,
     /// How often each part fails.
     pub rates: FaultRates,
     /// The chance, per step, that a process crashes.
@@ -62,7 +62,7 @@ impl Plan {
                     i64::try_from(dice.between(60..900)).unwrap_or(900),
                 ),
             },
-            queue: QueueSettings {
+            queue: Redelivery {
                 visibility_timeout: dice.millis(5_000..60_000),
                 // As `BackendSettings::max_receive_count`: the worker gives up first.
                 max_receive_count: max_attempts + 1,

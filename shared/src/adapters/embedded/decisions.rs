@@ -160,14 +160,15 @@ async fn newest_entry(db: &Arc<Db>) -> Result<i64, BackendError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapters::embedded::{EmbeddedStore, QueueConfig};
+    use crate::adapters::embedded::EmbeddedStore;
     use crate::domain::{
         BuyerId, EventId, EventSpec, IdempotencyKey, Intent, NewEvent, SeatRequest, SectionSpec,
     };
+    use crate::ports::Redelivery;
     use crate::ports::{Admissions, Catalog, Clock, Inventory, SystemClock};
 
     fn store(path: &std::path::Path) -> EmbeddedStore {
-        let queue = QueueConfig {
+        let queue = Redelivery {
             visibility_timeout: Duration::from_secs(30),
             max_receive_count: 5,
         };

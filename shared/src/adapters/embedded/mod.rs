@@ -29,7 +29,6 @@ mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -39,7 +38,7 @@ pub use folder_lock::LOCK_FILE;
 pub use reconcile::published_after_database;
 
 use crate::ports::Backend;
-use crate::ports::{BackendError, Clock};
+use crate::ports::{BackendError, Clock, Redelivery};
 use db::Db;
 
 /// The file that holds the database inside the data folder.
@@ -47,20 +46,11 @@ pub const DATABASE_FILE: &str = "seatclaim.sqlite3";
 /// The file that receives published reservation events inside the data folder.
 pub const EVENT_LOG_FILE: &str = "events.jsonl";
 
-/// How the embedded queue behaves; mirrors the SQS queue attributes of the same names.
-#[derive(Debug, Clone, Copy)]
-pub struct QueueConfig {
-    /// How long a received message stays hidden before it is delivered again.
-    pub visibility_timeout: Duration,
-    /// After this many receives a message goes to the dead-letter queue instead (SQS's redrive policy).
-    pub max_receive_count: u32,
-}
-
 /// All ports on one SQLite database.
 pub struct EmbeddedStore {
     db: Arc<Db>,
     clock: Arc<dyn Clock>,
-    queue: QueueConfig,
+    queue: Redelivery,
     /// Wakes long-polling receivers in this process as soon as an intent is enqueued.
     enqueued: Arc<Notify>,
     /// Wakes `?wait=` long polls when their job is decided.
@@ -76,7 +66,7 @@ impl EmbeddedStore {
     pub fn open(
         path: &Path,
         clock: Arc<dyn Clock>,
-        queue: QueueConfig,
+        queue: Redelivery,
     ) -> Result<Self, BackendError> {
         Ok(Self {
             db: Arc::new(Db::open(path)?),
@@ -94,7 +84,7 @@ impl EmbeddedStore {
 pub fn open(
     data_dir: &Path,
     clock: Arc<dyn Clock>,
-    queue: QueueConfig,
+    queue: Redelivery,
 ) -> Result<Backend, BackendError> {
     std::fs::create_dir_all(data_dir).map_err(|e| {
         BackendError::permanent(format!(

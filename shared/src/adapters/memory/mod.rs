@@ -20,29 +20,19 @@ mod state;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 pub use outbox::MemoryPublisher;
 pub use queue::{Lane, Queue, StoredMessage};
 pub use state::{Recorded, State};
 
 use crate::domain::JobId;
-use crate::ports::{Backend, Clock};
-
-/// How the memory queue redelivers; the same knobs as the SQS queue attributes.
-#[derive(Debug, Clone, Copy)]
-pub struct QueueSettings {
-    /// How long a received message stays hidden before it is delivered again.
-    pub visibility_timeout: Duration,
-    /// Receives after which a message moves to the dead-letter queue instead (the redrive policy).
-    pub max_receive_count: u32,
-}
+use crate::ports::{Backend, Clock, Redelivery};
 
 /// Every port's tables in one place.
 pub struct MemoryStore {
     state: Mutex<State>,
     clock: Arc<dyn Clock>,
-    settings: QueueSettings,
+    settings: Redelivery,
     /// The last job id handed out: ids are a counter, so a simulation's ids repeat run after run.
     last_job: AtomicU64,
 }
@@ -50,7 +40,7 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// An empty store reading "now" from `clock`.
     #[must_use]
-    pub fn new(clock: Arc<dyn Clock>, settings: QueueSettings) -> Self {
+    pub fn new(clock: Arc<dyn Clock>, settings: Redelivery) -> Self {
         Self {
             state: Mutex::default(),
             clock,
@@ -90,7 +80,7 @@ pub struct Memory {
 
 /// Opens an empty memory backend on `clock`.
 #[must_use]
-pub fn open(clock: Arc<dyn Clock>, settings: QueueSettings) -> Memory {
+pub fn open(clock: Arc<dyn Clock>, settings: Redelivery) -> Memory {
     let store = Arc::new(MemoryStore::new(Arc::clone(&clock), settings));
     let publisher = Arc::new(MemoryPublisher::default());
     let backend = Backend {
