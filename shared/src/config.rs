@@ -64,6 +64,11 @@ pub struct BackendSettings {
     pub faults: FaultSettings,
 }
 
+/// How long a received intent stays hidden before it is delivered again, unless configured.
+pub const DEFAULT_VISIBILITY_TIMEOUT_SECS: u64 = 30;
+/// Attempts at an intent before it is dead-lettered, unless configured.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
 impl BackendSettings {
     /// Settings for a data folder with every other value at its default.
     #[must_use]
@@ -71,8 +76,8 @@ impl BackendSettings {
         Self {
             backend: BackendKind::Embedded,
             data_dir,
-            visibility_timeout_secs: 30,
-            max_attempts: 5,
+            visibility_timeout_secs: DEFAULT_VISIBILITY_TIMEOUT_SECS,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
             retention: crate::domain::Retention::default(),
             #[cfg(feature = "aws")]
             aws: AwsSettings::default(),

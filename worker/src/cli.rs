@@ -21,12 +21,14 @@ pub struct BackendArgs {
 
     /// Seconds a received intent stays invisible before it is delivered again; must exceed the
     /// longest claim, or a slow claim is processed twice (harmlessly, but wastefully).
-    #[arg(long, env = "SEATCLAIM_VISIBILITY_TIMEOUT_SECS", default_value_t = 30,
+    #[arg(long, env = "SEATCLAIM_VISIBILITY_TIMEOUT_SECS",
+          default_value_t = seatclaim_shared::config::DEFAULT_VISIBILITY_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u64).range(1..=43_200))]
     pub visibility_timeout_secs: u64,
 
     /// Attempts at an intent before it is dead-lettered and its job FAILED.
-    #[arg(long, env = "SEATCLAIM_MAX_ATTEMPTS", default_value_t = 5,
+    #[arg(long, env = "SEATCLAIM_MAX_ATTEMPTS",
+          default_value_t = seatclaim_shared::config::DEFAULT_MAX_ATTEMPTS,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
 

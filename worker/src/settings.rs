@@ -3,6 +3,12 @@ use std::time::Duration;
 use clap::Args;
 use seatclaim_shared::config::BackendKind;
 
+// Each default once, for the flags and for `WorkerSettings::default()` alike.
+const RECEIVE_WAIT_MS: u64 = 1_000;
+const SWEEP_INTERVAL_MS: u64 = 1_000;
+const MAX_INTENT_AGE_SECS: u64 = 900;
+const RELAY_INTERVAL_MS: u64 = 200;
+
 /// How the worker paces itself; read from `SEATCLAIM_*` variables like the rest of the configuration.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerSettings {
@@ -15,22 +21,22 @@ pub struct WorkerSettings {
 
     /// Milliseconds a receive waits for messages when the queue is empty (long polling). Also
     /// bounds how long shutdown waits for an idle receive to return.
-    #[arg(long, env = "SEATCLAIM_RECEIVE_WAIT_MS", default_value_t = 1_000)]
+    #[arg(long, env = "SEATCLAIM_RECEIVE_WAIT_MS", default_value_t = RECEIVE_WAIT_MS)]
     pub receive_wait_ms: u64,
 
     /// Milliseconds between sweeps that release lapsed holds.
-    #[arg(long, env = "SEATCLAIM_SWEEP_INTERVAL_MS", default_value_t = 1_000)]
+    #[arg(long, env = "SEATCLAIM_SWEEP_INTERVAL_MS", default_value_t = SWEEP_INTERVAL_MS)]
     pub sweep_interval_ms: u64,
 
     /// Seconds after which an intent still undecided is rejected as "request expired" rather than
     /// claimed (after a long outage or a late replay the buyer has stopped waiting).
-    #[arg(long, env = "SEATCLAIM_MAX_INTENT_AGE_SECS", default_value_t = 900,
+    #[arg(long, env = "SEATCLAIM_MAX_INTENT_AGE_SECS", default_value_t = MAX_INTENT_AGE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub max_intent_age_secs: u64,
 
     /// Milliseconds the event relay rests when the outbox is empty; the pause grows to eight
     /// times this while round after round finds nothing, and drops back at the first event.
-    #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = 200)]
+    #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = RELAY_INTERVAL_MS)]
     pub relay_interval_ms: u64,
 
     /// Claim loops run at once, each receiving and deciding its own batches. On AWS a loop spends
@@ -94,10 +100,10 @@ impl Default for WorkerSettings {
     fn default() -> Self {
         Self {
             batch_size: None,
-            receive_wait_ms: 1_000,
-            sweep_interval_ms: 1_000,
-            max_intent_age_secs: 900,
-            relay_interval_ms: 200,
+            receive_wait_ms: RECEIVE_WAIT_MS,
+            sweep_interval_ms: SWEEP_INTERVAL_MS,
+            max_intent_age_secs: MAX_INTENT_AGE_SECS,
+            relay_interval_ms: RELAY_INTERVAL_MS,
             claim_loops: None,
         }
     }
