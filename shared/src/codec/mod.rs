@@ -3,11 +3,15 @@
 //! items to these records and back; what a stored value means is decided here, not per backend.
 //! Unreadable stored data is a permanent error: retrying will not change it.
 
+mod handles;
 mod job;
 mod seat;
 
 use jiff::Timestamp;
 
+pub use handles::{
+    dead_letter_handle, dead_letter_of, delivery_of, delivery_receipt, outbox_id, outbox_seq,
+};
 pub use job::JobRecord;
 pub use seat::SeatRecord;
 

@@ -17,28 +17,16 @@ pub struct Redelivery {
 }
 
 /// The handle for acknowledging or rescheduling one delivery; stale once the message is
-/// redelivered. Each queue makes its own kind, and refuses another's.
+/// redelivered. Opaque: each queue writes its own (SQS's receipt handle, the embedded queue's
+/// message and delivery number) and refuses one it cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Receipt {
-    /// An SQS receipt handle.
-    Sqs(String),
-    /// An embedded queue message, and which of its deliveries this is.
-    Embedded {
-        /// The message.
-        message_id: i64,
-        /// Its delivery number (every receive counts one more).
-        delivery: i64,
-    },
-}
+pub struct Receipt(pub String);
 
-/// The handle of a listed dead letter, for replaying or purging it.
+/// The handle of a listed dead letter, for replaying or purging it. Opaque like [`Receipt`]:
+/// SQS's receipt handle of the listing's receive (valid for the listing's hold), or the
+/// embedded queue's message number.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum DeadLetterHandle {
-    /// The SQS receipt handle of the listing's receive (valid for the listing's hold).
-    Sqs(String),
-    /// An embedded queue message.
-    Embedded(i64),
-}
+pub struct DeadLetterHandle(pub String);
 
 /// What a queued message holds. A body that does not decode is kept as it came, so it can be
 /// dead-lettered unchanged and its job (named beside it) failed.

@@ -4,14 +4,10 @@ use jiff::Timestamp;
 use super::BackendError;
 use crate::domain::ReservationEvent;
 
-/// The handle of an outbox entry, for marking it published.
+/// The handle of an outbox entry, for marking it published. Opaque: each outbox writes its own
+/// (DynamoDB's item key, the embedded row's sequence number) and refuses one it cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum OutboxId {
-    /// The DynamoDB outbox item's key.
-    Dynamo(String),
-    /// The embedded outbox row's sequence number.
-    Embedded(i64),
-}
+pub struct OutboxId(pub String);
 
 /// One recorded event awaiting publication.
 #[derive(Debug, Clone, PartialEq, Eq)]

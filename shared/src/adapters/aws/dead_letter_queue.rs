@@ -41,7 +41,7 @@ impl SqsQueue {
         self.sqs
             .delete_message()
             .queue_url(&self.url)
-            .receipt_handle(handle(&delivery.receipt)?)
+            .receipt_handle(handle(&delivery.receipt))
             .send()
             .await
             .map_err(|e| classify("DeleteMessage", e))?;
@@ -110,19 +110,19 @@ impl SqsQueue {
                 .into_iter()
                 .collect::<Result<(), _>>()?;
         }
-        self.delete_from(&self.dlq_url, &dead_handles(letters)?)
+        self.delete_from(&self.dlq_url, &dead_handles(letters))
             .await
     }
 
     /// Ends the listing's hold on letters a command did not act on.
     pub(super) async fn release_dead(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
-        self.change_visibility(&self.dlq_url, &dead_handles(letters)?, Duration::ZERO)
+        self.change_visibility(&self.dlq_url, &dead_handles(letters), Duration::ZERO)
             .await
     }
 
     /// Deletes listed dead letters for good.
     pub(super) async fn purge_dead(&self, letters: &[DeadLetter]) -> Result<(), BackendError> {
-        self.delete_from(&self.dlq_url, &dead_handles(letters)?)
+        self.delete_from(&self.dlq_url, &dead_handles(letters))
             .await
     }
 }
@@ -143,7 +143,7 @@ fn letter_of(message: &SqsMessage) -> DeadLetter {
             .and_then(|v| v.parse::<i64>().ok())
     };
     DeadLetter {
-        handle: DeadLetterHandle::Sqs(message.receipt_handle().unwrap_or_default().to_owned()),
+        handle: DeadLetterHandle(message.receipt_handle().unwrap_or_default().to_owned()),
         message: decode_message(message.body().unwrap_or_default().to_owned()),
         job_id: attribute(JOB_ID_ATTRIBUTE)
             .as_deref()
@@ -163,14 +163,10 @@ fn letter_of(message: &SqsMessage) -> DeadLetter {
     }
 }
 
-fn dead_handles(letters: &[DeadLetter]) -> Result<Vec<&str>, BackendError> {
+/// The SQS receipt handles the letters' handles are (another backend's is refused by SQS).
+fn dead_handles(letters: &[DeadLetter]) -> Vec<&str> {
     letters
         .iter()
-        .map(|letter| match &letter.handle {
-            DeadLetterHandle::Sqs(handle) => Ok(handle.as_str()),
-            DeadLetterHandle::Embedded(_) => Err(BackendError::permanent(
-                "an embedded dead letter was handed to SQS",
-            )),
-        })
+        .map(|letter| letter.handle.0.as_str())
         .collect()
 }

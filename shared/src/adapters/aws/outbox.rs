@@ -54,15 +54,6 @@ fn outbox_item(event: &ReservationEvent, id: String, pending: bool) -> Result<It
     Ok(item)
 }
 
-fn dynamo_id(entry: &OutboxEntry) -> Result<&str, BackendError> {
-    match &entry.id {
-        OutboxId::Dynamo(id) => Ok(id),
-        OutboxId::Embedded(_) => Err(BackendError::permanent(
-            "an embedded outbox id was handed to DynamoDB",
-        )),
-    }
-}
-
 impl DynamoStore {
     /// The write that records one reservation event in the outbox, marked unpublished.
     pub(super) fn outbox_put(
@@ -209,7 +200,7 @@ fn item_shard(item: &Item) -> Option<u32> {
 
 fn entry_of(item: &Item) -> Result<OutboxEntry, BackendError> {
     Ok(OutboxEntry {
-        id: OutboxId::Dynamo(get_s(item, "id")?.to_owned()),
+        id: OutboxId(get_s(item, "id")?.to_owned()),
         event: decode_event(get_s(item, "body")?)?,
     })
 }
@@ -244,14 +235,10 @@ impl Outbox for DynamoStore {
     /// (an entry never changes once written, so the re-put loses nothing), then ends the leases
     /// of the entries' shards.
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
-        let ids = entries
-            .iter()
-            .map(dynamo_id)
-            .collect::<Result<Vec<_>, _>>()?;
+        // An entry's handle is its item's key (another backend's names no item of this table).
         let items = entries
             .iter()
-            .zip(ids)
-            .map(|(entry, id)| (&entry.event, id.to_owned(), false));
+            .map(|entry| (&entry.event, entry.id.0.clone(), false));
         self.put_entries(items).await?;
         self.release(entries.iter().map(|entry| outbox_shard(entry.event.job_id)))
             .await

@@ -200,14 +200,14 @@ impl IntentQueue for SqsQueue {
     }
 
     async fn delete(&self, receipts: &[Receipt]) -> Result<(), BackendError> {
-        self.delete_from(&self.url, &handles(receipts)?).await
+        self.delete_from(&self.url, &handles(receipts)).await
     }
 
     async fn retry_after(&self, receipt: &Receipt, delay: Duration) -> Result<(), BackendError> {
         self.sqs
             .change_message_visibility()
             .queue_url(&self.url)
-            .receipt_handle(handle(receipt)?)
+            .receipt_handle(handle(receipt))
             .visibility_timeout(seconds(delay))
             .send()
             .await
@@ -220,7 +220,7 @@ impl IntentQueue for SqsQueue {
         receipts: &[Receipt],
         by: Duration,
     ) -> Result<(), BackendError> {
-        self.change_visibility(&self.url, &handles(receipts)?, by)
+        self.change_visibility(&self.url, &handles(receipts), by)
             .await
     }
 
@@ -268,7 +268,7 @@ fn delivery_of(message: &SqsMessage) -> Option<Delivery> {
         .and_then(|v| v.string_value())
         .and_then(JobId::parse);
     Some(Delivery {
-        receipt: Receipt::Sqs(receipt),
+        receipt: Receipt(receipt),
         message: decode_message(message.body().unwrap_or_default().to_owned()),
         job_id,
         receive_count: system_value(MessageSystemAttributeName::ApproximateReceiveCount)
@@ -280,16 +280,11 @@ fn delivery_of(message: &SqsMessage) -> Option<Delivery> {
     })
 }
 
-/// The SQS receipt handle a receipt holds; a receipt of another kind of queue is refused.
-pub(super) fn handle(receipt: &Receipt) -> Result<&str, BackendError> {
-    match receipt {
-        Receipt::Sqs(handle) => Ok(handle),
-        Receipt::Embedded { .. } => Err(BackendError::permanent(
-            "an embedded queue receipt was handed to SQS",
-        )),
-    }
+/// The SQS receipt handle a receipt holds (another queue's receipt is refused by SQS).
+pub(super) fn handle(receipt: &Receipt) -> &str {
+    &receipt.0
 }
 
-fn handles(receipts: &[Receipt]) -> Result<Vec<&str>, BackendError> {
+fn handles(receipts: &[Receipt]) -> Vec<&str> {
     receipts.iter().map(handle).collect()
 }

@@ -5,10 +5,12 @@
 use rusqlite::params;
 
 use super::EmbeddedStore;
-use super::intent_queue::{DEAD, MAIN, delivery_of};
-use crate::codec::{decode_message, from_ms, to_ms};
+use super::intent_queue::{DEAD, MAIN};
+use crate::codec::{
+    dead_letter_handle, dead_letter_of, decode_message, delivery_of, from_ms, to_ms,
+};
 use crate::domain::JobId;
-use crate::ports::{BackendError, DeadLetter, DeadLetterHandle, Delivery};
+use crate::ports::{BackendError, DeadLetter, Delivery};
 
 /// A dead letter's columns, as read.
 type DeadRow = (i64, String, Option<String>, u32, Option<String>, i64);
@@ -52,7 +54,7 @@ impl EmbeddedStore {
                 rows.into_iter()
                     .map(|(id, body, job_id, receive_count, reason, at)| {
                         Ok(DeadLetter {
-                            handle: DeadLetterHandle::Embedded(id),
+                            handle: dead_letter_handle(id),
                             message: decode_message(body),
                             job_id: job_id.as_deref().and_then(JobId::parse),
                             receive_count,
@@ -99,12 +101,7 @@ impl EmbeddedStore {
     ) -> Result<(), BackendError> {
         let ids = letters
             .iter()
-            .map(|letter| match letter.handle {
-                DeadLetterHandle::Embedded(id) => Ok(id),
-                DeadLetterHandle::Sqs(_) => Err(BackendError::permanent(
-                    "an SQS dead letter was handed to the embedded queue",
-                )),
-            })
+            .map(|letter| dead_letter_of(&letter.handle))
             .collect::<Result<Vec<_>, _>>()?;
         self.db
             .write(move |tx| {

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
-use crate::codec::{encode_intent, to_ms};
+use crate::codec::{delivery_of, encode_intent, to_ms};
 use crate::domain::Intent;
 use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
 
@@ -149,19 +149,6 @@ pub(super) fn acknowledge(
         delete.execute(params![message_id, delivery, MAIN])?;
     }
     Ok(())
-}
-
-/// The (message, delivery) a receipt names; a receipt from another kind of queue is refused.
-pub(super) fn delivery_of(receipt: &Receipt) -> Result<(i64, i64), BackendError> {
-    match receipt {
-        Receipt::Embedded {
-            message_id,
-            delivery,
-        } => Ok((*message_id, *delivery)),
-        Receipt::Sqs(_) => Err(BackendError::permanent(
-            "an SQS receipt was handed to the embedded queue",
-        )),
-    }
 }
 
 fn deliveries_of(receipts: &[Receipt]) -> Result<Vec<(i64, i64)>, BackendError> {

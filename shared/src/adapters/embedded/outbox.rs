@@ -6,9 +6,9 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{decode_event, encode_event, from_ms, to_ms};
+use crate::codec::{decode_event, encode_event, from_ms, outbox_id, outbox_seq, to_ms};
 use crate::domain::ReservationEvent;
-use crate::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
+use crate::ports::{BackendError, Outbox, OutboxEntry};
 
 #[async_trait]
 impl Outbox for EmbeddedStore {
@@ -28,7 +28,7 @@ impl Outbox for EmbeddedStore {
                 rows.map(|row| {
                     let (seq, body) = row?;
                     Ok(OutboxEntry {
-                        id: OutboxId::Embedded(seq),
+                        id: outbox_id(seq),
                         event: decode_event(&body)?,
                     })
                 })
@@ -40,12 +40,7 @@ impl Outbox for EmbeddedStore {
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
         let seqs = entries
             .iter()
-            .map(|entry| match &entry.id {
-                OutboxId::Embedded(seq) => Ok(*seq),
-                OutboxId::Dynamo(_) => Err(BackendError::permanent(
-                    "a DynamoDB outbox id was handed to the embedded outbox",
-                )),
-            })
+            .map(|entry| outbox_seq(&entry.id))
             .collect::<Result<Vec<_>, _>>()?;
         let now = to_ms(self.clock.now());
         self.db.write(move |tx| advance(tx, seqs, now)).await

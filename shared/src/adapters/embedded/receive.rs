@@ -7,8 +7,8 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::params;
 
 use super::EmbeddedStore;
-use super::intent_queue::{DEAD, MAIN, acknowledge, delivery_of};
-use crate::codec::{decode_message, from_ms, to_ms};
+use super::intent_queue::{DEAD, MAIN, acknowledge};
+use crate::codec::{decode_message, delivery_of, delivery_receipt, from_ms, to_ms};
 use crate::domain::JobId;
 use crate::ports::{BackendError, Delivery, Receipt};
 
@@ -63,7 +63,7 @@ impl EmbeddedStore {
                     let delivery = delivered + 1;
                     deliver.execute(params![message_id, hidden_until, delivery])?;
                     deliveries.push(Delivery {
-                        receipt: Receipt::Embedded { message_id, delivery },
+                        receipt: delivery_receipt(message_id, delivery),
                         message: decode_message(body),
                         job_id: job_id.as_deref().and_then(JobId::parse),
                         receive_count: received + 1,

@@ -4,7 +4,8 @@
 
 use super::MemoryStore;
 use super::queue::{Lane, decoded};
-use crate::ports::{BackendError, DeadLetter, DeadLetterHandle, Delivery};
+use crate::codec::{dead_letter_handle, dead_letter_of};
+use crate::ports::{BackendError, DeadLetter, Delivery};
 
 impl MemoryStore {
     /// Moves a delivery, if it is still the message's latest, to the dead-letter queue.
@@ -31,7 +32,7 @@ impl MemoryStore {
             .filter(|(_, m)| m.lane == Lane::Dead)
             .take(limit)
             .map(|(id, m)| DeadLetter {
-                handle: DeadLetterHandle::Embedded(id),
+                handle: dead_letter_handle(id),
                 message: decoded(m),
                 job_id: m.job_id,
                 receive_count: m.receive_count,
@@ -80,11 +81,6 @@ impl MemoryStore {
 fn dead_ids(letters: &[DeadLetter]) -> Result<Vec<i64>, BackendError> {
     letters
         .iter()
-        .map(|letter| match letter.handle {
-            DeadLetterHandle::Embedded(id) => Ok(id),
-            DeadLetterHandle::Sqs(_) => Err(BackendError::permanent(
-                "an SQS dead letter was handed to the memory queue",
-            )),
-        })
+        .map(|letter| dead_letter_of(&letter.handle))
         .collect()
 }

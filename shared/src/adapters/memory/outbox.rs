@@ -8,8 +8,9 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::MemoryStore;
+use crate::codec::{outbox_id, outbox_seq};
 use crate::domain::{PaymentUnmatched, ReservationEvent};
-use crate::ports::{BackendError, EventPublisher, Outbox, OutboxEntry, OutboxId};
+use crate::ports::{BackendError, EventPublisher, Outbox, OutboxEntry};
 
 #[async_trait]
 impl Outbox for MemoryStore {
@@ -21,7 +22,7 @@ impl Outbox for MemoryStore {
             .filter(|recorded| recorded.published_at.is_none())
             .take(limit)
             .map(|recorded| OutboxEntry {
-                id: OutboxId::Embedded(recorded.seq),
+                id: outbox_id(recorded.seq),
                 event: recorded.event.clone(),
             })
             .collect())
@@ -30,12 +31,7 @@ impl Outbox for MemoryStore {
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
         let seqs = entries
             .iter()
-            .map(|entry| match &entry.id {
-                OutboxId::Embedded(seq) => Ok(*seq),
-                OutboxId::Dynamo(_) => Err(BackendError::permanent(
-                    "a DynamoDB outbox id was handed to the memory outbox",
-                )),
-            })
+            .map(|entry| outbox_seq(&entry.id))
             .collect::<Result<Vec<_>, _>>()?;
         let now = self.clock.now();
         let mut state = self.lock();

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 
 use super::MemoryStore;
-use crate::codec::{decode_message, encode_intent};
+use crate::codec::{decode_message, delivery_of, delivery_receipt, encode_intent};
 use crate::domain::{Intent, JobId};
 use crate::ports::{BackendError, DeadLetter, Delivery, IntentQueue, Message, QueueDepth, Receipt};
 
@@ -142,10 +142,7 @@ impl Queue {
             message.delivery += 1;
             message.visible_at = hidden_until;
             deliveries.push(Delivery {
-                receipt: Receipt::Embedded {
-                    message_id: id,
-                    delivery: message.delivery,
-                },
+                receipt: delivery_receipt(id, message.delivery),
                 message: decode_message(message.body.clone()),
                 job_id: message.job_id,
                 receive_count: message.receive_count,
@@ -153,19 +150,6 @@ impl Queue {
             });
         }
         deliveries
-    }
-}
-
-/// The (message, delivery) a receipt names; another queue's receipt is refused.
-fn delivery_of(receipt: &Receipt) -> Result<(i64, i64), BackendError> {
-    match receipt {
-        Receipt::Embedded {
-            message_id,
-            delivery,
-        } => Ok((*message_id, *delivery)),
-        Receipt::Sqs(_) => Err(BackendError::permanent(
-            "an SQS receipt was handed to the memory queue",
-        )),
     }
 }
 
