@@ -164,6 +164,51 @@ fn no_product_code_depends_on_the_build_profile() {
     );
 }
 
+/// Whether a suite starts an app on the backend `SEATCLAIM_TEST_BACKEND` names, and what its
+/// header says of the backends it runs on (`tests/run.sh` reruns the "both" ones on AWS).
+fn backends_line(suite: &Path) -> (bool, Option<String>) {
+    let text = std::fs::read_to_string(suite).unwrap();
+    // Spelled in two pieces, so that this file does not match itself.
+    let starts_an_app = [concat!("TestApp", "::spawn"), concat!("test_", "backend()")]
+        .iter()
+        .any(|call| text.contains(call));
+    let said = text
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .find(|line| line.starts_with("//! Backends: "))
+        .map(str::to_owned);
+    (starts_an_app, said)
+}
+
+#[test]
+fn every_suite_that_starts_an_app_says_which_backends_it_runs_on() {
+    let tests = Path::new(WORKSPACE).join("tests/tests");
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .collect();
+    suites.push(tests.join("openapi/main.rs"));
+    let silent: Vec<String> = suites
+        .iter()
+        .filter(|suite| matches!(backends_line(suite), (true, None)))
+        .map(|suite| suite.display().to_string())
+        .collect();
+    assert!(
+        silent.is_empty(),
+        "say \"//! Backends: both\" (rerun on AWS) or \"//! Backends: embedded only\" in {silent:?}"
+    );
+    let both = suites
+        .iter()
+        .filter(|suite| {
+            backends_line(suite)
+                .1
+                .is_some_and(|line| line.contains("both"))
+        })
+        .count();
+    assert!(both >= 10, "the AWS rerun lost its suites: {both}");
+}
+
 #[test]
 fn the_checks_see_a_broken_rule() {
     // The parser behind the checks finds what a violating line would name.

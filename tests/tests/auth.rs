@@ -3,6 +3,8 @@
 //! challenge otherwise), the buyer is the token's subject, a job is its buyer's alone (404 to
 //! anyone else, readable by an admin), events need the admin scope, and each buyer's
 //! reservation POSTs are rate-limited.
+//!
+//! Backends: embedded only (token validation does not touch the backend).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 

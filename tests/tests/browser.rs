@@ -7,6 +7,8 @@
 //! `seatclaim-api` binary configured for it. With `SEATCLAIM_SCREENSHOTS=1` it also refreshes the
 //! pictures in `docs/screenshots/`. `bash tests/browser/install.sh` installs what it needs
 //! (`tests/run.sh` runs it); without Chromium or the node modules the suite fails and says so.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 

@@ -1,4 +1,6 @@
 //! A flash sale in miniature: hundreds of buyers race for a few seats over real HTTP.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

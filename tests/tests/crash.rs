@@ -1,6 +1,8 @@
 //! The worker process is SIGKILLed at random moments, several times, and restarted each time:
 //! nothing accepted is lost, nothing is decided twice, every seat has at most one holder, and the
 //! audit passes at the end.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

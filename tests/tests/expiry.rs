@@ -1,6 +1,8 @@
 //! Holds end deterministically: a lapsed hold is released by the sweeper (job EXPIRED) or taken
 //! over by a new claim, and the release never touches a seat that another job holds now. Holds
 //! lapse because the test moves the app's clock past their deadline, not because it sleeps.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

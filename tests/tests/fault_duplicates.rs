@@ -1,5 +1,7 @@
 //! Every message delivered three times, out of order: the outcomes are those of single delivery.
 //! (A file of its own: it reads the process's metrics, which no other test may disturb.)
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

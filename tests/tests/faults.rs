@@ -1,6 +1,8 @@
 //! Fault tests: the store fails writes, the event bus goes down, an intent always fails until its
 //! cause is fixed. Real processes where operators would use them (`seatclaimctl`), and each test
 //! ends with the audit passing.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

@@ -1,5 +1,7 @@
 //! The v1 HTTP contract, line by line, over a real socket or in-process through the router
 //! (`SEATCLAIM_TEST_TRANSPORT=in-process`; `tests/run.sh` runs both).
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 use std::time::Duration;
 

@@ -3,6 +3,8 @@
 //! are answered at once, requests past the in-flight cap are shed with 503 and `Retry-After`
 //! while the probes still answer, a request past the timeout is answered 503, and an event's
 //! body is read only for an admin, and only up to 1 MiB.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 

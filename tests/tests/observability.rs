@@ -1,5 +1,7 @@
 //! What operators see: Prometheus metrics on the API and on the worker, and one job followed by
 //! its id from the POST through the queue to the worker's claim in the logs.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

@@ -3,6 +3,8 @@
 //! job, not a live hold, not a job decided recently. The embedded backend deletes them in its
 //! periodic purge; on DynamoDB each final transition carries the `expires_at` the table's TTL
 //! deletes by. The clock is moved, never waited on.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

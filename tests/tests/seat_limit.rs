@@ -1,6 +1,8 @@
 //! The per-buyer seat limit over HTTP, with HS256 tokens: `max_seats_per_buyer` is checked when
 //! the event is created (422 unless it is a count of 1 to 100), a buyer's claims past it are REJECTED with a reason naming the limit,
 //! another buyer is not affected, and cancelled and expired holds make room again.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 

@@ -2,6 +2,8 @@
 //! interval (counted by `seatclaim_seat_map_rebuilds_total`), an unchanged map keeps its entity
 //! tag across rebuilds so conditional GETs get 304, `?section=` answers one section, answers are
 //! compressed (gzip and brotli) when asked, and the event list counts seats by state.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 

@@ -1,6 +1,8 @@
 //! The real `seatclaim-api` binary stops gracefully on SIGTERM while buyers are posting, and every
 //! intent it answered 202 for is still decided afterwards by a `seatclaim-worker` started later on
 //! the same backend. The audit passes at the end.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

@@ -1,5 +1,7 @@
 //! The worker's heart, `process_batch`, driven directly on a real embedded backend, with a
 //! fault-injecting wrapper around the real inventory for failures SQLite will not produce on cue.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(
     clippy::unwrap_used,

@@ -3,6 +3,8 @@
 //! HTTP, and no route added to the router any other way); every status the routes answer is
 //! documented for its operation, with its problem type (`statuses.rs`); and the bearer scheme
 //! with the operations that need it appears exactly when authentication is on.
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
