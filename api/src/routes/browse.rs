@@ -2,6 +2,7 @@
 //! snapshots (`seat_maps/`), with entity tags so that a polling page or a CDN gets 304s, and
 //! `Cache-Control: public, max-age=1` so that a CDN absorbs a storm.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -134,6 +135,13 @@ struct EventEntry {
     hold_seconds: i64,
     /// The most seats one buyer may hold or buy, `null` for no limit.
     max_seats_per_buyer: Option<u32>,
+    /// The prices' ISO 4217 currency; absent when every seat is free.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    currency: Option<String>,
+    /// Each priced section's seat price in the currency's minor units; a section not named is
+    /// free (absent when every seat is).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    prices: BTreeMap<String, u64>,
     /// Its seats counted by state, as of its seat map's snapshot.
     seats: StateCounts,
 }
@@ -161,6 +169,13 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
             name: info.name,
             hold_seconds: info.hold.as_secs(),
             max_seats_per_buyer: info.max_seats_per_buyer.map(|limit| limit.seats()),
+            currency: info.prices.currency.map(|code| code.to_string()),
+            prices: info
+                .prices
+                .sections
+                .iter()
+                .map(|(section, price)| (section.to_string(), *price))
+                .collect(),
             seats,
         })
         .collect();

@@ -26,6 +26,7 @@ pub fn event_info(
     name: String,
     hold_ms: i64,
     limit: Option<i64>,
+    prices: Option<&str>,
 ) -> Result<EventInfo, BackendError> {
     let unreadable = |what: &str| BackendError::permanent(format!("event {event_id}: {what}"));
     Ok(EventInfo {
@@ -33,6 +34,7 @@ pub fn event_info(
         name,
         hold: SignedDuration::from_millis(hold_ms),
         max_seats_per_buyer: seat_limit(event_id, limit)?,
+        prices: decode_prices(prices)?,
     })
 }
 

@@ -3,7 +3,7 @@ use async_trait::async_trait;
 use super::BackendError;
 use jiff::SignedDuration;
 
-use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
+use crate::domain::{EventId, NewEvent, Prices, Seat, SeatLimit};
 
 /// What creating an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,8 @@ pub struct EventInfo {
     pub hold: SignedDuration,
     /// Its per-buyer seat limit, if any.
     pub max_seats_per_buyer: Option<SeatLimit>,
+    /// What its seats cost, for buyers to see before they reserve.
+    pub prices: Prices,
 }
 
 /// Events and their seats, for organisers and the advisory seat map.

@@ -73,6 +73,13 @@ pub(super) async fn deliver_signed(app: &TestApp, header: &str, body: String) ->
 #[tokio::test]
 async fn a_priced_hold_shows_its_amount_due_and_only_its_payment_confirms_it() {
     let app = priced_app(None).await;
+    let (_, list) = app.get("/v1/events").await;
+    let listed = &list["events"][0];
+    assert_eq!(
+        (&listed["currency"], &listed["prices"]),
+        (&json!("EUR"), &json!({"A": 2500})),
+        "buyers see the prices before they reserve (B is free): {list}"
+    );
     let priced = held(&app, "priced", &["A-1-1", "A-1-2"]).await;
     assert_eq!(
         priced["amount_due"],

@@ -189,7 +189,7 @@ impl Catalog for DynamoStore {
                 .filter_expression("#status = :ready")
                 .expression_attribute_names("#status", "status")
                 .expression_attribute_values(":ready", s(READY))
-                .projection_expression("event_id, #name, hold_ms, max_seats_per_buyer")
+                .projection_expression("event_id, #name, hold_ms, max_seats_per_buyer, prices")
                 .expression_attribute_names("#name", "name")
                 .set_exclusive_start_key(start)
                 .send()
@@ -206,6 +206,7 @@ impl Catalog for DynamoStore {
                     get_s(item, "name")?.to_owned(),
                     get_n(item, "hold_ms")?,
                     opt_n(item, LIMIT)?,
+                    opt_s(item, "prices"),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -75,7 +75,7 @@ impl Catalog for EmbeddedStore {
         self.db
             .read(|tx| {
                 let mut query = tx.prepare_cached(
-                    "SELECT event_id, name, hold_ms, max_seats_per_buyer FROM events
+                    "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices FROM events
                      ORDER BY created_at, event_id",
                 )?;
                 let rows = query.query_map([], |row| {
@@ -84,11 +84,12 @@ impl Catalog for EmbeddedStore {
                         row.get::<_, String>(1)?,
                         row.get::<_, i64>(2)?,
                         row.get::<_, Option<i64>>(3)?,
+                        row.get::<_, Option<String>>(4)?,
                     ))
                 })?;
                 rows.map(|row| {
-                    let (event_id, name, hold_ms, limit) = row?;
-                    event_info(&event_id, name, hold_ms, limit)
+                    let (event_id, name, hold_ms, limit, prices) = row?;
+                    event_info(&event_id, name, hold_ms, limit, prices.as_deref())
                 })
                 .collect()
             })

@@ -63,6 +63,7 @@ impl Catalog for MemoryStore {
                 name: event.name.clone(),
                 hold: event.hold,
                 max_seats_per_buyer: event.limit,
+                prices: event.prices.clone(),
             })
             .collect())
     }
