@@ -258,3 +258,66 @@ async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() 
         0
     );
 }
+
+/// Schema version 6 adds prices and payments: an older folder's events are free and its jobs
+/// owe nothing (its live hold is still the buyer's to confirm), and a priced event created after
+/// the upgrade keeps a hold's amount due across a restart.
+#[tokio::test]
+async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
+    let dir = copy_of_fixture();
+    let now = Timestamp::now();
+    let backend = open(dir.path(), now).await;
+    let events = backend.catalog.events().await.unwrap();
+    assert!(!events.is_empty());
+    assert!(
+        events.iter().all(|event| event.prices.is_free()),
+        "{events:?}"
+    );
+    let held = backend
+        .jobs
+        .job(decided_jobs()["held"])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.amount_due, None);
+    assert!(!held.awaits_payment(now), "an older hold needs no payment");
+
+    let spec: seatclaim_shared::domain::EventSpec = serde_json::from_value(serde_json::json!({
+        "event_id": "priced", "name": "Priced", "currency": "EUR",
+        "sections": [{"section": "P", "rows": 1, "seats_per_row": 4, "price": 700}],
+    }))
+    .unwrap();
+    let event = seatclaim_shared::domain::NewEvent::parse(spec).unwrap();
+    backend.catalog.create_event(&event).await.unwrap();
+    let intent = Intent {
+        job_id: JobId::new(),
+        event_id: event.event_id.clone(),
+        buyer_id: BuyerId::parse("payer").unwrap(),
+        request: SeatRequest::exact(&["P-1-1".into(), "P-1-2".into()]).unwrap(),
+        accepted_at: now,
+    };
+    let key = IdempotencyKey::parse("priced-1").unwrap();
+    assert!(matches!(
+        backend.admissions.admit(&key, &intent).await.unwrap(),
+        Admission::Accepted(_)
+    ));
+    backend
+        .inventory
+        .claim(&[intent.clone()], now)
+        .await
+        .unwrap();
+    drop(backend);
+
+    let reopened = open(dir.path(), now).await;
+    let job = reopened.jobs.job(intent.job_id).await.unwrap().unwrap();
+    assert_eq!(job.status, JobStatus::Held);
+    let due = job.amount_due.expect("the hold's amount due");
+    assert_eq!((due.amount, due.currency.as_str()), (1400, "EUR"));
+    assert!(job.awaits_payment(now));
+    let listed = reopened.catalog.events().await.unwrap();
+    let priced = listed
+        .iter()
+        .find(|e| e.event_id == event.event_id)
+        .unwrap();
+    assert!(!priced.prices.is_free());
+}
