@@ -303,7 +303,7 @@ async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
     ));
     backend
         .inventory
-        .claim(&[intent.clone()], now)
+        .claim(std::slice::from_ref(&intent), now)
         .await
         .unwrap();
     drop(backend);
