@@ -37,12 +37,25 @@ pub struct JobRecord {
 }
 
 /// The money side of a job, stored as one JSON value (most jobs have none).
-#[derive(Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 struct Charges {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     amount_due: Option<Money>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     payment_ref: Option<String>,
+}
+
+/// A job's stored money side (its record's `payment`): what it owes and the payment that sold
+/// it, or `None` for a free job. A transition's write needs this field alone.
+pub fn encode_payment(job: &Job) -> Result<Option<String>, BackendError> {
+    match (&job.amount_due, &job.payment_ref) {
+        (None, None) => Ok(None),
+        (amount_due, payment_ref) => to_json(&Charges {
+            amount_due: *amount_due,
+            payment_ref: payment_ref.clone(),
+        })
+        .map(Some),
+    }
 }
 
 impl JobRecord {
@@ -60,13 +73,7 @@ impl JobRecord {
             accepted_at: to_ms(job.accepted_at),
             first_error: job.first_error.clone(),
             last_error: job.last_error.clone(),
-            payment: match (&job.amount_due, &job.payment_ref) {
-                (None, None) => None,
-                (amount_due, payment_ref) => Some(to_json(&Charges {
-                    amount_due: *amount_due,
-                    payment_ref: payment_ref.clone(),
-                })?),
-            },
+            payment: encode_payment(job)?,
         })
     }
 
@@ -74,13 +81,12 @@ impl JobRecord {
     pub fn into_job(self) -> Result<Job, BackendError> {
         let id = self.job_id.clone();
         let corrupt = |what: &str| BackendError::permanent(format!("job {id} has {what}"));
-        let charges = match &self.payment {
-            Some(text) => from_json(text)?,
-            None => Charges {
-                amount_due: None,
-                payment_ref: None,
-            },
-        };
+        let charges: Charges = self
+            .payment
+            .as_deref()
+            .map(from_json)
+            .transpose()?
+            .unwrap_or_default();
         Ok(Job {
             job_id: JobId::parse(&self.job_id).ok_or_else(|| corrupt("an invalid id"))?,
             event_id: EventId::parse(&self.event_id).map_err(|_| corrupt("an invalid event id"))?,

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 pub use handles::{
     dead_letter_handle, dead_letter_of, delivery_of, delivery_receipt, outbox_id, outbox_seq,
 };
-pub use job::JobRecord;
+pub use job::{JobRecord, encode_payment};
 pub use seat::SeatRecord;
 
 use jiff::SignedDuration;

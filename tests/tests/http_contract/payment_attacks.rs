@@ -10,8 +10,7 @@ use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_shared::ports::Clock;
 use serde_json::{Value, json};
 
-use super::DECIDED_WITHIN;
-use super::payments::{deliver_signed, held, priced_app};
+use super::payments::{deliver_signed, held, held_as, job_as, priced_app};
 
 /// One forged or tampered delivery of `body` (whose valid header is `good`, signed at `now`):
 /// the header and body to send. None of them carries a valid signature of what it sends.
@@ -129,26 +128,7 @@ async fn a_webhook_a_paid_confirm_a_cancel_and_the_expiry_racing_leave_one_outco
     let bearer = |token: &str| format!("Bearer {token}");
     for n in 1..=16 {
         let seat = format!("A-{}-{}", 2 + (n - 1) / 10, 1 + (n - 1) % 10);
-        let reserved = app
-            .request(Method::POST, "/v1/events/paid/reservations")
-            .header("authorization", &bearer(&buyer))
-            .header("idempotency-key", &format!("race-{n}"))
-            .json(&json!({"seat_ids": [seat]}))
-            .send()
-            .await;
-        let id = reserved.json()["job_id"].as_str().unwrap().to_owned();
-        let show = || async {
-            let reply = app
-                .request(Method::GET, &format!("/v1/jobs/{id}"))
-                .header("authorization", &bearer(&buyer))
-                .send()
-                .await;
-            reply.json()
-        };
-        seatclaim_e2e::eventually(DECIDED_WITHIN, "the hold", || async {
-            (show().await["status"] == "HELD").then_some(())
-        })
-        .await;
+        let id = held_as(&app, &buyer, &format!("race-{n}"), &seat).await;
         // Signed in the middle of the tolerance, so the expiry's jump does not make it stale.
         let body = payment_succeeded(&format!("evt_race_{n}"), &id, 2500, "eur").to_string();
         let header = signature(SECRET, app.clock.now().as_second() + 150, body.as_bytes());
@@ -178,7 +158,7 @@ async fn a_webhook_a_paid_confirm_a_cancel_and_the_expiry_racing_leave_one_outco
             confirmed.status == StatusCode::OK,
             cancelled.status == StatusCode::OK,
         ];
-        let final_status = show().await["status"].clone();
+        let final_status = job_as(&app, &buyer, &id).await["status"].clone();
         let expected = match winners {
             [true, false, false] | [false, true, false] => "SOLD",
             [false, false, true] => "CANCELLED",

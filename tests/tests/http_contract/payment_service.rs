@@ -2,12 +2,11 @@
 //! what it received: the amount due sells it, once; anything else is a conflict.
 
 use axum::http::{Method, StatusCode};
+use seatclaim_e2e::assert_problem;
 use seatclaim_e2e::tokens::{claims, hs256_token};
-use seatclaim_e2e::{assert_problem, eventually};
 use serde_json::{Value, json};
 
-use super::DECIDED_WITHIN;
-use super::payments::priced_app;
+use super::payments::{held_as, priced_app};
 
 #[tokio::test]
 async fn a_payment_service_confirms_with_the_amount_and_a_mismatch_is_409() {
@@ -18,31 +17,12 @@ async fn a_payment_service_confirms_with_the_amount_and_a_mismatch_is_409() {
         secret,
         &claims("psp", &json!({"scope": "seatclaim/payments"})),
     );
-    let id = app
-        .request(Method::POST, "/v1/events/paid/reservations")
-        .header("authorization", &format!("Bearer {buyer}"))
-        .header("idempotency-key", "svc")
-        .json(&json!({"seat_ids": ["A-1-9"]}))
-        .send()
-        .await
-        .json()["job_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = held_as(&app, &buyer, "svc", "A-1-9").await;
     let confirm = |token: &str, body: Value| {
         app.request(Method::POST, &format!("/v1/jobs/{id}/confirm"))
             .header("authorization", &format!("Bearer {token}"))
             .json(&body)
     };
-    eventually(DECIDED_WITHIN, "the hold", || async {
-        let reply = app
-            .request(Method::GET, &format!("/v1/jobs/{id}"))
-            .header("authorization", &format!("Bearer {buyer}"))
-            .send()
-            .await;
-        (reply.json()["status"] == "HELD").then_some(())
-    })
-    .await;
     let paid = json!({"amount": 2500, "currency": "EUR", "payment_ref": "psp-1"});
     let forbidden = confirm(&buyer, paid.clone()).send().await;
     assert_problem(&forbidden, StatusCode::FORBIDDEN);

@@ -53,6 +53,35 @@ pub(super) async fn held(app: &TestApp, key: &str, wanted: &[&str]) -> Value {
     job
 }
 
+/// The job `id` as the bearer of `token` reads it.
+pub(super) async fn job_as(app: &TestApp, token: &str, id: &str) -> Value {
+    app.request(Method::GET, &format!("/v1/jobs/{id}"))
+        .header("authorization", &format!("Bearer {token}"))
+        .send()
+        .await
+        .json()
+}
+
+/// Reserves `seat` of event `paid` as the bearer of `token` under `key`, and returns the job's
+/// id once it is HELD.
+pub(super) async fn held_as(app: &TestApp, token: &str, key: &str, seat: &str) -> String {
+    let reserved = app
+        .request(Method::POST, "/v1/events/paid/reservations")
+        .header("authorization", &format!("Bearer {token}"))
+        .header("idempotency-key", key)
+        .json(&json!({"seat_ids": [seat]}))
+        .send()
+        .await;
+    let Some(id) = reserved.json()["job_id"].as_str().map(str::to_owned) else {
+        panic!("the reservation was refused: {}", reserved.text());
+    };
+    eventually(DECIDED_WITHIN, "the hold", || async {
+        (job_as(app, token, &id).await["status"] == "HELD").then_some(())
+    })
+    .await;
+    id
+}
+
 /// Delivers `event` to the webhook, signed now with the test secret.
 pub(super) async fn deliver(app: &TestApp, event: &Value) -> Reply {
     let body = event.to_string();

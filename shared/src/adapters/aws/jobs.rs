@@ -9,7 +9,7 @@ use super::item::{
     Item, Transacted, all_pages, get_n, get_s, n, opt_n, opt_s, s, transact, update,
 };
 use super::keys::held_shard;
-use crate::codec::{JobRecord, decode_event, from_ms, to_json, to_ms};
+use crate::codec::{JobRecord, decode_event, encode_payment, from_ms, to_json, to_ms};
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
@@ -140,7 +140,7 @@ impl DynamoStore {
             }
             None => remove.push("reason"),
         }
-        match JobRecord::of(job)?.payment {
+        match encode_payment(job)? {
             Some(payment) => {
                 set.push("payment = :payment");
                 values.push((":payment", s(payment)));

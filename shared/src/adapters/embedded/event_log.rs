@@ -149,29 +149,26 @@ impl EventPublisher for EventLog {
     async fn publish(&self, events: &[ReservationEvent]) -> Result<Vec<usize>, BackendError> {
         let mut text = String::new();
         for event in events {
-            let envelope = Envelope {
-                source: EVENT_SOURCE,
-                detail_type: event.detail_type(),
-                detail: event,
-            };
-            let line = to_json(&envelope)?;
-            text.push_str(&line);
-            text.push('\n');
+            text.push_str(&line(event.detail_type(), event)?);
         }
         self.append(text).await?;
         Ok(Vec::new())
     }
 
     async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
-        let envelope = Envelope {
-            source: EVENT_SOURCE,
-            detail_type: PAYMENT_UNMATCHED,
-            detail: event,
-        };
-        let mut line = to_json(&envelope)?;
-        line.push('\n');
-        self.append(line).await
+        self.append(line(PAYMENT_UNMATCHED, event)?).await
     }
+}
+
+/// One line of the log: `detail` in its envelope, newline-terminated.
+fn line<T: Serialize>(detail_type: &'static str, detail: &T) -> Result<String, BackendError> {
+    let mut line = to_json(&Envelope {
+        source: EVENT_SOURCE,
+        detail_type,
+        detail,
+    })?;
+    line.push('\n');
+    Ok(line)
 }
 
 impl EventLog {
