@@ -103,16 +103,11 @@ async fn delivered(consumer: &EventConsumer, want: usize) -> Vec<(String, String
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mended() {
-    let (backend, consumer, clock) = one_seat().await;
-    let holder = admitted(&backend, "b1").await;
-    let loser = admitted(&backend, "b2").await;
-    let now = backend.clock.now();
-    app::claim(&backend, &[holder], now).await.unwrap();
+/// Claims `intent` alone, as one delivery of it, and expects a rejection handed back to record.
+async fn rejected_unrecorded(backend: &Backend, intent: &Intent) -> Vec<ReservationEvent> {
     let claims = backend
         .inventory
-        .claim(std::slice::from_ref(&loser), now)
+        .claim(std::slice::from_ref(intent), backend.clock.now())
         .await
         .unwrap();
     assert!(matches!(
@@ -124,14 +119,55 @@ async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mende
         1,
         "the rejection's event is handed back"
     );
-    // A duplicate delivery right away leaves the event to the delivery that decided: it is
-    // retried later.
-    let duplicate = backend
-        .inventory
-        .claim(std::slice::from_ref(&loser), now)
+    claims.unrecorded
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_delivery_waits_for_the_deciding_deliverys_record() {
+    let (backend, consumer, _) = one_seat().await;
+    let holder = admitted(&backend, "b1").await;
+    let loser = admitted(&backend, "b2").await;
+    app::claim(&backend, &[holder], backend.clock.now())
         .await
-        .unwrap_err();
-    assert!(duplicate.is_transient(), "{duplicate:?}");
+        .unwrap();
+    let events = rejected_unrecorded(&backend, &loser).await;
+    // A duplicate delivery arrives while the deciding one is still publishing: it waits for the
+    // record instead of failing (which would spend one of the intent's attempts).
+    let duplicate = tokio::spawn({
+        let (backend, loser) = (backend.clone(), loser.clone());
+        async move {
+            let now = backend.clock.now();
+            backend.inventory.claim(&[loser], now).await
+        }
+    });
+    assert!(backend.publisher.publish(&events).await.unwrap().is_empty());
+    backend.outbox.record(&events, &[]).await.unwrap();
+    let duplicate = duplicate.await.unwrap().unwrap();
+    assert_eq!(
+        duplicate.outcomes,
+        [ClaimOutcome::AlreadyDecided(JobStatus::Rejected)]
+    );
+    assert!(
+        duplicate.unrecorded.is_empty(),
+        "the deciding delivery's event is not taken over"
+    );
+    let seen = delivered(&consumer, 1).await;
+    assert_eq!(
+        seen,
+        [(loser.job_id.to_string(), "Reservation Rejected".to_owned())],
+        "published once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mended() {
+    let (backend, consumer, clock) = one_seat().await;
+    let holder = admitted(&backend, "b1").await;
+    let loser = admitted(&backend, "b2").await;
+    app::claim(&backend, &[holder], backend.clock.now())
+        .await
+        .unwrap();
+    let unrecorded = rejected_unrecorded(&backend, &loser).await;
     // The worker dies here: its event neither published nor recorded. The redelivery, after the
     // visibility timeout, finds the job decided and hands the event back again.
     clock.advance(SignedDuration::from_secs(30));
@@ -145,7 +181,7 @@ async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mende
         again.outcomes,
         [ClaimOutcome::AlreadyDecided(JobStatus::Rejected)]
     );
-    assert_eq!(summary(&again.unrecorded), summary(&claims.unrecorded));
+    assert_eq!(summary(&again.unrecorded), summary(&unrecorded));
     app::claim(&backend, std::slice::from_ref(&loser), now)
         .await
         .unwrap();
@@ -162,7 +198,7 @@ async fn a_rejection_is_published_at_once_and_a_crash_before_its_record_is_mende
     let history = backend.jobs.history(loser.job_id).await.unwrap();
     assert_eq!(
         summary(&history),
-        summary(&claims.unrecorded),
+        summary(&unrecorded),
         "the job's history has its rejection once"
     );
     let seen = delivered(&consumer, 1).await;

@@ -23,10 +23,13 @@ use crate::ports::{BackendError, ClaimOutcome};
 const SECTION_ROUNDS: usize = 12;
 
 /// How long a rejection's deciding delivery has to record its event. A delivery of the same
-/// job within that time (a duplicate) is retried later instead of taking the event over, so that
-/// only a crash, never a duplicate, publishes a rejection twice; a crashed worker's intent comes
-/// back only after the visibility timeout, by when the grace has passed.
+/// job within that time (a duplicate) waits for that record instead of taking the event over, so
+/// that only a crash, never a duplicate, publishes a rejection twice; a crashed worker's intent
+/// comes back only after the visibility timeout, by when the grace has usually passed.
 const RECORD_GRACE: SignedDuration = SignedDuration::from_secs(5);
+
+/// How often a duplicate delivery looks for the deciding delivery's record during the grace.
+const RECORD_POLL: SignedDuration = SignedDuration::from_millis(100);
 
 /// A claim's outcome, with the event of a rejection still to publish and record.
 pub(super) type Claimed = (ClaimOutcome, Option<ReservationEvent>);
@@ -265,8 +268,11 @@ impl DynamoStore {
     }
 
     /// How another delivery decided the job. A rejection whose event is not recorded gets it
-    /// recorded now if a crash kept it from being recorded; within [`RECORD_GRACE`] of the
-    /// rejection its deciding delivery may still be recording it, so this one is retried later.
+    /// recorded now if a crash kept it from being recorded. Within [`RECORD_GRACE`] of the
+    /// rejection its deciding delivery may still be recording it, so this one waits for that
+    /// record first. It waits rather than failing: a failure would spend one of the intent's
+    /// attempts, and an intent whose attempts ran out on a decided job would be dead-lettered
+    /// with its rejection never published.
     async fn already_decided(
         &self,
         job_id: JobId,
@@ -277,13 +283,19 @@ impl DynamoStore {
             .await?
             .ok_or_else(|| BackendError::permanent(format!("job {job_id} vanished")))?;
         let decided = ClaimOutcome::AlreadyDecided(job.status);
-        if job.status != JobStatus::Rejected || self.is_recorded(job_id, at).await? {
+        if job.status != JobStatus::Rejected {
             return Ok((decided, None));
         }
-        if now.duration_since(at) < RECORD_GRACE {
-            return Err(BackendError::transient(format!(
-                "job {job_id} was rejected at {at} by another delivery, which may still be recording its event"
-            )));
+        // The polls are counted, not timed against the store's clock, which a test may hold.
+        let left = (RECORD_GRACE - now.duration_since(at)).max(SignedDuration::ZERO);
+        let polls = left.as_millis() / RECORD_POLL.as_millis();
+        for poll in 0..=polls {
+            if self.is_recorded(job_id, at).await? {
+                return Ok((decided, None));
+            }
+            if poll < polls {
+                tokio::time::sleep(RECORD_POLL.unsigned_abs()).await;
+            }
         }
         Ok((decided, Some(ReservationEvent::of(&job, at))))
     }
