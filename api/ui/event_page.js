@@ -8,6 +8,7 @@
 import { api } from './api.js';
 import { $, showIf } from './dom.js';
 import { renderForm } from './form.js';
+import { showExtension } from './job_view.js';
 import { page } from './page_state.js';
 import { drive, onReserve, settle, startOver } from './reservation.js';
 import { onSeatClick, onSeatKey, onSectionChange, refreshMap, scheduleMap } from './seat_map.js';
@@ -24,6 +25,7 @@ function wireEventPage() {
   $('[data-field="quantity"]').addEventListener('input', renderForm);
   $('[data-action="confirm"]').addEventListener('click', () => settle('confirm'));
   $('[data-action="cancel"]').addEventListener('click', () => settle('cancel'));
+  $('[data-action="extend"]').addEventListener('click', () => settle('extend'));
   $('[data-action="retry"]').addEventListener('click', () => drive());
   $('[data-action="new"]').addEventListener('click', () => startOver());
   document.addEventListener('visibilitychange', () => {
@@ -53,8 +55,9 @@ export async function showEvent(eventId) {
 }
 
 /**
- * Puts the event's name and hold length in the heading, from the event list; until then (or if
- * it cannot be read) the heading keeps the event id.
+ * Puts the event's name and hold length in the heading, and learns whether its holds may be
+ * extended, from the event list; until then (or if it cannot be read) the heading keeps the
+ * event id and no hold is offered an extension.
  * @param {string} eventId
  */
 async function nameEvent(eventId) {
@@ -64,6 +67,8 @@ async function nameEvent(eventId) {
     if (!event) return;
     $('[data-event-name]').textContent = event.name || eventId;
     document.title = `${event.name || eventId} · seatclaim`;
+    page.extension = { seconds: event.hold_extension_seconds ?? 0, max: event.max_hold_extensions ?? 0 };
+    if (page.job) showExtension(page.job);
     if (event.hold_seconds) {
       const minutes = event.hold_seconds >= 120 ? `${Math.round(event.hold_seconds / 60)} minutes` : `${event.hold_seconds} seconds`;
       $('[data-event-hint]').textContent = `Reserved seats are held for ${minutes} while you decide.`;

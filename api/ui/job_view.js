@@ -60,6 +60,7 @@ export function showJob(job) {
   showIf($('[data-amount-row]'), Boolean(due));
   showIf($('[data-action="confirm"]'), held);
   showIf($('[data-action="cancel"]'), held);
+  showExtension(job);
   showIf($('[data-action="retry"]'), false);
   showIf($('[data-action="new"]'), FINAL.has(job.status));
   clearInterval(page.countdown);
@@ -74,6 +75,23 @@ export function showJob(job) {
     if (before) refreshMap();
     if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
   }
+}
+
+/**
+ * The Extend button, with the deadline it would give, while the event allows one more extension
+ * of this hold.
+ * @param {Job} job
+ */
+export function showExtension(job) {
+  const { seconds, max } = page.extension;
+  const deadline = Date.parse(job.hold_expires_at ?? '');
+  const extendable = job.status === 'HELD' && seconds > 0 && (job.hold_extensions ?? 0) < max
+    && Number.isFinite(deadline);
+  if (extendable) {
+    const until = new Date(deadline + seconds * 1000 - page.clockOffset);
+    $('[data-extend-until]').textContent = until.toLocaleTimeString();
+  }
+  showIf($('[data-action="extend"]'), extendable);
 }
 
 /**

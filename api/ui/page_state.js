@@ -12,7 +12,8 @@ export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILE
 
 /**
  * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
- *            reason?: string | null, amount_due?: {amount: number, currency: string}}} Job
+ *            reason?: string | null, amount_due?: {amount: number, currency: string},
+ *            hold_extensions?: number}} Job
  * @typedef {{seat_ids: string[]} | {section: string, quantity: number}} SeatRequest
  * A reservation as kept in localStorage, written before the POST is sent: the key and the body
  * make a retry (after a reload, a double click or a network error) the same request, which the
@@ -34,6 +35,8 @@ export const page = {
   reservation: null,
   /** @type {Job | null} */
   job: null,
+  /** The event's hold extension, from the event list: seconds per extension (0: none), and how many. */
+  extension: { seconds: 0, max: 0 },
   /** Server time minus local time when the device's clock is far off (see serverTime). */
   clockOffset: 0,
   /** Bumped to stop an old reservation's loops when the buyer starts over. */

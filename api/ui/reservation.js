@@ -240,14 +240,14 @@ async function follow(alive, signal) {
 }
 
 /**
- * Buy or release the held seats. A 409 (the hold lapsed meanwhile) is shown, and the polling
- * brings the final status.
- * @param {'confirm' | 'cancel'} action
+ * Buy, release or extend the held seats. A 409 (the hold lapsed meanwhile, or no extension is
+ * left) is shown, and the polling brings the final status.
+ * @param {'confirm' | 'cancel' | 'extend'} action
  */
 export async function settle(action) {
   const jobId = page.reservation?.job_id;
   if (!jobId || page.job?.status !== 'HELD') return;
-  const buttons = [$('[data-action="confirm"]'), $('[data-action="cancel"]')];
+  const buttons = ['confirm', 'cancel', 'extend'].map((name) => $(`[data-action="${name}"]`));
   for (const b of buttons) /** @type {HTMLButtonElement} */ (b).disabled = true;
   try {
     const reply = await api(`/v1/jobs/${encodeURIComponent(jobId)}/${action}`, { method: 'POST', signed: true });

@@ -15,6 +15,7 @@ use seatclaim_shared::ports::{
 };
 use seatclaim_shared::{Backend, app};
 
+pub use crate::extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
 pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
     racing_section_claims_fill_the_section_before_rejecting,
@@ -61,6 +62,8 @@ async fn with_event(f: &Fixture) -> EventId {
         ]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .expect("a valid event");
     assert_eq!(
@@ -955,6 +958,7 @@ macro_rules! port_contract {
             concurrent_claims_from_several_loops_hold_each_seat_once,
             racing_section_claims_fill_the_section_before_rejecting,
             a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
+            a_hold_is_extended_from_its_deadline_no_more_than_allowed,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

@@ -39,6 +39,8 @@ async fn admitted_crowd(
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -36,6 +36,8 @@ async fn limited_event(f: &Fixture) -> EventId {
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -510,6 +510,8 @@ fn v2_event() -> NewEvent {
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .unwrap()
 }

@@ -50,6 +50,8 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

@@ -56,6 +56,8 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

@@ -17,9 +17,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use jiff::SignedDuration;
 use seatclaim_e2e::oidc_issuer::{TestIssuer, s256_challenge};
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, hs256};
+use seatclaim_shared::domain::SeatState;
+use seatclaim_shared::ports::Clock;
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -152,6 +155,36 @@ async fn a_priced_hold_shows_what_to_pay_and_waits_for_its_payment() {
         .await;
     assert_eq!(created.status, StatusCode::CREATED);
     run(&app, "payment", &[("SEATCLAIM_EVENT", "paid")]).await;
+}
+
+#[tokio::test]
+async fn a_buyer_extends_a_hold_from_the_page_once_as_the_event_allows() {
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    let created = app
+        .create_event(
+            &json!({"event_id": "ext", "name": "Extendable", "hold_seconds": 300,
+            "hold_extension_seconds": 600, "max_hold_extensions": 1,
+            "sections": [{"section": "A", "rows": 1, "seats_per_row": 4}]}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    run(&app, "extend", &[("SEATCLAIM_EVENT", "ext")]).await;
+    let event = seatclaim_shared::domain::EventId::parse("ext").unwrap();
+    let map = app.backend.catalog.seat_map(&event).await.unwrap().unwrap();
+    let Some(SeatState::Held { until, .. }) = map
+        .iter()
+        .find(|seat| seat.seat_id.as_str() == "A-1-2")
+        .map(|seat| seat.state)
+    else {
+        panic!("A-1-2 is held: {map:?}");
+    };
+    let left = until.duration_since(app.clock.now());
+    assert!(
+        left > SignedDuration::from_secs(600),
+        "the hold was extended: {left:?} left"
+    );
 }
 
 #[tokio::test]

@@ -12,6 +12,8 @@ use seatclaim_shared::ports::Clock;
 use seatclaim_worker::{BatchOutcome, Limits};
 use serde_json::{Value, json};
 
+#[path = "http_contract/extend.rs"]
+mod extend;
 #[path = "http_contract/payment_attacks.rs"]
 mod payment_attacks;
 #[path = "http_contract/payment_service.rs"]

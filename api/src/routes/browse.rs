@@ -135,6 +135,10 @@ struct EventEntry {
     hold_seconds: i64,
     /// The most seats one buyer may hold or buy, `null` for no limit.
     max_seats_per_buyer: Option<u32>,
+    /// How many seconds each extension adds to a live hold; 0 allows none.
+    hold_extension_seconds: i64,
+    /// How many times one hold may be extended.
+    max_hold_extensions: u32,
     /// The prices' ISO 4217 currency; absent when every seat is free.
     #[serde(skip_serializing_if = "Option::is_none")]
     currency: Option<String>,
@@ -169,6 +173,8 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
             name: info.name,
             hold_seconds: info.hold.as_secs(),
             max_seats_per_buyer: info.max_seats_per_buyer.map(|limit| limit.seats()),
+            hold_extension_seconds: info.extension.step.as_secs(),
+            max_hold_extensions: info.extension.max,
             currency: info.prices.currency.map(|code| code.to_string()),
             prices: info
                 .prices

@@ -48,6 +48,8 @@ pub struct JobView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<AmountDue>)]
     amount_due: Option<Money>,
+    /// How many times the buyer extended the hold (`POST /v1/jobs/{job_id}/extend`).
+    hold_extensions: u32,
 }
 
 /// An amount of money, as `amount_due` shows it.
@@ -91,6 +93,7 @@ impl From<Job> for JobView {
             seat_ids: job.seat_ids,
             reason,
             amount_due: job.amount_due,
+            hold_extensions: job.hold_extensions,
         }
     }
 }
@@ -263,6 +266,33 @@ pub async fn cancel(
     path: ApiPath<String>,
 ) -> Result<Json<JobView>, ApiError> {
     settle(state, caller, path, JobAction::Cancel, None).await
+}
+
+/// `POST /v1/jobs/{job_id}/extend`: a live hold's deadline moves later by the event's
+/// `hold_extension_seconds`, from the deadline (not from now), as many times as the event's
+/// `max_hold_extensions` allows. Each call extends again: it is not a repeat.
+#[utoipa::path(
+    post,
+    path = "/v1/jobs/{job_id}/extend",
+    tag = "jobs",
+    operation_id = "extend_job",
+    params(("job_id" = String, Path, description = "The job.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The job, HELD, with its new `hold_expires_at`.",
+            body = JobView),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
+        (status = 404, description = "No such job, or another buyer's job (admins too)."),
+        (status = 409, description = "The job is not HELD, its hold has lapsed, the event \
+            allows no extension, or the hold had every extension it allows."),
+    ),
+)]
+pub async fn extend(
+    state: State<AppState>,
+    caller: Caller,
+    path: ApiPath<String>,
+) -> Result<Json<JobView>, ApiError> {
+    settle(state, caller, path, JobAction::Extend, None).await
 }
 
 /// Settles the caller's own job (or, for a payment service, any job it brings a payment for);

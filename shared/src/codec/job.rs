@@ -34,6 +34,8 @@ pub struct JobRecord {
     pub last_error: Option<String>,
     /// What a priced hold costs and the payment that sold it, JSON; `None` for free seats.
     pub payment: Option<String>,
+    /// How many times the hold was extended.
+    pub hold_extensions: i64,
 }
 
 /// The money side of a job, stored as one JSON value (most jobs have none).
@@ -74,6 +76,7 @@ impl JobRecord {
             first_error: job.first_error.clone(),
             last_error: job.last_error.clone(),
             payment: encode_payment(job)?,
+            hold_extensions: i64::from(job.hold_extensions),
         })
     }
 
@@ -98,6 +101,8 @@ impl JobRecord {
             reason: self.reason,
             amount_due: charges.amount_due,
             payment_ref: charges.payment_ref,
+            hold_extensions: u32::try_from(self.hold_extensions)
+                .map_err(|_| corrupt("an invalid extension count"))?,
             accepted_at: from_ms(self.accepted_at)?,
             first_error: self.first_error,
             last_error: self.last_error,

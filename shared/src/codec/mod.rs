@@ -17,7 +17,9 @@ pub use seat::SeatRecord;
 
 use jiff::SignedDuration;
 
-use crate::domain::{EventId, Intent, PAYMENT_UNMATCHED, Prices, ReservationEvent, SeatLimit};
+use crate::domain::{
+    EventId, HoldExtension, Intent, PAYMENT_UNMATCHED, Prices, ReservationEvent, SeatLimit,
+};
 use crate::ports::{BackendError, EventInfo, Message};
 
 /// An event's list entry from its stored values; a stored value the domain refuses is unreadable data.
@@ -27,6 +29,7 @@ pub fn event_info(
     hold_ms: i64,
     limit: Option<i64>,
     prices: Option<&str>,
+    extension: Option<&str>,
 ) -> Result<EventInfo, BackendError> {
     let unreadable = |what: &str| BackendError::permanent(format!("event {event_id}: {what}"));
     Ok(EventInfo {
@@ -35,6 +38,7 @@ pub fn event_info(
         hold: SignedDuration::from_millis(hold_ms),
         max_seats_per_buyer: seat_limit(event_id, limit)?,
         prices: decode_prices(prices)?,
+        extension: decode_extension(extension)?,
     })
 }
 
@@ -62,6 +66,39 @@ pub fn encode_prices(prices: &Prices) -> Result<Option<String>, BackendError> {
 /// Reads an event's stored price list back (none stored: every seat is free).
 pub fn decode_prices(stored: Option<&str>) -> Result<Prices, BackendError> {
     stored.map_or_else(|| Ok(Prices::default()), from_json)
+}
+
+/// An event's extension terms as stored.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredExtension {
+    step_ms: i64,
+    max: u32,
+}
+
+/// An event's extension terms to store: JSON, or `None` for an event that allows none (and
+/// every event created before extensions existed, which reads back the same way).
+pub fn encode_extension(extension: HoldExtension) -> Result<Option<String>, BackendError> {
+    extension
+        .allowed()
+        .then(|| {
+            to_json(&StoredExtension {
+                step_ms: i64::try_from(extension.step.as_millis()).unwrap_or(i64::MAX),
+                max: extension.max,
+            })
+        })
+        .transpose()
+}
+
+/// Reads an event's stored extension terms back.
+pub fn decode_extension(stored: Option<&str>) -> Result<HoldExtension, BackendError> {
+    let Some(text) = stored else {
+        return Ok(HoldExtension::NONE);
+    };
+    let stored: StoredExtension = from_json(text)?;
+    Ok(HoldExtension {
+        step: SignedDuration::from_millis(stored.step_ms),
+        max: stored.max,
+    })
 }
 
 /// Encodes a value as the JSON text stored in a column or attribute.

@@ -16,6 +16,7 @@ fn job() -> Job {
         last_error: None,
         amount_due: None,
         payment_ref: None,
+        hold_extensions: 0,
     }
 }
 

@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::SignedDuration;
 use serde::Deserialize;
 
-use super::{EventId, Prices, SeatId, SeatLimit, Section, ValidationError};
+use super::{
+    EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Prices, SeatId, SeatLimit, Section,
+    ValidationError,
+};
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
 pub const MAX_SEATS_PER_EVENT: usize = 200_000;
@@ -55,6 +58,10 @@ pub struct EventSpec {
     pub hold_seconds: Option<u32>,
     /// The most seats one buyer may hold or buy; `None` sets no limit.
     pub max_seats_per_buyer: Option<u32>,
+    /// How many seconds each extension adds to a live hold; `None` or 0 allows no extension.
+    pub hold_extension_seconds: Option<u32>,
+    /// How many times one hold may be extended (default 1, at most 10).
+    pub max_hold_extensions: Option<u32>,
     /// The prices' ISO 4217 currency ("EUR"); required when any price is above 0.
     pub currency: Option<String>,
     /// Seats as generated blocks.
@@ -78,6 +85,8 @@ pub struct NewEvent {
     pub seats: Vec<(SeatId, Section)>,
     /// What each section's seats cost.
     pub prices: Prices,
+    /// How a buyer may extend a hold.
+    pub extension: HoldExtension,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -112,6 +121,7 @@ impl NewEvent {
             ));
         }
         let max_seats_per_buyer = spec.max_seats_per_buyer.map(SeatLimit::parse).transpose()?;
+        let extension = hold_extension(spec.hold_extension_seconds, spec.max_hold_extensions)?;
         let (seats, prices) = match (spec.sections, spec.seats) {
             (Some(sections), None) => (
                 expand_sections(&sections)?,
@@ -136,8 +146,34 @@ impl NewEvent {
             max_seats_per_buyer,
             seats,
             prices: Prices::parse(spec.currency.as_deref(), prices)?,
+            extension,
         })
     }
+}
+
+/// The extension terms the organiser gave: each extension at most a hold's own longest length.
+fn hold_extension(
+    seconds: Option<u32>,
+    max: Option<u32>,
+) -> Result<HoldExtension, ValidationError> {
+    let seconds = seconds.unwrap_or(0);
+    if seconds > MAX_HOLD_SECONDS {
+        return Err(ValidationError::new(
+            "hold_extension_seconds",
+            format!("must be between 0 and {MAX_HOLD_SECONDS}"),
+        ));
+    }
+    let max = max.unwrap_or(HoldExtension::NONE.max);
+    if max > MAX_HOLD_EXTENSIONS {
+        return Err(ValidationError::new(
+            "max_hold_extensions",
+            format!("must be between 0 and {MAX_HOLD_EXTENSIONS}"),
+        ));
+    }
+    Ok(HoldExtension {
+        step: SignedDuration::from_secs(i64::from(seconds)),
+        max,
+    })
 }
 
 /// Each section's one price, from the organiser's sections or seats (a section named twice must
@@ -226,6 +262,8 @@ mod tests {
                 price: None,
             }]),
             seats: None,
+            hold_extension_seconds: None,
+            max_hold_extensions: None,
         }
     }
 
@@ -236,6 +274,31 @@ mod tests {
         assert_eq!(event.seats[0].0.as_str(), "A-1-1");
         assert_eq!(event.seats[199].0.as_str(), "A-10-20");
         assert_eq!(event.hold, SignedDuration::from_secs(300));
+    }
+
+    #[test]
+    fn extension_terms_default_to_none_and_are_bounded() {
+        assert_eq!(
+            NewEvent::parse(spec()).unwrap().extension,
+            HoldExtension::NONE
+        );
+        assert!(!HoldExtension::NONE.allowed());
+        let mut extendable = spec();
+        extendable.hold_extension_seconds = Some(120);
+        extendable.max_hold_extensions = Some(10);
+        let extension = NewEvent::parse(extendable).unwrap().extension;
+        assert_eq!(extension.step, SignedDuration::from_secs(120));
+        assert_eq!(extension.max, 10);
+        assert!(extension.allowed());
+        for (seconds, max, field) in [
+            (Some(86_401), None, "hold_extension_seconds"),
+            (Some(60), Some(11), "max_hold_extensions"),
+        ] {
+            let mut bad = spec();
+            bad.hold_extension_seconds = seconds;
+            bad.max_hold_extensions = max;
+            assert_eq!(NewEvent::parse(bad).unwrap_err().field, field);
+        }
     }
 
     #[test]

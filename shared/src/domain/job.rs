@@ -67,6 +67,8 @@ pub enum JobAction {
     Cancel,
     /// Release a hold whose deadline has passed.
     Expire,
+    /// Move a live hold's deadline later, as the event's terms allow.
+    Extend,
 }
 
 /// What happens to a job's seats when it is settled.
@@ -76,6 +78,14 @@ pub enum Settlement {
     Sell,
     /// HELD -> AVAILABLE.
     Release,
+    /// HELD stays HELD, its deadline moved from `from` (the deadline read: the write's
+    /// condition) to `until`.
+    Extend {
+        /// The deadline the extension was decided on.
+        from: Timestamp,
+        /// The new deadline.
+        until: Timestamp,
+    },
 }
 
 /// Why an action cannot be applied to a job in its current state.
@@ -104,6 +114,19 @@ pub enum JobConflict {
     /// The job was sold already, paid by another payment.
     #[error("the job was already paid by another payment")]
     PaidOtherwise,
+    /// The event's terms allow no hold extension.
+    #[error("this event's holds cannot be extended")]
+    NotExtendable,
+    /// The hold has had every extension the event allows.
+    #[error("the hold was already extended {max} times, the most this event allows")]
+    ExtensionsUsedUp {
+        /// The event's most extensions per hold.
+        max: u32,
+    },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn action_past(action: JobAction) -> &'static str {
@@ -111,6 +134,7 @@ fn action_past(action: JobAction) -> &'static str {
         JobAction::Confirm => "confirmed",
         JobAction::Cancel => "cancelled",
         JobAction::Expire => "expired",
+        JobAction::Extend => "extended",
     }
 }
 
@@ -139,6 +163,9 @@ pub struct Job {
     /// The payment that sold the job, if a payment provider confirmed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payment_ref: Option<String>,
+    /// How many times the buyer extended the hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hold_extensions: u32,
     /// When admission accepted it.
     pub accepted_at: Timestamp,
     /// The first transient failure met while processing it, for operators (never shown to buyers).
@@ -164,6 +191,7 @@ impl Job {
             reason: None,
             amount_due: None,
             payment_ref: None,
+            hold_extensions: 0,
             accepted_at: intent.accepted_at,
             first_error: None,
             last_error: None,
@@ -232,6 +260,7 @@ mod tests {
             reason: None,
             amount_due: None,
             payment_ref: None,
+            hold_extensions: 0,
             accepted_at: until,
             first_error: None,
             last_error: None,

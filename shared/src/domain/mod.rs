@@ -26,7 +26,7 @@ pub use reservation_event::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, R
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
 pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};
-pub use terms::SaleTerms;
+pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms};
 pub use transition::{Closure, Settling, Transition};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.

@@ -1,5 +1,5 @@
-//! Property tests: random sequences of claims, redeliveries, confirms, cancels, expiries and the
-//! passing of time, executed against an in-memory inventory by the domain's own decisions, with the
+//! Property tests: random sequences of claims, redeliveries, confirms, cancels, extensions,
+//! expiries and the passing of time, executed against an in-memory inventory by the domain's own decisions, with the
 //! invariants checked after every step.
 
 use std::collections::HashMap;
@@ -10,6 +10,10 @@ use proptest::prelude::*;
 use super::*;
 
 const HOLD: SignedDuration = SignedDuration::from_secs(10);
+const EXTENSION: HoldExtension = HoldExtension {
+    step: SignedDuration::from_secs(4),
+    max: 2,
+};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -17,6 +21,7 @@ enum Op {
     Deliver(usize),
     Confirm(usize),
     Cancel(usize),
+    Extend(usize),
     Advance(i64),
     Sweep,
 }
@@ -41,6 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0_usize..12).prop_map(Op::Deliver),
         2 => (0_usize..12).prop_map(Op::Confirm),
         1 => (0_usize..12).prop_map(Op::Cancel),
+        2 => (0_usize..12).prop_map(Op::Extend),
         1 => (1_i64..15).prop_map(Op::Advance),
         1 => Just(Op::Sweep),
     ]
@@ -51,6 +57,8 @@ struct Model {
     now: Timestamp,
     seats: Vec<Seat>,
     jobs: Vec<Job>,
+    /// When each held job's claim was decided, where its hold's length is counted from.
+    held_at: HashMap<JobId, Timestamp>,
 }
 
 impl Model {
@@ -67,6 +75,7 @@ impl Model {
             now: Timestamp::UNIX_EPOCH,
             seats,
             jobs: Vec::new(),
+            held_at: HashMap::new(),
         }
     }
 
@@ -86,6 +95,7 @@ impl Model {
                 last_error: None,
                 amount_due: None,
                 payment_ref: None,
+                hold_extensions: 0,
             }),
             Op::Deliver(i) => {
                 if let Some(index) = self.pick(*i) {
@@ -94,6 +104,7 @@ impl Model {
             }
             Op::Confirm(i) => self.settle(*i, JobAction::Confirm),
             Op::Cancel(i) => self.settle(*i, JobAction::Cancel),
+            Op::Extend(i) => self.settle(*i, JobAction::Extend),
             Op::Advance(secs) => self.now += SignedDuration::from_secs(*secs),
             Op::Sweep => {
                 for index in 0..self.jobs.len() {
@@ -142,6 +153,7 @@ impl Model {
                         until,
                     };
                 }
+                self.held_at.insert(job.job_id, self.now);
                 job.hold(seat_ids, until, amount_due, self.now)
             }
             ClaimDecision::Reject { reason } => job.reject(&reason, self.now),
@@ -152,10 +164,14 @@ impl Model {
     fn settle(&mut self, i: usize, action: JobAction) {
         let Some(index) = self.pick(i) else { return };
         let job = &mut self.jobs[index];
+        let settled = match action {
+            JobAction::Extend => job.extend(EXTENSION, self.now).map(Some),
+            action => job.settle(action, None, self.now),
+        };
         let Ok(Some(Settling {
             transition,
             seats: settlement,
-        })) = job.settle(action, None, self.now)
+        })) = settled
         else {
             return;
         };
@@ -164,6 +180,13 @@ impl Model {
                 seat.state = match settlement {
                     Settlement::Sell => SeatState::Sold { job_id: job.job_id },
                     Settlement::Release => SeatState::Available,
+                    Settlement::Extend { from, until } => {
+                        assert!(from > self.now, "a lapsed hold was extended");
+                        SeatState::Held {
+                            job_id: job.job_id,
+                            until,
+                        }
+                    }
                 };
             }
         }
@@ -204,6 +227,14 @@ impl Model {
             sold_seats, sold_by_jobs,
             "every sold seat belongs to exactly one sold job"
         );
+        let longest = HOLD + EXTENSION.step * i32::try_from(EXTENSION.max).unwrap();
+        for job in self.jobs.iter().filter(|j| j.status == JobStatus::Held) {
+            let until = job.hold_expires_at.unwrap();
+            assert!(
+                until.duration_since(self.held_at[&job.job_id]) <= longest,
+                "a hold outlasts its hold and every extension"
+            );
+        }
         for job in self
             .jobs
             .iter()

@@ -35,6 +35,10 @@ pub struct ReservationEvent {
     /// The payment that sold it, for `SOLD` by a payment provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payment_ref: Option<String>,
+    /// How many times the hold has been extended, for a `HELD` that records an extension
+    /// (a `HoldExtended` event); absent on the hold itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_extensions: Option<u32>,
     /// When the transition was decided.
     pub occurred_at: Timestamp,
 }
@@ -58,6 +62,8 @@ impl ReservationEvent {
                 .payment_ref
                 .clone()
                 .filter(|_| job.status == JobStatus::Sold),
+            hold_extensions: Some(job.hold_extensions)
+                .filter(|n| *n > 0 && job.status == JobStatus::Held),
             occurred_at,
         }
     }
@@ -65,6 +71,9 @@ impl ReservationEvent {
     /// A stable, human-readable type name ("Reservation Held"), used as EventBridge's `detail-type`.
     #[must_use]
     pub fn detail_type(&self) -> &'static str {
+        if self.hold_extensions.is_some() {
+            return "Reservation HoldExtended";
+        }
         match self.status {
             JobStatus::Pending => "Reservation Pending",
             JobStatus::Held => "Reservation Held",

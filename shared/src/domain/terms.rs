@@ -1,6 +1,6 @@
 //! An event's terms of sale, as every claim reads them inside its atomic step: how long a hold
-//! lasts, how many seats one buyer may count, and what the seats cost. Each backend stores them
-//! its own way and reads them into this one shape.
+//! lasts and how it may be extended, how many seats one buyer may count, and what the seats
+//! cost. Each backend stores them its own way and reads them into this one shape.
 
 use std::sync::Arc;
 
@@ -17,6 +17,35 @@ pub struct SaleTerms {
     pub limit: Option<SeatLimit>,
     /// What the seats cost (shared: terms are copied per admission and per claim).
     pub prices: Arc<Prices>,
+    /// How a buyer may extend a hold.
+    pub extension: HoldExtension,
+}
+
+/// The most extensions an event may allow one hold.
+pub const MAX_HOLD_EXTENSIONS: u32 = 10;
+
+/// How the buyer of a live hold may extend it: by `step` from its current deadline, at most
+/// `max` times, so no hold outlasts `hold + max * step`. A zero step allows no extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HoldExtension {
+    /// How much later each extension moves the deadline.
+    pub step: SignedDuration,
+    /// How many extensions one hold may have.
+    pub max: u32,
+}
+
+impl HoldExtension {
+    /// No extension: the default of an event that does not say.
+    pub const NONE: Self = Self {
+        step: SignedDuration::ZERO,
+        max: 1,
+    };
+
+    /// Whether the event allows extending a hold at all.
+    #[must_use]
+    pub fn allowed(self) -> bool {
+        self.step.is_positive() && self.max > 0
+    }
 }
 
 impl SaleTerms {

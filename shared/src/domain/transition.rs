@@ -7,8 +7,8 @@
 use jiff::Timestamp;
 
 use super::{
-    Job, JobAction, JobConflict, JobStatus, Money, Payment, REASON_EXPIRED, ReservationEvent,
-    SeatId, Settlement,
+    HoldExtension, Job, JobAction, JobConflict, JobStatus, Money, Payment, REASON_EXPIRED,
+    ReservationEvent, SeatId, Settlement,
 };
 
 /// A decided change of one job, ready to persist.
@@ -139,6 +139,41 @@ impl Job {
         self.settle(JobAction::Expire, None, now)
     }
 
+    /// HELD stays HELD with its deadline `extension.step` later (from the deadline, not from
+    /// `now`), while the hold is live and the event's terms leave an extension. The seats'
+    /// writes are conditioned on the deadline read, so racing extensions add up to no more.
+    pub fn extend(
+        &self,
+        extension: HoldExtension,
+        now: Timestamp,
+    ) -> Result<Settling, JobConflict> {
+        let from = match (self.status, self.hold_expires_at) {
+            (JobStatus::Held, Some(until)) if until > now => until,
+            (JobStatus::Held, _) => return Err(JobConflict::HoldLapsed),
+            (status, _) => {
+                return Err(JobConflict::WrongStatus {
+                    status,
+                    action: JobAction::Extend,
+                });
+            }
+        };
+        if !extension.allowed() {
+            return Err(JobConflict::NotExtendable);
+        }
+        if self.hold_extensions >= extension.max {
+            return Err(JobConflict::ExtensionsUsedUp { max: extension.max });
+        }
+        let until = from + extension.step;
+        let transition = self.moved(now, |job| {
+            job.hold_expires_at = Some(until);
+            job.hold_extensions += 1;
+        });
+        Ok(Settling {
+            transition,
+            seats: Settlement::Extend { from, until },
+        })
+    }
+
     /// What `action` at `now` does to this job: `Ok(Some(..))` is the transition and what to do
     /// to its seats, `Ok(None)` means the action already happened (a repeat is a no-op so
     /// clients may retry), and `Err` is a conflict the client must be told about.
@@ -176,6 +211,9 @@ impl Job {
                 (JobStatus::Expired, Settlement::Release)
             }
             (JobAction::Expire, JobStatus::Held) => return Err(JobConflict::HoldLive),
+            // Settling knows no event's terms, so it extends nothing: `Job::extend` decides
+            // an extension with them.
+            (JobAction::Extend, JobStatus::Held) => return Err(JobConflict::NotExtendable),
             (JobAction::Confirm, JobStatus::Sold)
             | (JobAction::Cancel, JobStatus::Cancelled)
             | (JobAction::Expire, JobStatus::Expired) => return Ok(None),

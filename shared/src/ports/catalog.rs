@@ -3,7 +3,7 @@ use async_trait::async_trait;
 use super::BackendError;
 use jiff::SignedDuration;
 
-use crate::domain::{EventId, NewEvent, Prices, Seat, SeatLimit};
+use crate::domain::{EventId, HoldExtension, NewEvent, Prices, Seat, SeatLimit};
 
 /// What creating an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,8 @@ pub struct EventInfo {
     pub max_seats_per_buyer: Option<SeatLimit>,
     /// What its seats cost, for buyers to see before they reserve.
     pub prices: Prices,
+    /// How its holds may be extended.
+    pub extension: HoldExtension,
 }
 
 /// Events and their seats, for organisers and the advisory seat map.

@@ -3,8 +3,8 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment, ReservationEvent, SeatId,
-    Settling, Transition,
+    HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment,
+    ReservationEvent, SeatId, Settling, Transition,
 };
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
@@ -74,17 +74,23 @@ pub enum Settled {
 impl Settled {
     /// What settling a job (as read, `None` if there is none) comes to before anything is
     /// written: `Ok` with the job and the domain's settling to persist, or `Err` with the answer
-    /// that needs no write (no such job, a repeat of what already happened, a conflict).
+    /// that needs no write (no such job, a repeat of what already happened, a conflict). An
+    /// extension is decided under the job's event's `extension` terms.
     pub fn plan(
         job: Option<Job>,
         action: JobAction,
         payment: Option<&Payment>,
+        extension: HoldExtension,
         now: Timestamp,
     ) -> Result<(Job, Settling), Self> {
         let Some(job) = job else {
             return Err(Self::NotFound);
         };
-        match job.settle(action, payment, now) {
+        let settled = match action {
+            JobAction::Extend => job.extend(extension, now).map(Some),
+            action => job.settle(action, payment, now),
+        };
+        match settled {
             Ok(Some(settling)) => Ok((job, settling)),
             Ok(None) => Err(Self::Done(Box::new(job))),
             Err(conflict) => Err(Self::Conflict(conflict)),
@@ -104,7 +110,8 @@ pub trait Inventory: Send + Sync {
     /// outcomes are known and the caller retries the whole batch, which idempotency makes safe.
     async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError>;
 
-    /// Confirms, cancels or expires a held job, as the domain's `Job::settle` decides: the seat
+    /// Confirms, cancels, expires or extends a held job, as the domain's `Job::settle` (or, for
+    /// an extension, `Job::extend` under the event's terms read in the step) decides: the seat
     /// writes conditioned on this job's hold, and the job's transition, in one atomic step. A
     /// confirm with a `payment` is decided against the job as read in that step, so a payment
     /// and a cancel or expiry racing on one hold leave exactly one outcome.

@@ -1,7 +1,7 @@
 //! A buyer, as a client of the API: admits a reservation under a key of its own (retrying on
 //! failure with the same key and body, as the HTTP contract tells clients to), sometimes retries
-//! a success or reuses the key for another request, polls its job, and confirms, cancels or lets
-//! the hold lapse, retrying the settle too. Every answer is checked against what the buyer was
+//! a success or reuses the key for another request, polls its job, sometimes extends the hold,
+//! and confirms, cancels or lets the hold lapse, retrying the settle too. Every answer is checked against what the buyer was
 //! told before: a retry must name the same job, a repeated settle must change nothing.
 
 use std::collections::BTreeMap;
@@ -86,13 +86,20 @@ pub async fn buyer(ctx: Rc<Ctx>, n: usize) {
         return;
     }
     let hold_ms = u64::try_from(plan.event.hold.as_millis()).unwrap_or(60_000);
+    let mut until = job.hold_expires_at;
+    if ctx.dice.chance(0.3) {
+        ctx.pause(0..hold_ms).await;
+        if let Some(Settled::Done(extended)) = settle(&ctx, job_id, JobAction::Extend, until).await
+        {
+            until = extended.hold_expires_at;
+        }
+    }
     ctx.pause(0..hold_ms * 3 / 2).await;
     let action = match ctx.dice.below(4) {
         0 | 1 => JobAction::Confirm,
         2 => JobAction::Cancel,
         _ => return,
     };
-    let until = job.hold_expires_at;
     if let Some(Settled::Done(first)) = settle(&ctx, job_id, action, until).await {
         ctx.ledger.borrow_mut().settled += 1;
         if ctx.dice.chance(0.3) {
@@ -204,7 +211,7 @@ async fn decision(ctx: &Ctx, job_id: JobId) -> Option<Job> {
     None
 }
 
-/// Confirms or cancels through `app::settle` until it answers, and checks the answer against
+/// Confirms, cancels or extends through `app::settle` until it answers, and checks the answer against
 /// the hold's deadline `until`.
 async fn settle(
     ctx: &Ctx,
@@ -227,7 +234,8 @@ async fn settle(
 }
 
 /// A settle is done as asked, or refused for a reason that holds: a hold refused as lapsed
-/// (or found expired) must have reached its deadline by the time the answer came.
+/// (or found expired) must have reached its deadline by the time the answer came, and an
+/// extension moves the deadline later by the event's steps, never past the most it allows.
 fn check_settled(
     ctx: &Ctx,
     job_id: JobId,
@@ -239,10 +247,24 @@ fn check_settled(
         JobAction::Confirm => JobStatus::Sold,
         JobAction::Cancel => JobStatus::Cancelled,
         JobAction::Expire => JobStatus::Expired,
+        JobAction::Extend => JobStatus::Held,
     };
     let lapsed = until.is_some_and(|until| until <= ctx.clock.now());
+    let extension = ctx.plan.event.extension;
     let fine = match settled {
+        Settled::Done(job) if action == JobAction::Extend => {
+            // A retry after a lost answer may have extended twice; never past the most.
+            let most = extension.step * i32::try_from(extension.max).unwrap_or(i32::MAX);
+            job.status == expected
+                && job.hold_expires_at > until
+                && job
+                    .hold_expires_at
+                    .zip(until)
+                    .is_some_and(|(new, old)| new.duration_since(old) <= most)
+        }
         Settled::Done(job) => job.status == expected,
+        Settled::Conflict(JobConflict::NotExtendable) => !extension.allowed(),
+        Settled::Conflict(JobConflict::ExtensionsUsedUp { .. }) => action == JobAction::Extend,
         Settled::Conflict(JobConflict::HoldLapsed) => lapsed,
         Settled::Conflict(JobConflict::WrongStatus {
             status: JobStatus::Expired,

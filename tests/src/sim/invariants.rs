@@ -112,7 +112,7 @@ impl Observer {
             };
             let history = self.recorded.entry(event.job_id).or_default();
             let from = history.last().map_or(JobStatus::Pending, |e| e.status);
-            if !allowed(from, event.status) {
+            if !allowed(from, event) {
                 return Err(format!(
                     "job {} recorded a move {} -> {}",
                     job.job_id,
@@ -147,8 +147,13 @@ impl Observer {
                 .recorded
                 .get(&job.job_id)
                 .map_or(&[][..], Vec::as_slice);
-            if !moves[1..].iter().eq(recorded.iter().map(|e| &e.status)) {
-                let recorded: Vec<JobStatus> = recorded.iter().map(|e| e.status).collect();
+            // An extension is an event without a move: the job stays HELD.
+            let recorded: Vec<JobStatus> = recorded
+                .iter()
+                .filter(|e| e.hold_extensions.is_none())
+                .map(|e| e.status)
+                .collect();
+            if !moves[1..].iter().eq(recorded.iter()) {
                 return Err(format!(
                     "job {} moved {} but its events record {}",
                     job.job_id,

@@ -76,15 +76,16 @@ impl Hasher for Fnv {
 /// How the memory queue's own move to the dead-letter queue explains itself.
 pub(super) const QUEUE_REDRIVE: &str = "received ";
 
-/// Whether a job may move from `from` to `to`.
-pub(super) fn allowed(from: JobStatus, to: JobStatus) -> bool {
+/// Whether a job in `from` may record `event`: a move the state machine allows, or the
+/// extension of a hold (which records an event without a move).
+pub(super) fn allowed(from: JobStatus, event: &ReservationEvent) -> bool {
     use JobStatus::{Cancelled, Expired, Failed, Held, Pending, Rejected, Sold};
     matches!(
-        (from, to),
+        (from, event.status),
         (Pending, Held | Rejected | Failed)
             | (Held, Sold | Cancelled | Expired)
             | (Failed, Pending)
-    )
+    ) || (from == Held && event.status == Held && event.hold_extensions.is_some())
 }
 
 /// An event says what its move did, when it did: a hold has seats and a deadline; a sale was
@@ -109,6 +110,27 @@ pub(super) fn check_event(
         }
         JobStatus::Held if event.seat_ids.is_empty() || event.hold_expires_at.is_none() => {
             Some("has no seats or no deadline".to_owned())
+        }
+        // An extension moves a live hold's deadline later, one extension at a time.
+        JobStatus::Held if event.hold_extensions.is_some() => {
+            let before = history
+                .iter()
+                .rev()
+                .find_map(|e| e.hold_extensions)
+                .unwrap_or(0);
+            match deadline {
+                Some(until)
+                    if at < until
+                        && event.hold_expires_at > Some(until)
+                        && event.hold_extensions == Some(before + 1) =>
+                {
+                    None
+                }
+                _ => Some(format!(
+                    "extended the hold at {at} to {:?} from {deadline:?}",
+                    event.hold_expires_at
+                )),
+            }
         }
         JobStatus::Sold => match deadline {
             Some(until) if at < until => None,

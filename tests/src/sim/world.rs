@@ -141,6 +141,8 @@ fn event(dice: &Dice) -> NewEvent {
         ]),
         seats: None,
         currency: None,
+        hold_extension_seconds: Some(u32::try_from(dice.between(0..60)).unwrap_or(0)),
+        max_hold_extensions: Some(u32::try_from(dice.between(0..3)).unwrap_or(1)),
     })
     .unwrap()
 }

@@ -164,6 +164,7 @@ async fn with_authentication_on_the_protected_operations_need_the_bearer_scheme(
         "cancel_job",
         "confirm_job",
         "create_event",
+        "extend_job",
         "reserve",
         "show_job",
     ];

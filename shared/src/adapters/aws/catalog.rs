@@ -10,7 +10,9 @@ use super::error::classify;
 use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
-use crate::codec::{decode_prices, encode_prices, event_info, seat_limit};
+use crate::codec::{
+    decode_extension, decode_prices, encode_extension, encode_prices, event_info, seat_limit,
+};
 use crate::domain::{EventId, NewEvent, Seat, SeatId};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
@@ -67,6 +69,7 @@ impl DynamoStore {
             hold_ms: get_n(item, "hold_ms")?,
             seat_limit,
             prices: Arc::new(decode_prices(opt_s(item, "prices"))?),
+            extension: decode_extension(opt_s(item, "extension"))?,
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -134,6 +137,9 @@ impl Catalog for DynamoStore {
         if let Some(limit) = event.max_seats_per_buyer {
             put = put.item(LIMIT, n(i64::from(limit.seats())));
         }
+        if let Some(extension) = encode_extension(event.extension)? {
+            put = put.item("extension", s(extension));
+        }
         if let Some(prices) = encode_prices(&event.prices)? {
             put = put.item("prices", s(prices));
         }
@@ -189,7 +195,9 @@ impl Catalog for DynamoStore {
                 .filter_expression("#status = :ready")
                 .expression_attribute_names("#status", "status")
                 .expression_attribute_values(":ready", s(READY))
-                .projection_expression("event_id, #name, hold_ms, max_seats_per_buyer, prices")
+                .projection_expression(
+                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension",
+                )
                 .expression_attribute_names("#name", "name")
                 .set_exclusive_start_key(start)
                 .send()
@@ -207,6 +215,7 @@ impl Catalog for DynamoStore {
                     get_n(item, "hold_ms")?,
                     opt_n(item, LIMIT)?,
                     opt_s(item, "prices"),
+                    opt_s(item, "extension"),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;

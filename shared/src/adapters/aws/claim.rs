@@ -134,6 +134,7 @@ impl DynamoStore {
             hold: SignedDuration::from_millis(meta.hold_ms),
             limit: meta.seat_limit,
             prices: meta.prices,
+            extension: meta.extension,
         };
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,

@@ -58,6 +58,7 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
         first_error: text("first_error"),
         last_error: text("last_error"),
         payment: text("payment"),
+        hold_extensions: opt_n(item, "hold_extensions")?.unwrap_or(0),
     }
     .into_job()
 }
@@ -146,6 +147,10 @@ impl DynamoStore {
                 values.push((":payment", s(payment)));
             }
             None => remove.push("payment"),
+        }
+        if job.hold_extensions > 0 {
+            set.push("hold_extensions = :extensions");
+            values.push((":extensions", n(i64::from(job.hold_extensions))));
         }
         // The jobs table's TTL deletes a decided job once the domain's retention has passed
         // (a replay's reopen removes it again).

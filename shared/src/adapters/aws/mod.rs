@@ -50,7 +50,7 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::{Prices, SeatId, SeatLimit};
+use crate::domain::{HoldExtension, Prices, SeatId, SeatLimit};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
@@ -64,6 +64,8 @@ struct EventMeta {
     seat_limit: Option<SeatLimit>,
     /// What its seats cost, which fixes a hold's amount due.
     prices: Arc<Prices>,
+    /// How its holds may be extended.
+    extension: HoldExtension,
     sections: Vec<String>,
     /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
     free_shards: HashMap<String, u32>,

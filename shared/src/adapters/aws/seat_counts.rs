@@ -3,7 +3,8 @@
 //! there, and one `hold_<job>` attribute per HELD job naming its deadline. A hold's transaction
 //! adds to the count on condition that it is still at most the limit's ceiling (the domain's
 //! `SeatLimit::ceiling_for`), so racing claims cannot both pass; a confirm forgets the deadline,
-//! and a cancel or an expiry gives the seats back, in the settlement's own transaction.
+//! an extension moves it, and a cancel or an expiry gives the seats back, in the settlement's
+//! own transaction.
 //!
 //! A lapsed hold still counts until it is expired. A claim refused by the count expires the
 //! buyer's lapsed holds first (the sweeper's own settlement) and tries again, so a buyer whose
@@ -38,14 +39,6 @@ fn seat_count(job: &Job) -> i64 {
 }
 
 impl DynamoStore {
-    /// Whether `event_id` has a seat limit, so that its settlements keep the buyers' counts.
-    pub(super) async fn is_limited(&self, event_id: &EventId) -> Result<bool, BackendError> {
-        Ok(self
-            .event_meta(event_id)
-            .await?
-            .is_some_and(|meta| meta.seat_limit.is_some()))
-    }
-
     /// The count's part of a hold: `job`'s seats are added while the buyer counts at most
     /// `ceiling` seats, and its deadline is remembered for an expiry on the buyer's behalf.
     pub(super) fn count_hold(
@@ -70,30 +63,33 @@ impl DynamoStore {
     }
 
     /// The count's part of settling `job`: a sale keeps its seats counted, a release gives them
-    /// back. Unconditional: the settlement's condition on the job already makes it happen once.
+    /// back, an extension moves the remembered deadline. Unconditional: the settlement's
+    /// condition on the job already makes it happen once.
     pub(super) fn count_settle(
         &self,
         job: &Job,
         settlement: Settlement,
     ) -> Result<TransactWriteItem, BackendError> {
         let hold = hold_attribute(job.job_id);
-        let (expression, values) = match settlement {
-            Settlement::Sell => ("REMOVE #hold", vec![]),
+        let (expression, names, values) = match settlement {
+            Settlement::Sell => ("REMOVE #hold", vec![("#hold", hold.as_str())], vec![]),
             Settlement::Release => (
                 "REMOVE #hold ADD #seats :minus",
+                vec![("#hold", hold.as_str()), ("#seats", SEATS)],
                 vec![(":minus", n(-seat_count(job)))],
             ),
-        };
-        let names: &[(&str, &str)] = match settlement {
-            Settlement::Sell => &[("#hold", &hold)],
-            Settlement::Release => &[("#hold", &hold), ("#seats", SEATS)],
+            Settlement::Extend { until, .. } => (
+                "SET #hold = :until",
+                vec![("#hold", hold.as_str())],
+                vec![(":until", n(until.as_millisecond()))],
+            ),
         };
         update(
             &self.names.seats_table,
             count_key(&job.event_id, &job.buyer_id),
             expression,
             None,
-            names,
+            &names,
             values,
         )
     }

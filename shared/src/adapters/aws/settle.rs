@@ -1,13 +1,14 @@
-//! Settling a hold on DynamoDB: the seat writes conditioned on this job's hold, and the job's
+//! Settling (or extending) a hold on DynamoDB: the seat writes conditioned on this job's hold, and the job's
 //! transition, in one transaction; a race with another writer decides again on fresh state.
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::DynamoStore;
-use super::item::{Transacted, s, transact, update};
+use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
-    Job, JobAction, JobConflict, JobId, Payment, Seat, SeatState, Settlement, Settling,
+    HoldExtension, Job, JobAction, JobConflict, JobId, Payment, Seat, SeatState, Settlement,
+    Settling,
 };
 use crate::ports::{BackendError, Settled};
 
@@ -16,8 +17,8 @@ const SETTLE_ROUNDS: usize = 3;
 
 impl DynamoStore {
     /// The seat writes of a settlement, each conditioned on the seat still being held by the job.
-    /// A release skips seats another job took over after this hold lapsed. `None`: a sale whose
-    /// seats are not all held by the job as read, which means they changed between the job's
+    /// A release skips seats another job took over after this hold lapsed. `None`: a sale or
+    /// extension whose seats are not all held by the job as read, which means they changed between the job's
     /// read and theirs (a racing settlement), or another job took one over.
     fn settlement_writes(
         &self,
@@ -27,20 +28,31 @@ impl DynamoStore {
     ) -> Result<Option<Vec<TransactWriteItem>>, BackendError> {
         let mine = |seat: &&Seat| matches!(seat.state, SeatState::Held { job_id, .. } if job_id == job.job_id);
         let held: Vec<&Seat> = seats.iter().filter(mine).collect();
-        if settlement == Settlement::Sell && held.len() != job.seat_ids.len() {
+        if settlement != Settlement::Release && held.len() != job.seat_ids.len() {
             return Ok(None);
         }
         held.into_iter()
             .map(|seat| {
-                let (expression, mut values) = match settlement {
+                let (expression, condition, mut values) = match settlement {
                     Settlement::Sell => (
                         "SET #state = :sold REMOVE hold_until",
+                        "#state = :held AND job_id = :job",
                         vec![(":sold", s("SOLD"))],
                     ),
                     Settlement::Release => (
                         // Back into the free-list shard the seat was created in.
                         "SET #state = :available, free_key = free_home REMOVE job_id, hold_until",
+                        "#state = :held AND job_id = :job",
                         vec![(":available", s("AVAILABLE"))],
+                    ),
+                    // Conditioned on the deadline read: racing extensions add up to no more.
+                    Settlement::Extend { from, until } => (
+                        "SET hold_until = :until",
+                        "#state = :held AND job_id = :job AND hold_until = :from",
+                        vec![
+                            (":until", n(until.as_millisecond())),
+                            (":from", n(from.as_millisecond())),
+                        ],
                     ),
                 };
                 values.extend([(":held", s("HELD")), (":job", s(job.job_id.to_string()))]);
@@ -48,7 +60,7 @@ impl DynamoStore {
                     &self.names.seats_table,
                     seat_key(&job.event_id, &seat.seat_id),
                     expression,
-                    Some("#state = :held AND job_id = :job"),
+                    Some(condition),
                     &[("#state", "state")],
                     values,
                 )
@@ -68,20 +80,22 @@ impl DynamoStore {
     ) -> Result<Settled, BackendError> {
         for round in 1..=SETTLE_ROUNDS {
             let loaded = self.load_job(job_id).await?;
-            let (seats, limited) = match &loaded {
+            let (seats, meta) = match &loaded {
                 Some(job) => (
                     self.read_seats(&job.event_id, &job.seat_ids).await?,
-                    self.is_limited(&job.event_id).await?,
+                    self.event_meta(&job.event_id).await?,
                 ),
-                None => (Vec::new(), false),
+                None => (Vec::new(), None),
             };
+            let limited = meta.as_ref().is_some_and(|m| m.seat_limit.is_some());
+            let extension = meta.map_or(HoldExtension::NONE, |m| m.extension);
             let (
                 job,
                 Settling {
                     transition,
                     seats: settlement,
                 },
-            ) = match Settled::plan(loaded, action, payment, self.clock.now()) {
+            ) = match Settled::plan(loaded, action, payment, extension, self.clock.now()) {
                 Ok(plan) => plan,
                 Err(answer) => return Ok(answer),
             };

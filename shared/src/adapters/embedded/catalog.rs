@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{SeatRecord, encode_prices, event_info, to_ms};
+use crate::codec::{SeatRecord, encode_extension, encode_prices, event_info, to_ms};
 use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
@@ -16,8 +16,8 @@ impl Catalog for EmbeddedStore {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
                 "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
-                                     prices)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (event_id) DO NOTHING",
+                                     prices, extension)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
@@ -25,6 +25,7 @@ impl Catalog for EmbeddedStore {
                     event.max_seats_per_buyer.map(SeatLimit::seats),
                     now,
                     encode_prices(&event.prices)?,
+                    encode_extension(event.extension)?,
                 ],
             )?;
             if inserted == 0 {
@@ -75,8 +76,8 @@ impl Catalog for EmbeddedStore {
         self.db
             .read(|tx| {
                 let mut query = tx.prepare_cached(
-                    "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices FROM events
-                     ORDER BY created_at, event_id",
+                    "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices, extension
+                     FROM events ORDER BY created_at, event_id",
                 )?;
                 let rows = query.query_map([], |row| {
                     Ok((
@@ -85,11 +86,13 @@ impl Catalog for EmbeddedStore {
                         row.get::<_, i64>(2)?,
                         row.get::<_, Option<i64>>(3)?,
                         row.get::<_, Option<String>>(4)?,
+                        row.get::<_, Option<String>>(5)?,
                     ))
                 })?;
                 rows.map(|row| {
-                    let (event_id, name, hold_ms, limit, prices) = row?;
-                    event_info(&event_id, name, hold_ms, limit, prices.as_deref())
+                    let (event_id, name, hold_ms, limit, prices, extension) = row?;
+                    let (prices, extension) = (prices.as_deref(), extension.as_deref());
+                    event_info(&event_id, name, hold_ms, limit, prices, extension)
                 })
                 .collect()
             })

@@ -196,6 +196,8 @@ mod tests {
             }]),
             seats: None,
             currency: None,
+            hold_extension_seconds: None,
+            max_hold_extensions: None,
         })
         .expect("event");
         worker.create_event(&event).await.expect("create");

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use rusqlite::{Transaction, params};
+use rusqlite::types::Value;
+use rusqlite::{Transaction, params, params_from_iter};
 
 use super::EmbeddedStore;
 use super::catalog::{SEAT_COLUMNS, read_seat};
@@ -14,8 +15,9 @@ use super::job_rows::{load_job, save_transition};
 use super::terms::{counted_seats, terms as event_terms};
 use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
-    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE,
-    SaleTerms, Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling, Transition,
+    ClaimDecision, EventId, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
+    REASON_UNAVAILABLE, SaleTerms, Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling,
+    Transition,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -284,37 +286,55 @@ fn settle_one(
     payment: Option<&Payment>,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
+    let job = load_job(tx, job_id)?;
+    let extension = match (&job, action) {
+        (Some(job), JobAction::Extend) => {
+            event_terms(tx, &job.event_id)?.map_or(HoldExtension::NONE, |terms| terms.extension)
+        }
+        _ => HoldExtension::NONE,
+    };
     let (
         job,
         Settling {
             transition,
             seats: settlement,
         },
-    ) = match Settled::plan(load_job(tx, job_id)?, action, payment, now) {
+    ) = match Settled::plan(job, action, payment, extension, now) {
         Ok(plan) => plan,
         Err(answer) => return Ok(answer),
     };
     // Each seat is addressed by its key and conditioned on this job's hold: a seat re-claimed by
     // another job after this hold lapsed stays theirs.
-    let statement = match settlement {
-        Settlement::Sell => {
+    let (statement, deadlines) = match settlement {
+        Settlement::Sell => (
             "UPDATE seats SET state = 'SOLD', hold_until = NULL
-             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'"
-        }
-        Settlement::Release => {
+             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'",
+            vec![],
+        ),
+        Settlement::Release => (
             "UPDATE seats SET state = 'AVAILABLE', job_id = NULL, hold_until = NULL
-             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'"
-        }
+             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'",
+            vec![],
+        ),
+        Settlement::Extend { from, until } => (
+            "UPDATE seats SET hold_until = ?4
+             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'
+               AND hold_until = ?5",
+            vec![to_ms(until), to_ms(from)],
+        ),
     };
     let mut update = tx.prepare_cached(statement)?;
     let job_text = job_id.to_string();
     let mut changed = 0;
     for seat in &job.seat_ids {
-        changed += update.execute(params![job.event_id.as_str(), seat.as_str(), job_text])?;
+        let key = [job.event_id.as_str(), seat.as_str(), &job_text]
+            .map(|text| Value::Text(text.to_owned()));
+        let deadlines = deadlines.iter().copied().map(Value::Integer);
+        changed += update.execute(params_from_iter(key.into_iter().chain(deadlines)))?;
     }
-    if matches!(settlement, Settlement::Sell) && changed != job.seat_ids.len() {
-        // Only possible if a seat was taken over after its hold lapsed, which `settle` already
-        // refuses; the check keeps a confirm from selling part of a hold regardless.
+    if settlement != Settlement::Release && changed != job.seat_ids.len() {
+        // Only possible if a seat was taken over after its hold lapsed, which the domain already
+        // refuses; the check keeps a confirm or extension from touching part of a hold regardless.
         return Err(BackendError::permanent(format!(
             "job {job_id} holds {changed} of its {} seats",
             job.seat_ids.len()

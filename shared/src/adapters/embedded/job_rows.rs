@@ -13,7 +13,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     let record = tx
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,
-                    accepted_at, first_error, last_error, payment
+                    accepted_at, first_error, last_error, payment, hold_extensions
              FROM jobs WHERE job_id = ?1",
         )?
         .query_row([job_id.to_string()], |row| {
@@ -30,6 +30,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
                 first_error: row.get(9)?,
                 last_error: row.get(10)?,
                 payment: row.get(11)?,
+                hold_extensions: row.get(12)?,
             })
         })
         .optional()?;
@@ -103,7 +104,7 @@ pub(super) fn save_transition(
     let changed = tx
         .prepare_cached(
             "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6,
-                             payment = ?8
+                             payment = ?8, hold_extensions = ?9
              WHERE job_id = ?1 AND status = ?7",
         )?
         .execute(params![
@@ -115,6 +116,7 @@ pub(super) fn save_transition(
             at,
             transition.from.as_str(),
             job.payment,
+            job.hold_extensions,
         ])?;
     if changed != 1 {
         // The caller read the job in this same write transaction, so only a bug gets here.

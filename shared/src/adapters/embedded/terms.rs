@@ -1,12 +1,13 @@
 //! What a claim needs to know of its event and its buyer inside the claim's transaction: the
-//! event's hold length and seat limit, and how many seats the buyer already counts there.
+//! event's terms (hold length and extension, seat limit, prices), and how many seats the buyer
+//! already counts there.
 
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::codec::{decode_prices, seat_limit, to_ms};
+use crate::codec::{decode_extension, decode_prices, seat_limit, to_ms};
 use crate::domain::{BuyerId, EventId, SaleTerms};
 use crate::ports::BackendError;
 
@@ -15,19 +16,22 @@ pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
 ) -> Result<Option<SaleTerms>, BackendError> {
-    let row: Option<(i64, Option<i64>, Option<String>)> = tx
+    type Row = (i64, Option<i64>, Option<String>, Option<String>);
+    let row: Option<Row> = tx
         .prepare_cached(
-            "SELECT hold_ms, max_seats_per_buyer, prices FROM events WHERE event_id = ?1",
+            "SELECT hold_ms, max_seats_per_buyer, prices, extension FROM events
+             WHERE event_id = ?1",
         )?
         .query_row([event_id.as_str()], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
         })
         .optional()?;
-    row.map(|(hold_ms, limit, prices)| {
+    row.map(|(hold_ms, limit, prices, extension)| {
         Ok(SaleTerms {
             hold: SignedDuration::from_millis(hold_ms),
             limit: seat_limit(event_id.as_str(), limit)?,
             prices: Arc::new(decode_prices(prices.as_deref())?),
+            extension: decode_extension(extension.as_deref())?,
         })
     })
     .transpose()

@@ -36,6 +36,7 @@ impl Catalog for MemoryStore {
                 hold: event.hold,
                 limit: event.max_seats_per_buyer,
                 prices: event.prices.clone(),
+                extension: event.extension,
                 seats,
                 position,
                 created,
@@ -64,6 +65,7 @@ impl Catalog for MemoryStore {
                 hold: event.hold,
                 max_seats_per_buyer: event.limit,
                 prices: event.prices.clone(),
+                extension: event.extension,
             })
             .collect())
     }

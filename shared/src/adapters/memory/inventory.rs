@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use super::MemoryStore;
 use super::state::{State, StoredEvent};
 use crate::domain::{
-    ClaimDecision, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE, Seat,
-    SeatId, SeatRequest, SeatState, Settlement, Settling, decide_claim,
+    ClaimDecision, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
+    REASON_UNAVAILABLE, Seat, SeatId, SeatRequest, SeatState, Settlement, Settling, decide_claim,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -185,7 +185,7 @@ fn hold_seats(
     true
 }
 
-/// Confirms, cancels or expires a job as the domain decides, each seat write conditioned on the
+/// Confirms, cancels, expires or extends a job as the domain decides, each seat write conditioned on the
 /// seat still being held by this job: a seat re-claimed after this hold lapsed stays its new
 /// holder's.
 fn settle_one(
@@ -195,8 +195,13 @@ fn settle_one(
     payment: Option<&Payment>,
     now: Timestamp,
 ) -> Result<Settled, BackendError> {
+    let job = state.job(job_id).cloned();
+    let extension = match (&job, action) {
+        (Some(job), JobAction::Extend) => state.event(&job.event_id)?.extension,
+        _ => HoldExtension::NONE,
+    };
     let (job, Settling { transition, seats }) =
-        match Settled::plan(state.job(job_id).cloned(), action, payment, now) {
+        match Settled::plan(job, action, payment, extension, now) {
             Ok(plan) => plan,
             Err(answer) => return Ok(answer),
         };
@@ -207,7 +212,7 @@ fn settle_one(
             .filter(|at| matches!(event.seats[*at].state, SeatState::Held { job_id: holder, .. } if holder == job_id))
             .collect()
     })?;
-    if matches!(seats, Settlement::Sell) && held_by_job.len() != job.seat_ids.len() {
+    if seats != Settlement::Release && held_by_job.len() != job.seat_ids.len() {
         // Only possible if a seat was taken over after its hold lapsed, which `settle` already
         // refuses; the check keeps a confirm from selling part of a hold regardless.
         return Err(BackendError::permanent(format!(
@@ -219,6 +224,7 @@ fn settle_one(
     let to = match seats {
         Settlement::Sell => SeatState::Sold { job_id },
         Settlement::Release => SeatState::Available,
+        Settlement::Extend { until, .. } => SeatState::Held { job_id, until },
     };
     for at in held_by_job {
         state.put_seat(&job.event_id, at, to);

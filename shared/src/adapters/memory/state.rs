@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    BuyerId, EventId, Job, JobId, Prices, ReservationEvent, Seat, SeatId, SeatLimit, SeatState,
-    Transition,
+    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, Seat, SeatId, SeatLimit,
+    SeatState, Transition,
 };
 use crate::ports::BackendError;
 
@@ -21,6 +21,7 @@ pub(super) struct StoredEvent {
     pub(super) hold: SignedDuration,
     pub(super) limit: Option<SeatLimit>,
     pub(super) prices: Prices,
+    pub(super) extension: HoldExtension,
     pub(super) seats: Vec<Seat>,
     /// Where each seat is in `seats`.
     pub(super) position: BTreeMap<SeatId, usize>,

@@ -33,6 +33,7 @@ fn job(status: JobStatus, seats: &[&str], until: i64) -> Job {
         last_error: None,
         amount_due: None,
         payment_ref: None,
+        hold_extensions: 0,
     }
 }
 

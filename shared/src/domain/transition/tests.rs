@@ -20,6 +20,7 @@ fn job(status: JobStatus) -> Job {
         accepted_at: at(0),
         first_error: None,
         last_error: None,
+        hold_extensions: 0,
     }
 }
 

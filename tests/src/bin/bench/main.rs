@@ -163,6 +163,8 @@ async fn filled(
         }]),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })?;
     backend.catalog.create_event(&event).await?;
     let pool = if hot > 0 { hot } else { seats };

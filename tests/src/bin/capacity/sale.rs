@@ -102,6 +102,8 @@ pub async fn create_event(
         sections: Some(sections),
         seats: None,
         currency: None,
+        hold_extension_seconds: None,
+        max_hold_extensions: None,
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     backend.catalog.create_event(&event).await?;

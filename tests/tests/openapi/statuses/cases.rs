@@ -14,6 +14,7 @@ const SEATS: &str = "/v1/events/{event_id}/seats";
 const JOB: &str = "/v1/jobs/{job_id}";
 const CONFIRM: &str = "/v1/jobs/{job_id}/confirm";
 const CANCEL: &str = "/v1/jobs/{job_id}/cancel";
+const EXTEND: &str = "/v1/jobs/{job_id}/extend";
 const UNKNOWN_JOB: &str = "00000000-0000-0000-0000-000000000000";
 
 /// `POST /v1/events`: created, exists, not JSON, not declared JSON, wrong shape, broken rule,
@@ -129,13 +130,17 @@ async fn rate_limited(x: &Expect<'_>) {
 
 /// A job of b1 for `seat`, once it is HELD.
 async fn held(x: &Expect<'_>, key: &str, seat: &str) -> String {
-    let job = x.app.reserve_ok("e1", key, &seats(&[seat])).await;
+    held_in(x, "e1", key, seat).await
+}
+
+async fn held_in(x: &Expect<'_>, event: &str, key: &str, seat: &str) -> String {
+    let job = x.app.reserve_ok(event, key, &seats(&[seat])).await;
     let decided = x.app.decided(&job, Duration::from_secs(30)).await;
     assert_eq!(decided["status"], "HELD", "{decided}");
     job
 }
 
-/// `GET /v1/jobs/{job_id}`, confirm and cancel: found, malformed, unknown, conflicting.
+/// `GET /v1/jobs/{job_id}`, confirm, cancel and extend: found, malformed, unknown, conflicting.
 pub async fn jobs(x: &Expect<'_>) {
     let sold = held(x, "k-sold", "A-1-5").await;
     let path = format!("/v1/jobs/{sold}");
@@ -162,7 +167,23 @@ pub async fn jobs(x: &Expect<'_>) {
     x.to(Method::POST, CANCEL, &at(&sold, "cancel"))
         .answers(StatusCode::CONFLICT)
         .await;
-    for (template, action) in [(CONFIRM, "confirm"), (CANCEL, "cancel")] {
+    let created = x
+        .app
+        .create_event(&json!({
+            "event_id": "ext", "name": "Extendable", "hold_extension_seconds": 60,
+            "sections": [{"section": "A", "rows": 1, "seats_per_row": 2}],
+        }))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let extendable = held_in(x, "ext", "k-extended", "A-1-1").await;
+    x.to(Method::POST, EXTEND, &at(&extendable, "extend"))
+        .answers(StatusCode::OK)
+        .await;
+    x.to(Method::POST, EXTEND, &at(&extendable, "extend"))
+        .answers(StatusCode::CONFLICT)
+        .await;
+    let actions = [(CONFIRM, "confirm"), (CANCEL, "cancel"), (EXTEND, "extend")];
+    for (template, action) in actions {
         x.to(Method::POST, template, &at(UNKNOWN_JOB, action))
             .answers(StatusCode::NOT_FOUND)
             .await;
