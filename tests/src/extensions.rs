@@ -82,6 +82,16 @@ fn extended(settled: &Settled) -> &Job {
     }
 }
 
+/// What the sweeper releases now.
+async fn sweep(f: &Fixture) -> usize {
+    let now = f.backend.clock.now();
+    f.backend
+        .inventory
+        .release_lapsed_holds(now, 100)
+        .await
+        .unwrap()
+}
+
 fn seconds(n: u32) -> SignedDuration {
     SignedDuration::from_secs(i64::from(n))
 }
@@ -120,15 +130,7 @@ pub async fn a_hold_is_extended_from_its_deadline_no_more_than_allowed(f: Fixtur
     f.clock.advance(seconds(15));
     let (_, taker) = claimed(&f, &event, "b2", &["X-1-1"]).await;
     assert!(matches!(taker, ClaimOutcome::Rejected { .. }), "{taker:?}");
-    let now = f.backend.clock.now();
-    assert_eq!(
-        f.backend
-            .inventory
-            .release_lapsed_holds(now, 100)
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(sweep(&f).await, 0);
 
     // Two extensions at once: one gets the last one, the other is told they are used up.
     let racing = join_all([extend(&f.backend, &held), extend(&f.backend, &held)]).await;
@@ -162,15 +164,7 @@ pub async fn a_hold_is_extended_from_its_deadline_no_more_than_allowed(f: Fixtur
         extend(&f.backend, &held).await,
         Settled::Conflict(JobConflict::HoldLapsed)
     ));
-    let now = f.backend.clock.now();
-    assert_eq!(
-        f.backend
-            .inventory
-            .release_lapsed_holds(now, 100)
-            .await
-            .unwrap(),
-        1
-    );
+    assert_eq!(sweep(&f).await, 1);
     assert!(matches!(
         extend(&f.backend, &held).await,
         Settled::Conflict(JobConflict::WrongStatus {
