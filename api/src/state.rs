@@ -11,6 +11,7 @@ use crate::settings::ApiSettings;
 use crate::stripe::WebhookSecret;
 use axum::extract::FromRef;
 use seatclaim_shared::Backend;
+use seatclaim_shared::app;
 
 /// What the handlers share, behind one `Arc`: axum clones the state for every request, and one
 /// reference count is cheaper to move between the cores than the backend's ten (the profile's
@@ -31,6 +32,8 @@ pub struct Shared {
     pub decides_on_admission: bool,
     /// The readiness probe's newest check.
     pub readiness: Readiness,
+    /// Each event's decision rate, for the queue positions of PENDING jobs.
+    pub line_rates: app::jobs::LineRates,
     /// The OpenAPI document `GET /openapi.json` serves, rendered by the composition
     /// (`crate::openapi::json`) from the same route list the router is built from.
     pub document: axum::body::Bytes,
@@ -52,6 +55,7 @@ impl AppState {
             decides_on_admission: runs_worker,
             document,
             readiness: Readiness::default(),
+            line_rates: app::jobs::LineRates::default(),
             seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
             backend,
             access: Arc::new(access),

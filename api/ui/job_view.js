@@ -61,6 +61,7 @@ export function showJob(job) {
   showIf($('[data-action="confirm"]'), held);
   showIf($('[data-action="cancel"]'), held);
   showExtension(job);
+  showLine(job);
   showIf($('[data-action="retry"]'), false);
   showIf($('[data-action="new"]'), FINAL.has(job.status));
   clearInterval(page.countdown);
@@ -75,6 +76,22 @@ export function showJob(job) {
     if (before) refreshMap();
     if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
   }
+}
+
+/**
+ * A PENDING job's place in line: the requests ahead of it and, once the server knows the rate
+ * they are decided at, about when it will be decided.
+ * @param {Job} job
+ */
+function showLine(job) {
+  const queue = job.status === 'PENDING' ? job.queue : undefined;
+  showIf($('[data-queue-row]'), Boolean(queue));
+  if (!queue) return;
+  $('[data-queue-ahead]').textContent = String(queue.ahead);
+  const estimate = Date.parse(queue.estimated_decision_at ?? '');
+  $('[data-queue-estimate]').textContent = Number.isFinite(estimate)
+    ? `; expected by ${new Date(estimate - page.clockOffset).toLocaleTimeString()}`
+    : '';
 }
 
 /**

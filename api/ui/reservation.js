@@ -189,8 +189,8 @@ function refused(reply) {
 }
 
 /**
- * Follows the job: long polls while PENDING, reads it every HELD_POLL_MS while HELD (so EXPIRED
- * shows), and stops at a final status.
+ * Follows the job: long polls while PENDING (after one read at once, which brings its place in
+ * line), reads it every HELD_POLL_MS while HELD (so EXPIRED shows), and stops at a final status.
  * @param {() => boolean} alive
  * @param {AbortSignal} signal
  */
@@ -199,7 +199,7 @@ async function follow(alive, signal) {
   // Decided in the POST's own answer: a final status changes no more.
   if (FINAL.has(page.job?.status ?? '')) return;
   for (let failures = 0; alive(); ) {
-    const waiting = page.job?.status !== 'HELD';
+    const waiting = page.job?.status !== 'HELD' && page.job?.queue !== undefined;
     const started = Date.now();
     /** @type {Reply} */
     let reply;

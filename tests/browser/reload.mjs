@@ -1,7 +1,8 @@
 // Reload while PENDING (the app runs without a worker, so the job stays PENDING). The reservation
 // is stored before it is sent, so: a double click sends it once; a reload while its POST is
 // still unanswered sends the same key and body again; a network error is retried with them too;
-// and a reload once the job exists resumes that job instead of offering a new form. Prints
+// and a reload once the job exists resumes that job (and shows its place in line) instead of
+// offering a new form. Prints
 // JOB_ID=<id> for the Rust test, which then runs a worker and checks the event holds exactly
 // the seats of one reservation.
 import { api, assert, env, jobStatus, nameBuyer, scenario, until } from './lib.mjs';
@@ -60,6 +61,9 @@ await scenario('reload: a pending reservation survives reloads, a double click a
   const after = await stored();
   assert(after.length === 1 && after[0].job_id === jobId && after[0].key === first.key, `after the reload: ${JSON.stringify(after)}`);
   assert(posts.length === 3, `the page sent ${posts.length} POSTs`);
+
+  await until('its place in line', async () =>
+    (await page.locator('[data-queue-ahead]').isVisible()) && (await page.locator('[data-queue-ahead]').textContent()) === '0');
 
   const { status: code, body } = await api(`/v1/jobs/${jobId}`);
   assert(code === 200 && body.status === 'PENDING' && body.buyer_id === 'erin', `the API says ${code} ${JSON.stringify(body)}`);

@@ -16,6 +16,7 @@ use seatclaim_shared::ports::{
 use seatclaim_shared::{Backend, app};
 
 pub use crate::extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
+pub use crate::queue_positions::a_pending_jobs_line_is_the_undecided_intents_admitted_before_it;
 pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
     racing_section_claims_fill_the_section_before_rejecting,
@@ -959,6 +960,7 @@ macro_rules! port_contract {
             racing_section_claims_fill_the_section_before_rejecting,
             a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
+            a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

@@ -19,6 +19,7 @@ mod extensions;
 mod invariants;
 pub mod oidc_issuer;
 mod process;
+mod queue_positions;
 pub mod races;
 pub mod request_log;
 mod seat_limits;

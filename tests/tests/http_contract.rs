@@ -22,6 +22,8 @@ mod payment_service;
 mod payments;
 #[path = "http_contract/prefer_wait.rs"]
 mod prefer_wait;
+#[path = "http_contract/queue_position.rs"]
+mod queue_position;
 #[path = "http_contract/settle_races.rs"]
 mod settle_races;
 

@@ -4,8 +4,8 @@ use axum::extract::{Query, State};
 use jiff::Timestamp;
 use seatclaim_shared::app;
 use seatclaim_shared::domain::{
-    BuyerId, Currency, EventId, Job, JobAction, JobId, JobStatus, Money, Payment, SeatId,
-    ValidationError,
+    BuyerId, Currency, EventId, Job, JobAction, JobId, JobStatus, Money, Payment, QueuePosition,
+    SeatId, ValidationError,
 };
 use seatclaim_shared::ports::Settled;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,26 @@ pub struct JobView {
     amount_due: Option<Money>,
     /// How many times the buyer extended the hold (`POST /v1/jobs/{job_id}/extend`).
     hold_extensions: u32,
+    /// Where a PENDING job stands in its event's line; absent in every other status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Queue>)]
+    queue: Option<QueuePosition>,
+}
+
+/// A PENDING job's place in line.
+#[derive(ToSchema)]
+#[allow(
+    dead_code,
+    reason = "the schema of `QueuePosition`, which the domain serialises"
+)]
+pub struct Queue {
+    /// Intents for the same event admitted before this one and not decided yet: exact on the
+    /// embedded backend, an estimate on AWS (see docs/line.md).
+    ahead: u64,
+    /// When this job may be decided, at the rate the event's intents are being decided;
+    /// `null` while no rate is known (before the first decisions).
+    #[schema(value_type = Option<String>, format = DateTime)]
+    estimated_decision_at: Option<String>,
 }
 
 /// An amount of money, as `amount_due` shows it.
@@ -94,6 +114,7 @@ impl From<Job> for JobView {
             reason,
             amount_due: job.amount_due,
             hold_extensions: job.hold_extensions,
+            queue: None,
         }
     }
 }
@@ -167,7 +188,11 @@ pub async fn show(
     let job = job
         .filter(|job| caller.may_read(job))
         .ok_or_else(|| not_found(&raw))?;
-    Ok(Json(job.into()))
+    let queue = app::jobs::queue_position(backend, &state.line_rates, &job).await?;
+    Ok(Json(JobView {
+        queue,
+        ..job.into()
+    }))
 }
 
 /// A payment service's confirm of a priced hold: what it received, and its reference.

@@ -8,6 +8,7 @@ mod event;
 mod ids;
 mod intent;
 mod job;
+mod line;
 mod money;
 mod reservation_event;
 mod retention;
@@ -21,6 +22,7 @@ pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec}
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
+pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices};
 pub use reservation_event::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};

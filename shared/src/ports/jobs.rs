@@ -4,13 +4,18 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::BackendError;
-use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
 
 /// Reading jobs, closing the ones that cannot be claimed for, and the operators' views of them.
 #[async_trait]
 pub trait Jobs: Send + Sync {
     /// The job, or `None` if there is no such job.
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError>;
+
+    /// Where a PENDING `job` stands in its event's line, and how many of the event's intents
+    /// have been decided so far: exact where the store orders its jobs (SQLite), an estimate
+    /// where it cannot without a hot key (DynamoDB, from admission tickets and batched counts).
+    async fn line(&self, job: &Job) -> Result<Line, BackendError>;
 
     /// Closes a PENDING job as the domain's `Job::close` decides (FAILED, or REJECTED for an
     /// expired request), recording its event; returns whether it did. A job that was already

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
-    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Payment,
+    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Line, Payment,
     PaymentUnmatched, ReservationEvent,
 };
 use seatclaim_shared::ports::{
@@ -68,6 +68,11 @@ impl Jobs for Gated<dyn Jobs> {
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
         let work = self.inner.job(job_id);
         self.gate.call("jobs.job", Part::Read, work).await
+    }
+
+    async fn line(&self, job: &Job) -> Result<Line, BackendError> {
+        let work = self.inner.line(job);
+        self.gate.call("jobs.line", Part::Read, work).await
     }
 
     async fn close(

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{Transacted, get_s, opt_s, put_new, s, transact};
+use super::item::{Transacted, get_s, n, opt_s, put_new, s, transact};
 use super::jobs::{job_item, job_key};
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, IntentQueue};
@@ -123,6 +123,12 @@ impl Admissions for DynamoStore {
         item.insert(
             "fingerprint".to_owned(),
             s(intent.request.fingerprint(&intent.event_id)),
+        );
+        // The job's place in its event's line (`line_counts.rs`).
+        let ticket = self.ticket(&intent.event_id).await?;
+        item.insert(
+            "ticket".to_owned(),
+            n(i64::try_from(ticket).unwrap_or(i64::MAX)),
         );
         let put = put_new(&self.names.jobs_table, item, "job_id")?;
         if let Transacted::Committed = transact(&self.db, vec![put]).await? {

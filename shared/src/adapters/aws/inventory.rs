@@ -11,7 +11,7 @@ use super::item::{get_s, n, s};
 use super::keys::held_shard_key;
 use super::names::HELD_JOBS_INDEX;
 use crate::domain::{Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent};
-use crate::ports::{BackendError, Claims, Inventory, Outbox, Settled};
+use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
 const SWEEP_READS: usize = 16;
@@ -63,6 +63,11 @@ impl Inventory for DynamoStore {
             return Err(failed.clone());
         }
         let (outcomes, unrecorded): (Vec<_>, Vec<_>) = claimed.into_iter().flatten().unzip();
+        for (intent, outcome) in intents.iter().zip(&outcomes) {
+            if !matches!(outcome, ClaimOutcome::AlreadyDecided(_)) {
+                self.lines.decided(&intent.event_id, 1);
+            }
+        }
         Ok(Claims {
             outcomes,
             unrecorded: unrecorded.into_iter().flatten().collect(),

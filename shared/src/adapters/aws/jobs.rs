@@ -10,7 +10,7 @@ use super::item::{
 };
 use super::keys::held_shard;
 use crate::codec::{JobRecord, decode_event, encode_payment, from_ms, to_json, to_ms};
-use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent, Transition};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent, Transition};
 use crate::ports::{BackendError, Jobs};
 
 /// Segments of the audit's parallel scan of the jobs table, all read at once.
@@ -182,6 +182,10 @@ impl Jobs for DynamoStore {
         self.load_job(job_id).await
     }
 
+    async fn line(&self, job: &Job) -> Result<Line, BackendError> {
+        self.line_of(job).await
+    }
+
     async fn close(
         &self,
         job_id: JobId,
@@ -193,10 +197,11 @@ impl Jobs for DynamoStore {
             return Ok(false);
         };
         let writes = self.transition(&transition)?;
-        Ok(matches!(
-            transact(&self.db, writes).await?,
-            Transacted::Committed
-        ))
+        let closed = matches!(transact(&self.db, writes).await?, Transacted::Committed);
+        if closed {
+            self.lines.decided(&transition.job.event_id, 1);
+        }
+        Ok(closed)
     }
 
     async fn note_failure(&self, job_id: JobId, error: &str) -> Result<(), BackendError> {
@@ -220,10 +225,11 @@ impl Jobs for DynamoStore {
             return Ok(false);
         };
         let writes = self.transition(&transition)?;
-        Ok(matches!(
-            transact(&self.db, writes).await?,
-            Transacted::Committed
-        ))
+        let closed = matches!(transact(&self.db, writes).await?, Transacted::Committed);
+        if closed {
+            self.lines.decided(&transition.job.event_id, 1);
+        }
+        Ok(closed)
     }
 
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {

@@ -20,6 +20,7 @@ mod item;
 mod jobs;
 mod keys;
 mod leases;
+mod line_counts;
 mod migrate;
 mod migrate_tables;
 mod names;
@@ -94,6 +95,8 @@ pub struct DynamoStore {
     relay_id: String,
     /// The outbox shards this store leases now, released once their entries are marked.
     leases: Mutex<HashSet<u32>>,
+    /// This process's counts of each sale's line (`line_counts.rs`).
+    lines: line_counts::LineCounts,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or
@@ -159,7 +162,9 @@ pub async fn open_with(
         retention: settings.retention,
         relay_id: uuid::Uuid::new_v4().to_string(),
         leases: Mutex::new(HashSet::new()),
+        lines: line_counts::LineCounts::default(),
     });
+    line_counts::spawn_flusher(Arc::downgrade(&store));
     let publisher = Arc::new(EventBus::new(
         aws_sdk_eventbridge::Client::new(config),
         names.event_bus,

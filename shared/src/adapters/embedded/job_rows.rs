@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::codec::{JobRecord, encode_event, to_ms};
-use crate::domain::{IdempotencyKey, Job, JobId, Transition};
+use crate::domain::{IdempotencyKey, Job, JobId, JobStatus, Line, Transition};
 use crate::ports::BackendError;
 
 /// Reads one job inside a transaction.
@@ -35,6 +35,27 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
         })
         .optional()?;
     record.map(JobRecord::into_job).transpose()
+}
+
+/// Where a PENDING `job` stands: the event's PENDING jobs admitted before it (their ids are
+/// time-ordered), counted on the index of PENDING jobs, and the event's decisions so far.
+pub(super) fn line(tx: &Transaction<'_>, job: &Job) -> Result<Line, BackendError> {
+    let event = job.event_id.as_str();
+    let ahead: i64 = tx
+        .prepare_cached(
+            "SELECT count(*) FROM jobs
+             WHERE event_id = ?1 AND status = 'PENDING' AND job_id < ?2",
+        )?
+        .query_row(params![event, job.job_id.to_string()], |row| row.get(0))?;
+    let decided: i64 = tx
+        .prepare_cached("SELECT decided FROM events WHERE event_id = ?1")?
+        .query_row([event], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
+    Ok(Line {
+        ahead: u64::try_from(ahead).unwrap_or(0),
+        decided: u64::try_from(decided).unwrap_or(0),
+    })
 }
 
 /// The idempotency record a new job's row carries: the buyer's key, the fingerprint of the
@@ -129,8 +150,13 @@ pub(super) fn save_transition(
     record_event(tx, transition)
 }
 
-/// Records a transition's reservation event in the outbox.
+/// Records a transition's reservation event in the outbox, and counts a decision (a move from
+/// PENDING) in its event's running count, which the queue positions' rate is learnt from.
 fn record_event(tx: &Transaction<'_>, transition: &Transition) -> Result<(), BackendError> {
+    if transition.from == JobStatus::Pending {
+        tx.prepare_cached("UPDATE events SET decided = decided + 1 WHERE event_id = ?1")?
+            .execute([transition.job.event_id.as_str()])?;
+    }
     let at = to_ms(transition.event.occurred_at);
     tx.prepare_cached("INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)")?
         .execute(params![

@@ -4,16 +4,21 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::job_rows::{load_job, save_transition};
+use super::job_rows::{line, load_job, save_transition};
 use super::{EmbeddedStore, decisions};
 use crate::codec::decode_event;
-use crate::domain::{Closure, EventId, Job, JobId, JobStatus, ReservationEvent};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
 use crate::ports::{BackendError, Jobs};
 
 #[async_trait]
 impl Jobs for EmbeddedStore {
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
         self.db.lookup(move |tx| load_job(tx, job_id)).await
+    }
+
+    async fn line(&self, job: &Job) -> Result<Line, BackendError> {
+        let job = job.clone();
+        self.db.read(move |tx| line(tx, &job)).await
     }
 
     async fn purge_decided(

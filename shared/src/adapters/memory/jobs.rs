@@ -2,13 +2,29 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::MemoryStore;
-use crate::domain::{Closure, EventId, Job, JobId, ReservationEvent};
+use crate::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
 use crate::ports::{BackendError, Jobs};
 
 #[async_trait]
 impl Jobs for MemoryStore {
     async fn job(&self, job_id: JobId) -> Result<Option<Job>, BackendError> {
         Ok(self.lock().job(job_id).cloned())
+    }
+
+    async fn line(&self, job: &Job) -> Result<Line, BackendError> {
+        let state = self.lock();
+        let of_event = || state.jobs().filter(|other| other.event_id == job.event_id);
+        let admitted = |other: &Job| (other.accepted_at, other.job_id);
+        let ahead = of_event()
+            .filter(|other| other.status == JobStatus::Pending && admitted(other) < admitted(job))
+            .count();
+        let decided = of_event()
+            .filter(|other| other.status != JobStatus::Pending)
+            .count();
+        Ok(Line {
+            ahead: u64::try_from(ahead).unwrap_or(u64::MAX),
+            decided: u64::try_from(decided).unwrap_or(u64::MAX),
+        })
     }
 
     async fn close(

@@ -1,0 +1,247 @@
+//! Queue positions on DynamoDB, without a hot key. A sale's line is counted on its event item
+//! (`admitted`, `decided`), but no request adds to it one intent at a time: each process
+//! counts its admissions and decisions per event and adds them there at most once a second
+//! ([`FLUSH_EVERY`]), so the item takes one write per process per second, whatever the rate.
+//!
+//! An admission's ticket is the event's admissions so far, this one included, as this process
+//! knows them: the total the item returned at its last addition plus what it admitted since (a
+//! process's first admission for an event adds itself at once, to learn the total). A PENDING
+//! job then has about `ticket - 1 - decided` intents ahead. It is an estimate, off by what other
+//! processes admitted or decided in their last second not yet added, and by decisions made out
+//! of admission order (SQS keeps no strict order, and workers decide side by side).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::ReturnValue;
+
+use super::DynamoStore;
+use super::error::classify;
+use super::item::{n, opt_n, s};
+use crate::domain::{EventId, Job, JobId, Line};
+use crate::ports::BackendError;
+
+/// How often each process adds its counts to the event items.
+pub(super) const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How long an event's counts, once read, answer the positions of its jobs.
+const READ_EVERY: Duration = Duration::from_secs(1);
+/// The most events whose counts one process keeps read.
+const MOST_READ: usize = 256;
+
+/// One event's counts in this process.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    /// The event's admissions as the item last said, plus those being added now.
+    known: Option<u64>,
+    /// Admitted here since the last addition.
+    admitted: u64,
+    /// Decided here since the last addition.
+    decided: u64,
+}
+
+/// An event's counts as its item holds them.
+#[derive(Debug, Clone, Copy)]
+struct EventCounts {
+    admitted: u64,
+    decided: u64,
+}
+
+/// This process's counts, and the event counts it read.
+#[derive(Debug, Default)]
+pub(super) struct LineCounts {
+    tallies: Mutex<HashMap<EventId, Tally>>,
+    read: Mutex<HashMap<EventId, (Instant, EventCounts)>>,
+}
+
+impl LineCounts {
+    fn tallies(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, Tally>> {
+        self.tallies.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The ticket of an admission counted here, or `None` before this process knows the
+    /// event's total (then the admission adds itself at once: [`DynamoStore::ticket`]).
+    fn admit(&self, event_id: &EventId) -> Option<u64> {
+        let mut tallies = self.tallies();
+        let tally = tallies.entry(event_id.clone()).or_default();
+        let known = tally.known?;
+        tally.admitted += 1;
+        Some(known + tally.admitted)
+    }
+
+    /// Counts `count` decisions of `event_id` made here.
+    pub(super) fn decided(&self, event_id: &EventId, count: u64) {
+        if count > 0 {
+            self.tallies().entry(event_id.clone()).or_default().decided += count;
+        }
+    }
+
+    /// Takes every count not added yet; the admissions taken count as known from now on.
+    fn take(&self) -> Vec<(EventId, Tally)> {
+        let mut tallies = self.tallies();
+        tallies
+            .iter_mut()
+            .filter(|(_, tally)| tally.admitted > 0 || tally.decided > 0)
+            .map(|(event_id, tally)| {
+                let taken = *tally;
+                tally.known = tally.known.map(|known| known + taken.admitted);
+                (tally.admitted, tally.decided) = (0, 0);
+                (event_id.clone(), taken)
+            })
+            .collect()
+    }
+
+    /// Records the event's total after an addition; or, if it failed, gives the counts back.
+    fn added(&self, event_id: &EventId, taken: Tally, total: Option<u64>) {
+        let mut tallies = self.tallies();
+        let tally = tallies.entry(event_id.clone()).or_default();
+        match total {
+            Some(total) => tally.known = Some(total.max(tally.known.unwrap_or(0))),
+            None => {
+                tally.known = tally
+                    .known
+                    .map(|known| known.saturating_sub(taken.admitted));
+                tally.admitted += taken.admitted;
+                tally.decided += taken.decided;
+            }
+        }
+    }
+}
+
+impl DynamoStore {
+    /// The ticket of a new admission for `event_id` (see the module's doc).
+    pub(super) async fn ticket(&self, event_id: &EventId) -> Result<u64, BackendError> {
+        if let Some(ticket) = self.lines.admit(event_id) {
+            return Ok(ticket);
+        }
+        let taken = Tally {
+            admitted: 1,
+            ..Tally::default()
+        };
+        let total = self.add_counts(event_id, taken).await?;
+        self.lines.added(event_id, Tally::default(), Some(total));
+        Ok(total)
+    }
+
+    /// Adds `taken` to the event item's counts; returns its admissions total after.
+    async fn add_counts(&self, event_id: &EventId, taken: Tally) -> Result<u64, BackendError> {
+        let as_n = |count: u64| n(i64::try_from(count).unwrap_or(i64::MAX));
+        let output = self
+            .db
+            .update_item()
+            .table_name(&self.names.events_table)
+            .key("event_id", s(event_id.as_str()))
+            .update_expression("ADD admitted :admitted, decided :decided")
+            .condition_expression("attribute_exists(event_id)")
+            .expression_attribute_values(":admitted", as_n(taken.admitted))
+            .expression_attribute_values(":decided", as_n(taken.decided))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| classify("UpdateItem event counts", e))?;
+        let total = output
+            .attributes()
+            .map(|item| opt_n(item, "admitted"))
+            .transpose()?
+            .flatten();
+        Ok(u64::try_from(total.unwrap_or(0)).unwrap_or(0))
+    }
+
+    /// Adds every count this process has not added yet, event by event.
+    pub(super) async fn flush_line_counts(&self) {
+        for (event_id, taken) in self.lines.take() {
+            match self.add_counts(&event_id, taken).await {
+                Ok(total) => self.lines.added(&event_id, taken, Some(total)),
+                Err(error) => {
+                    tracing::warn!(%error, event_id = %event_id, "line counts kept for the next second");
+                    self.lines.added(&event_id, taken, None);
+                }
+            }
+        }
+    }
+
+    /// The event's admissions and decisions as its item says, read at most once a second.
+    async fn event_counts(&self, event_id: &EventId) -> Result<EventCounts, BackendError> {
+        // Real time, not the store's clock: this bounds requests, it decides nothing.
+        let now = Instant::now();
+        if let Some((at, counts)) = self.lines_read().get(event_id)
+            && now.duration_since(*at) < READ_EVERY
+        {
+            return Ok(*counts);
+        }
+        let output = self
+            .db
+            .get_item()
+            .table_name(&self.names.events_table)
+            .key("event_id", s(event_id.as_str()))
+            .projection_expression("admitted, decided")
+            .send()
+            .await
+            .map_err(|e| classify("GetItem event counts", e))?;
+        let count = |name: &str| -> Result<u64, BackendError> {
+            let value = output.item().map(|item| opt_n(item, name)).transpose()?;
+            Ok(u64::try_from(value.flatten().unwrap_or(0)).unwrap_or(0))
+        };
+        let counts = EventCounts {
+            admitted: count("admitted")?,
+            decided: count("decided")?,
+        };
+        let mut read = self.lines_read();
+        if read.len() >= MOST_READ {
+            read.clear();
+        }
+        read.insert(event_id.clone(), (now, counts));
+        Ok(counts)
+    }
+
+    fn lines_read(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, (Instant, EventCounts)>> {
+        self.lines
+            .read
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where a PENDING job stands: its ticket less one, less the event's decisions so far. A
+    /// job admitted before tickets existed counts every admission as ahead of it.
+    pub(super) async fn line_of(&self, job: &Job) -> Result<Line, BackendError> {
+        let counts = self.event_counts(&job.event_id).await?;
+        let ticket = self
+            .job_ticket(job.job_id)
+            .await?
+            .unwrap_or(counts.admitted);
+        Ok(Line {
+            ahead: ticket.saturating_sub(1).saturating_sub(counts.decided),
+            decided: counts.decided,
+        })
+    }
+
+    async fn job_ticket(&self, job_id: JobId) -> Result<Option<u64>, BackendError> {
+        let output = self
+            .db
+            .get_item()
+            .table_name(&self.names.jobs_table)
+            .key("job_id", s(job_id.to_string()))
+            .projection_expression("ticket")
+            .send()
+            .await
+            .map_err(|e| classify("GetItem job ticket", e))?;
+        let ticket = output
+            .item()
+            .map(|item| opt_n(item, "ticket"))
+            .transpose()?;
+        Ok(ticket.flatten().and_then(|t| u64::try_from(t).ok()))
+    }
+}
+
+/// Adds `store`'s counts every [`FLUSH_EVERY`] while it lives.
+pub(super) fn spawn_flusher(store: Weak<DynamoStore>) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(FLUSH_EVERY).await;
+            let Some(store) = store.upgrade() else {
+                return;
+            };
+            store.flush_line_counts().await;
+        }
+    });
+}
