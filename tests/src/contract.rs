@@ -22,6 +22,7 @@ pub use crate::races::{
     racing_section_claims_fill_the_section_before_rejecting,
 };
 pub use crate::seat_limits::a_buyer_racing_claims_gets_no_more_seats_than_the_limit;
+pub use crate::waitlists::a_sections_line_is_served_in_order_and_nobody_passes_it;
 use crate::{JumpClock, eventually};
 
 /// A backend on fresh storage, with the clock it reads "now" from.
@@ -65,6 +66,7 @@ async fn with_event(f: &Fixture) -> EventId {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .expect("a valid event");
     assert_eq!(
@@ -961,6 +963,7 @@ macro_rules! port_contract {
             a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
             a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
+            a_sections_line_is_served_in_order_and_nobody_passes_it,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

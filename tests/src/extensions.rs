@@ -34,6 +34,7 @@ async fn event(f: &Fixture, event_id: &str, step: u32) -> EventId {
         currency: None,
         hold_extension_seconds: Some(step),
         max_hold_extensions: Some(MAX_EXTENSIONS),
+        waitlist: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -28,6 +28,7 @@ pub mod sim;
 pub mod stripe;
 pub mod tokens;
 mod wait;
+mod waitlists;
 
 pub use app::{AppOptions, TestApp, assert_problem, hs256, test_backend};
 pub use batches::process_batch;

@@ -32,6 +32,7 @@ async fn event(f: &Fixture, event_id: &str) -> EventId {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -41,6 +41,7 @@ async fn admitted_crowd(
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -38,6 +38,7 @@ async fn limited_event(f: &Fixture) -> EventId {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

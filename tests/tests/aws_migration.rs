@@ -512,6 +512,7 @@ fn v2_event() -> NewEvent {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .unwrap()
 }

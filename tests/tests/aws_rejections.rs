@@ -52,6 +52,7 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

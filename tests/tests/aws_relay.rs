@@ -58,6 +58,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

@@ -169,6 +169,7 @@ async fn the_event_list_counts_seats_by_state(app: &TestApp) {
         list,
         json!({"events": [{
             "event_id": "e1", "name": "Show", "hold_seconds": 300, "max_seats_per_buyer": null,
+            "hold_extension_seconds": 0, "max_hold_extensions": 1, "waitlist": false,
             "seats": {"AVAILABLE": 12, "HELD": 1, "SOLD": 0},
         }]})
     );

@@ -17,7 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{Intent, JobAction, JobId, JobStatus};
+use seatclaim_shared::domain::{EventId, Intent, JobAction, JobId, JobStatus};
 use seatclaim_shared::domain::{Payment, PaymentUnmatched, ReservationEvent};
 use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_worker::{BatchOutcome, Limits, relay_once};
@@ -58,6 +58,10 @@ impl Inventory for Faulty {
         limit: usize,
     ) -> Result<usize, BackendError> {
         self.inner.release_lapsed_holds(now, limit).await
+    }
+
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        self.inner.close_waitlist(event_id).await
     }
 }
 

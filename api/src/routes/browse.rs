@@ -139,6 +139,8 @@ struct EventEntry {
     hold_extension_seconds: i64,
     /// How many times one hold may be extended.
     max_hold_extensions: u32,
+    /// Whether section requests that find too few seats wait in line (false once closed).
+    waitlist: bool,
     /// The prices' ISO 4217 currency; absent when every seat is free.
     #[serde(skip_serializing_if = "Option::is_none")]
     currency: Option<String>,
@@ -175,6 +177,7 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
             max_seats_per_buyer: info.max_seats_per_buyer.map(|limit| limit.seats()),
             hold_extension_seconds: info.extension.step.as_secs(),
             max_hold_extensions: info.extension.max,
+            waitlist: info.waitlist.is_open(),
             currency: info.prices.currency.map(|code| code.to_string()),
             prices: info
                 .prices

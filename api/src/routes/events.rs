@@ -58,7 +58,8 @@ pub struct Created {
             field, a wrong type, an unknown field), or a broken rule (`invalid-request`: 0 seats \
             or more than `SEATCLAIM_MAX_EVENT_SEATS`, duplicate seat ids, `hold_seconds` outside 1..=86400, \
             `max_seats_per_buyer` outside 1..=100, bad ids, a bad name, both or neither of \
-            `sections` and `seats`)."),
+            `sections` and `seats`, extension terms out of range, a waitlist on the AWS \
+            backend)."),
     ),
 )]
 pub async fn create(
@@ -88,6 +89,7 @@ pub async fn create(
             "event {} already exists",
             event.event_id
         ))),
+        EventCreation::Unsupported(refused) => Err(refused.into()),
     }
 }
 

@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use crate::domain::{
-    BuyerId, IdempotencyKey, Intent, JobAction, JobId, Payment, PaymentUnmatched, ReservationEvent,
+    BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Payment, PaymentUnmatched,
+    ReservationEvent,
 };
 use crate::ports::Backend;
 use crate::ports::{
@@ -195,6 +196,10 @@ impl Inventory for Unreliable {
         limit: usize,
     ) -> Result<usize, BackendError> {
         self.inner.release_lapsed_holds(now, limit).await
+    }
+
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        self.inner.close_waitlist(event_id).await
     }
 }
 

@@ -38,6 +38,8 @@ pub struct BatchOutcome {
     pub held: usize,
     /// Jobs rejected because the seats were not available.
     pub rejected: usize,
+    /// Jobs that joined their section's line (an event with a waitlist).
+    pub waitlisted: usize,
     /// Jobs rejected because their intent was too old ("request expired").
     pub expired: usize,
     /// Redeliveries of jobs decided earlier; acknowledged without change.
@@ -179,6 +181,7 @@ fn record(
     match claimed {
         ClaimOutcome::Held { .. } => outcome.held += 1,
         ClaimOutcome::Rejected { .. } => outcome.rejected += 1,
+        ClaimOutcome::Waitlisted => outcome.waitlisted += 1,
         ClaimOutcome::AlreadyDecided(_) => outcome.already_decided += 1,
     }
     record_decision(claimed, intent, decided_at);
@@ -204,6 +207,10 @@ pub(super) fn record_decision(
         ClaimOutcome::Rejected { reason } => {
             metrics::counter!("seatclaim_claims_total", "outcome" => "rejected").increment(1);
             info!(reason, "rejected");
+        }
+        ClaimOutcome::Waitlisted => {
+            metrics::counter!("seatclaim_claims_total", "outcome" => "waitlisted").increment(1);
+            info!("waitlisted");
         }
         ClaimOutcome::AlreadyDecided(status) => {
             metrics::counter!("seatclaim_claims_total", "outcome" => "already_decided")

@@ -19,6 +19,7 @@ use jiff::SignedDuration;
 
 use crate::domain::{
     EventId, HoldExtension, Intent, PAYMENT_UNMATCHED, Prices, ReservationEvent, SeatLimit,
+    Waitlist,
 };
 use crate::ports::{BackendError, EventInfo, Message};
 
@@ -30,6 +31,7 @@ pub fn event_info(
     limit: Option<i64>,
     prices: Option<&str>,
     extension: Option<&str>,
+    waitlist: Waitlist,
 ) -> Result<EventInfo, BackendError> {
     let unreadable = |what: &str| BackendError::permanent(format!("event {event_id}: {what}"));
     Ok(EventInfo {
@@ -39,6 +41,7 @@ pub fn event_info(
         max_seats_per_buyer: seat_limit(event_id, limit)?,
         prices: decode_prices(prices)?,
         extension: decode_extension(extension)?,
+        waitlist,
     })
 }
 
@@ -98,6 +101,15 @@ pub fn decode_extension(stored: Option<&str>) -> Result<HoldExtension, BackendEr
     Ok(HoldExtension {
         step: SignedDuration::from_millis(stored.step_ms),
         max: stored.max,
+    })
+}
+
+/// Reads an event's stored waitlist state back.
+pub fn decode_waitlist(event_id: &str, stored: &str) -> Result<Waitlist, BackendError> {
+    Waitlist::parse(stored).ok_or_else(|| {
+        BackendError::permanent(format!(
+            "event {event_id} has an unknown waitlist {stored:?}"
+        ))
     })
 }
 

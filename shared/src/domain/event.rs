@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{
     EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Prices, SeatId, SeatLimit, Section,
-    ValidationError,
+    ValidationError, Waitlist,
 };
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
@@ -62,6 +62,8 @@ pub struct EventSpec {
     pub hold_extension_seconds: Option<u32>,
     /// How many times one hold may be extended (default 1, at most 10).
     pub max_hold_extensions: Option<u32>,
+    /// Whether section requests that find too few seats wait in line (default false).
+    pub waitlist: Option<bool>,
     /// The prices' ISO 4217 currency ("EUR"); required when any price is above 0.
     pub currency: Option<String>,
     /// Seats as generated blocks.
@@ -87,6 +89,8 @@ pub struct NewEvent {
     pub prices: Prices,
     /// How a buyer may extend a hold.
     pub extension: HoldExtension,
+    /// Whether its sections keep lines.
+    pub waitlist: Waitlist,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -147,6 +151,11 @@ impl NewEvent {
             seats,
             prices: Prices::parse(spec.currency.as_deref(), prices)?,
             extension,
+            waitlist: if spec.waitlist == Some(true) {
+                Waitlist::Open
+            } else {
+                Waitlist::None
+            },
         })
     }
 }
@@ -264,6 +273,7 @@ mod tests {
             seats: None,
             hold_extension_seconds: None,
             max_hold_extensions: None,
+            waitlist: None,
         }
     }
 

@@ -72,6 +72,15 @@ impl SeatRequest {
         }
     }
 
+    /// The section of a section request (`None` for exact seats): the line it may wait in.
+    #[must_use]
+    pub fn section(&self) -> Option<&Section> {
+        match self {
+            Self::Seats(_) => None,
+            Self::Section { section, .. } => Some(section),
+        }
+    }
+
     /// A canonical text of the request, compared to tell "the same request again" from "a different
     /// request with a reused key". Serialisation of this type is deterministic, so equal requests
     /// give equal fingerprints.

@@ -5,12 +5,15 @@ use serde::{Deserialize, Serialize};
 
 use super::{BuyerId, EventId, Intent, JobId, Money, SeatId, SeatRequest};
 
-/// Where a job stands. `Pending` and `Held` are the only states that can still change.
+/// Where a job stands. `Pending`, `Waitlisted` and `Held` are the only states that can still
+/// change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum JobStatus {
     /// Accepted and durable, not decided yet.
     Pending,
+    /// Waiting in its section's line for seats to come free (an event with a waitlist).
+    Waitlisted,
     /// Seats held until the job's `hold_expires_at`.
     Held,
     /// The seats were not available; final.
@@ -27,8 +30,9 @@ pub enum JobStatus {
 
 impl JobStatus {
     /// Every status, for parsing and for exhaustive tests.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Pending,
+        Self::Waitlisted,
         Self::Held,
         Self::Rejected,
         Self::Failed,
@@ -42,6 +46,7 @@ impl JobStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "PENDING",
+            Self::Waitlisted => "WAITLISTED",
             Self::Held => "HELD",
             Self::Rejected => "REJECTED",
             Self::Failed => "FAILED",
@@ -49,6 +54,13 @@ impl JobStatus {
             Self::Expired => "EXPIRED",
             Self::Cancelled => "CANCELLED",
         }
+    }
+
+    /// Whether a decision is still to come by itself: PENDING (the claim) or WAITLISTED (the
+    /// line), the statuses a long poll waits on.
+    #[must_use]
+    pub fn awaits_decision(self) -> bool {
+        matches!(self, Self::Pending | Self::Waitlisted)
     }
 
     /// Reads the storage spelling back; `None` means the store holds something this build does not know.

@@ -16,6 +16,7 @@ mod seat;
 mod seat_limit;
 mod terms;
 mod transition;
+mod waitlist;
 
 pub use audit::{AuditLimits, Violation, audit, sold_twice};
 pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
@@ -30,6 +31,7 @@ pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, dec
 pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};
 pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms};
 pub use transition::{Closure, Settling, Transition};
+pub use waitlist::{HandOut, REASON_RESERVED, REASON_WAITLIST_CLOSED, Waitlist, hand_out};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -157,6 +157,7 @@ impl Model {
                 job.hold(seat_ids, until, amount_due, self.now)
             }
             ClaimDecision::Reject { reason } => job.reject(&reason, self.now),
+            ClaimDecision::Waitlist => panic!("decide_claim keeps no line"),
         };
         *job = decided.expect("a pending job is decided").job;
     }

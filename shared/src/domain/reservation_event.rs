@@ -76,6 +76,7 @@ impl ReservationEvent {
         }
         match self.status {
             JobStatus::Pending => "Reservation Pending",
+            JobStatus::Waitlisted => "Reservation Waitlisted",
             JobStatus::Held => "Reservation Held",
             JobStatus::Rejected => "Reservation Rejected",
             JobStatus::Failed => "Reservation Failed",

@@ -90,6 +90,8 @@ pub enum ClaimDecision {
         /// Why, for the buyer.
         reason: String,
     },
+    /// Hold nothing yet: the job waits in its section's line (an event with a waitlist).
+    Waitlist,
 }
 
 /// Decides a claim from the seats the adapter read. For an exact request `candidates` are the

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{ClaimDecision, Intent, Prices, Seat, SeatLimit, SeatRequest, decide_claim};
+use super::{
+    ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, Section,
+    Waitlist, decide_claim,
+};
 
 /// The terms a claim decides under.
 #[derive(Debug, Clone)]
@@ -19,6 +22,8 @@ pub struct SaleTerms {
     pub prices: Arc<Prices>,
     /// How a buyer may extend a hold.
     pub extension: HoldExtension,
+    /// Whether section requests that find too few seats wait in line.
+    pub waitlist: Waitlist,
 }
 
 /// The most extensions an event may allow one hold.
@@ -49,9 +54,40 @@ impl HoldExtension {
 }
 
 impl SaleTerms {
-    /// The claim's decision on `candidates` at `now` under these terms ([`decide_claim`]).
+    /// The claim's decision on `candidates` at `now` under these terms: with an open waitlist,
+    /// a section that has a line (`has_line`) takes new section requests at its end and refuses
+    /// exact requests for its seats, and a section request that finds too few seats joins the
+    /// line; otherwise [`decide_claim`].
     #[must_use]
     pub fn decide(
+        &self,
+        request: &SeatRequest,
+        candidates: &[Seat],
+        now: Timestamp,
+        has_line: impl Fn(&Section) -> bool,
+    ) -> ClaimDecision {
+        if !self.waitlist.is_open() {
+            return self.decide_freely(request, candidates, now);
+        }
+        match request {
+            SeatRequest::Section { section, .. } if has_line(section) => ClaimDecision::Waitlist,
+            SeatRequest::Seats(_) if candidates.iter().any(|seat| has_line(&seat.section)) => {
+                ClaimDecision::Reject {
+                    reason: REASON_RESERVED.to_owned(),
+                }
+            }
+            SeatRequest::Section { .. } => match self.decide_freely(request, candidates, now) {
+                ClaimDecision::Reject { .. } => ClaimDecision::Waitlist,
+                decided => decided,
+            },
+            SeatRequest::Seats(_) => self.decide_freely(request, candidates, now),
+        }
+    }
+
+    /// The claim's decision on `candidates` with no line to respect ([`decide_claim`]): an
+    /// event without a waitlist, or the line's own hand-out.
+    #[must_use]
+    pub fn decide_freely(
         &self,
         request: &SeatRequest,
         candidates: &[Seat],

@@ -86,6 +86,47 @@ impl Job {
         })
     }
 
+    /// PENDING -> WAITLISTED: too few seats, and the event keeps a line for its sections.
+    pub fn join_waitlist(&self, now: Timestamp) -> Result<Transition, JobStatus> {
+        self.decide(now, |job| job.status = JobStatus::Waitlisted)
+    }
+
+    /// A WAITLISTED job's only moves off the line are the hand-out's (and the buyer's cancel).
+    fn leave_waitlist(
+        &self,
+        now: Timestamp,
+        change: impl FnOnce(&mut Job),
+    ) -> Result<Transition, JobStatus> {
+        match self.status {
+            JobStatus::Waitlisted => Ok(self.moved(now, change)),
+            other => Err(other),
+        }
+    }
+
+    /// WAITLISTED -> HELD: the line handed it seats that came free.
+    pub fn hold_waiting(
+        &self,
+        seat_ids: Vec<SeatId>,
+        until: Timestamp,
+        amount_due: Option<Money>,
+        now: Timestamp,
+    ) -> Result<Transition, JobStatus> {
+        self.leave_waitlist(now, |job| {
+            job.status = JobStatus::Held;
+            job.seat_ids = seat_ids;
+            job.hold_expires_at = Some(until);
+            job.amount_due = amount_due;
+        })
+    }
+
+    /// WAITLISTED -> REJECTED: its buyer is over the limit by now, or the waitlist closed.
+    pub fn reject_waiting(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
+        self.leave_waitlist(now, |job| {
+            job.status = JobStatus::Rejected;
+            job.reason = Some(reason.to_owned());
+        })
+    }
+
     /// PENDING -> REJECTED: the seats were not available, for `reason`.
     pub fn reject(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
         self.decide(now, |job| {
@@ -207,6 +248,10 @@ impl Job {
             }
             (JobAction::Confirm, JobStatus::Held) => (JobStatus::Sold, Settlement::Sell),
             (JobAction::Cancel, JobStatus::Held) => (JobStatus::Cancelled, Settlement::Release),
+            // A job waiting in line holds no seats: the release gives back none.
+            (JobAction::Cancel, JobStatus::Waitlisted) => {
+                (JobStatus::Cancelled, Settlement::Release)
+            }
             (JobAction::Expire, JobStatus::Held) if lapsed => {
                 (JobStatus::Expired, Settlement::Release)
             }

@@ -3,15 +3,20 @@ use async_trait::async_trait;
 use super::BackendError;
 use jiff::SignedDuration;
 
-use crate::domain::{EventId, HoldExtension, NewEvent, Prices, Seat, SeatLimit};
+use crate::domain::{
+    EventId, HoldExtension, NewEvent, Prices, Seat, SeatLimit, ValidationError, Waitlist,
+};
 
 /// What creating an event did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventCreation {
     /// Created with this many seats.
     Created(usize),
     /// An event with that id exists already; nothing was changed.
     AlreadyExists,
+    /// This backend does not build what the event asks for (the field and why); nothing was
+    /// changed.
+    Unsupported(ValidationError),
 }
 
 /// What the event list shows of an event, besides its seats.
@@ -29,6 +34,8 @@ pub struct EventInfo {
     pub prices: Prices,
     /// How its holds may be extended.
     pub extension: HoldExtension,
+    /// Whether its sections keep lines.
+    pub waitlist: Waitlist,
 }
 
 /// Events and their seats, for organisers and the advisory seat map.

@@ -3,7 +3,7 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment,
+    EventId, HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment,
     ReservationEvent, SeatId, Settling, Transition,
 };
 
@@ -22,12 +22,15 @@ pub enum ClaimOutcome {
         /// Why.
         reason: String,
     },
+    /// The job waits in its section's line (an event with a waitlist); its seats come later.
+    Waitlisted,
     /// The job had been decided before (a redelivery); nothing changed.
     AlreadyDecided(JobStatus),
 }
 
 impl ClaimOutcome {
-    /// The outcome a claim's transition stands for: HELD with its seats, or the rejection.
+    /// The outcome a claim's transition stands for: HELD with its seats, in line, or the
+    /// rejection.
     #[must_use]
     pub fn of(transition: &Transition) -> Self {
         Self::of_decided(&transition.job)
@@ -41,6 +44,7 @@ impl ClaimOutcome {
                 seat_ids: job.seat_ids.clone(),
                 until,
             },
+            (JobStatus::Waitlisted, _) => Self::Waitlisted,
             _ => Self::Rejected {
                 reason: job.reason.clone().unwrap_or_default(),
             },
@@ -110,7 +114,7 @@ pub trait Inventory: Send + Sync {
     /// outcomes are known and the caller retries the whole batch, which idempotency makes safe.
     async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError>;
 
-    /// Confirms, cancels, expires or extends a held job, as the domain's `Job::settle` (or, for
+    /// Confirms, cancels, expires or extends a held job (or cancels a waiting one), as the domain's `Job::settle` (or, for
     /// an extension, `Job::extend` under the event's terms read in the step) decides: the seat
     /// writes conditioned on this job's hold, and the job's transition, in one atomic step. A
     /// confirm with a `payment` is decided against the job as read in that step, so a payment
@@ -120,6 +124,8 @@ pub trait Inventory: Send + Sync {
     /// just before the conditional write is sent), never the caller's: a confirm that waited for
     /// the store past the hold's deadline finds the hold lapsed, as every view already shows it,
     /// and cannot sell seats a claim in between no longer counted against the buyer's limit.
+    /// Seats a cancel or an expiry gives back on an event with a waitlist (or a cancelled place
+    /// in line) are served to their section's line in the same atomic step.
     async fn settle(
         &self,
         job_id: JobId,
@@ -127,8 +133,14 @@ pub trait Inventory: Send + Sync {
         payment: Option<&Payment>,
     ) -> Result<Settled, BackendError>;
 
+    /// Closes `event_id`'s waitlist: every WAITLISTED job is REJECTED ("waitlist closed"), each
+    /// with its event, and from then on the event behaves as one without a waitlist. Returns
+    /// how many jobs were waiting, or `None` if there is no such event.
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError>;
+
     /// Expires up to `limit` jobs whose holds lapsed by `now`, releasing their seats, each release
-    /// conditioned on the seat still being held by that job; returns how many it expired.
+    /// conditioned on the seat still being held by that job; returns how many it expired. Seats
+    /// released on an event with a waitlist go to their section's line in the same atomic step.
     async fn release_lapsed_holds(
         &self,
         now: Timestamp,

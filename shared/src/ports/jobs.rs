@@ -17,6 +17,10 @@ pub trait Jobs: Send + Sync {
     /// where it cannot without a hot key (DynamoDB, from admission tickets and batched counts).
     async fn line(&self, job: &Job) -> Result<Line, BackendError>;
 
+    /// A WAITLISTED job's place in its section's line, from 1, in the order the intents were
+    /// admitted; `None` for a job that is not waiting.
+    async fn waitlist_position(&self, job: &Job) -> Result<Option<u64>, BackendError>;
+
     /// Closes a PENDING job as the domain's `Job::close` decides (FAILED, or REJECTED for an
     /// expired request), recording its event; returns whether it did. A job that was already
     /// decided keeps its outcome: a late failure never overwrites a hold.
@@ -57,9 +61,10 @@ pub trait Jobs: Send + Sync {
     /// Every job of an event, for the audit.
     async fn of_event(&self, event_id: &EventId) -> Result<Vec<Job>, BackendError>;
 
-    /// The job once it has left PENDING, or as it stands after `max`: the long poll behind
-    /// `GET /v1/jobs/{id}?wait=N`, which spares clients (and the store) a polling storm. This
-    /// default polls with backoff; a backend that hears about decisions can answer sooner.
+    /// The job once a PENDING or WAITLISTED job's status has changed (or at once for any other),
+    /// or as it stands after `max`: the long poll behind `GET /v1/jobs/{id}?wait=N`, which spares
+    /// clients (and the store) a polling storm. This default polls with backoff; a backend that
+    /// hears about decisions can answer sooner.
     async fn wait_for_decision(
         &self,
         job_id: JobId,
@@ -67,10 +72,16 @@ pub trait Jobs: Send + Sync {
     ) -> Result<Option<Job>, BackendError> {
         let deadline = tokio::time::Instant::now() + max;
         let mut pause = Duration::from_millis(20);
+        let mut first = None;
         loop {
             let job = self.job(job_id).await?;
+            let status = job.as_ref().map(|j| j.status);
+            let waiting_for = *first.get_or_insert(status);
             let now = tokio::time::Instant::now();
-            if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
+            if !status.is_some_and(JobStatus::awaits_decision)
+                || status != waiting_for
+                || now >= deadline
+            {
                 return Ok(job);
             }
             tokio::time::sleep(pause.min(deadline - now)).await;

@@ -162,6 +162,20 @@ pub async fn final_replay(ctx: Rc<Ctx>) {
     }
 }
 
+/// The operator closes the event's waitlist at the end of a run (every job still in line ends
+/// REJECTED), retried until it succeeds.
+pub async fn close_waitlist(ctx: Rc<Ctx>) {
+    let event_id = ctx.plan.event.event_id.clone();
+    loop {
+        let closed = ctx.backend.inventory.close_waitlist(&event_id).await;
+        ctx.gate.log(|| format!("close waitlist: {closed:?}"));
+        if closed.is_ok() {
+            return;
+        }
+        ctx.pause(1_000..5_000).await;
+    }
+}
+
 /// The queue's own misbehaviour: at-least-once delivery sends copies of messages already in
 /// it (with their job id), and now and then a copy whose body was mangled on the way.
 pub async fn duplicator(ctx: Rc<Ctx>, every: Duration) {

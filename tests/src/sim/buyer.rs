@@ -79,9 +79,19 @@ pub async fn buyer(ctx: Rc<Ctx>, n: usize) {
     if ctx.dice.chance(0.1) {
         reuse_key(&ctx, &buyer, &key, &request).await;
     }
-    let Some(job) = decision(&ctx, job_id).await else {
+    let Some(mut job) = decision(&ctx, job_id, JobStatus::Pending).await else {
         return;
     };
+    if job.status == JobStatus::Waitlisted {
+        if ctx.dice.chance(0.3) {
+            leave_line(&ctx, job_id).await;
+            return;
+        }
+        let Some(served) = decision(&ctx, job_id, JobStatus::Waitlisted).await else {
+            return;
+        };
+        job = served;
+    }
     if job.status != JobStatus::Held {
         return;
     }
@@ -193,13 +203,26 @@ async fn reuse_key(ctx: &Ctx, buyer: &BuyerId, key: &IdempotencyKey, used: &Seat
     }
 }
 
-/// Polls the job as the API shows it (`app::jobs::job`) until it is decided; `None` if the
-/// buyer stopped waiting.
-async fn decision(ctx: &Ctx, job_id: JobId) -> Option<Job> {
+/// A buyer who gave up waiting in line cancels: the job ends CANCELLED, unless the line served
+/// it first (then the cancel finds it no longer waiting).
+async fn leave_line(ctx: &Ctx, job_id: JobId) {
+    if let Some(answer) = settle(ctx, job_id, JobAction::Cancel, None).await
+        && !matches!(&answer, Settled::Done(job) if job.status == JobStatus::Cancelled)
+        && !matches!(&answer, Settled::Conflict(JobConflict::WrongStatus { .. }))
+    {
+        let what = format!("leaving the line of job {job_id} was answered {answer:?}");
+        ctx.ledger.borrow_mut().broken(what);
+    }
+}
+
+/// Polls the job as the API shows it (`app::jobs::job`) until it is no longer `from` (PENDING:
+/// the claim decides it or puts it in line; WAITLISTED: the line moves it); `None` if the buyer
+/// stopped waiting.
+async fn decision(ctx: &Ctx, job_id: JobId, from: JobStatus) -> Option<Job> {
     for _ in 0..POLLS {
         ctx.pause(500..5_000).await;
         match app::jobs::job(&ctx.backend, job_id).await {
-            Ok(Some(job)) if job.status != JobStatus::Pending => return Some(job),
+            Ok(Some(job)) if job.status != from => return Some(job),
             Ok(Some(_)) | Err(_) => {}
             Ok(None) => {
                 let what = format!("job {job_id} was answered but does not exist");

@@ -13,7 +13,8 @@ use seatclaim_shared::adapters::memory::{Lane, Memory, State};
 use seatclaim_shared::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
 
 use super::rules::{
-    Look, QUEUE_REDRIVE, allowed, check_audit, check_event, check_limits, late_sale, names,
+    Look, QUEUE_REDRIVE, allowed, check_audit, check_event, check_limits, check_line, late_sale,
+    names,
 };
 
 /// Follows the store from step to step.
@@ -65,7 +66,7 @@ impl Observer {
         memory.store.inspect(|state| {
             if let Some(job) = state
                 .jobs()
-                .find(|job| matches!(job.status, JobStatus::Pending | JobStatus::Held))
+                .find(|job| job.status.awaits_decision() || job.status == JobStatus::Held)
             {
                 return Err(format!(
                     "job {} is still {} at the end",
@@ -110,6 +111,7 @@ impl Observer {
                     event.job_id
                 ));
             };
+            check_line(state, job, event, &self.recorded)?;
             let history = self.recorded.entry(event.job_id).or_default();
             let from = history.last().map_or(JobStatus::Pending, |e| e.status);
             if !allowed(from, event) {

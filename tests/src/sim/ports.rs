@@ -75,6 +75,13 @@ impl Jobs for Gated<dyn Jobs> {
         self.gate.call("jobs.line", Part::Read, work).await
     }
 
+    async fn waitlist_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        let work = self.inner.waitlist_position(job);
+        self.gate
+            .call("jobs.waitlist_position", Part::Read, work)
+            .await
+    }
+
     async fn close(
         &self,
         job_id: JobId,
@@ -131,6 +138,13 @@ impl Inventory for Gated<dyn Inventory> {
         let work = self.inner.release_lapsed_holds(now, limit);
         self.gate
             .call("inventory.release_lapsed", Part::Store, work)
+            .await
+    }
+
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        let work = self.inner.close_waitlist(event_id);
+        self.gate
+            .call("inventory.close_waitlist", Part::Store, work)
             .await
     }
 }

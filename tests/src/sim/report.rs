@@ -85,8 +85,14 @@ impl fmt::Display for SeedReport {
         let b = &self.batches;
         writeln!(
             f,
-            "  worker decisions: held {}, rejected {}, request expired {}, redelivered already decided {}, retried {}, dead-lettered {}",
-            b.held, b.rejected, b.expired, b.already_decided, b.retried, b.dead_lettered
+            "  worker decisions: held {}, rejected {}, waitlisted {}, request expired {}, redelivered already decided {}, retried {}, dead-lettered {}",
+            b.held,
+            b.rejected,
+            b.waitlisted,
+            b.expired,
+            b.already_decided,
+            b.retried,
+            b.dead_lettered
         )?;
         writeln!(
             f,
@@ -105,6 +111,7 @@ impl fmt::Display for SeedReport {
 pub fn add_batch(total: &mut BatchOutcome, batch: &BatchOutcome) {
     total.held += batch.held;
     total.rejected += batch.rejected;
+    total.waitlisted += batch.waitlisted;
     total.expired += batch.expired;
     total.already_decided += batch.already_decided;
     total.retried += batch.retried;

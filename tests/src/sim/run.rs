@@ -214,6 +214,12 @@ impl Run {
         self.drain("the dead letters are replayed and decided", |run| {
             !run.scheduler.clients_running() && run.queue_empty()
         })?;
+        self.spawn("close-waitlist".into(), Role::Client, |ctx| {
+            Box::pin(actors::close_waitlist(ctx))
+        });
+        self.drain("the operator closes the waitlist", |run| {
+            !run.scheduler.clients_running()
+        })?;
         self.clock.advance(self.ctx.plan.hold());
         self.drain(
             "every hold lapses, is swept and its events published",

@@ -46,6 +46,10 @@ pub(super) async fn run(backend: &Backend, command: EventsCommand) -> anyhow::Re
             eprintln!("event {} already exists", event.event_id);
             Ok(ExitCode::from(1))
         }
+        EventCreation::Unsupported(refused) => {
+            eprintln!("event {} was not created: {refused}", event.event_id);
+            Ok(ExitCode::from(1))
+        }
     }
 }
 

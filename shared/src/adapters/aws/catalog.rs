@@ -13,7 +13,7 @@ use super::{DynamoStore, EventMeta};
 use crate::codec::{
     decode_extension, decode_prices, encode_extension, encode_prices, event_info, seat_limit,
 };
-use crate::domain::{EventId, NewEvent, Seat, SeatId};
+use crate::domain::{EventId, NewEvent, Seat, SeatId, ValidationError, Waitlist};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
 const CREATING: &str = "CREATING";
@@ -105,6 +105,12 @@ impl Catalog for DynamoStore {
     /// item flips to READY: readers ignore an event until it is READY, so a half-created event
     /// is never visible. An event left CREATING by a crash keeps its id taken (409).
     async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
+        if event.waitlist.is_open() {
+            return Ok(EventCreation::Unsupported(ValidationError::new(
+                "waitlist",
+                "is not built on the AWS backend yet (the embedded backend keeps waitlists)",
+            )));
+        }
         let mut sections: Vec<String> = event
             .seats
             .iter()
@@ -216,6 +222,7 @@ impl Catalog for DynamoStore {
                     opt_n(item, LIMIT)?,
                     opt_s(item, "prices"),
                     opt_s(item, "extension"),
+                    Waitlist::None,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -14,7 +14,7 @@ use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
-    ReservationEvent, SaleTerms, SeatId, SeatRequest,
+    ReservationEvent, SaleTerms, SeatId, SeatRequest, Waitlist,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
@@ -135,6 +135,8 @@ impl DynamoStore {
             limit: meta.seat_limit,
             prices: meta.prices,
             extension: meta.extension,
+            // Events on DynamoDB are created without a waitlist (`catalog.rs`).
+            waitlist: Waitlist::None,
         };
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,
@@ -174,7 +176,7 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let hold = match terms.decide(&intent.request, &candidates, now) {
+            let hold = match terms.decide_freely(&intent.request, &candidates, now) {
                 ClaimDecision::Hold {
                     seat_ids,
                     until,
@@ -186,6 +188,9 @@ impl DynamoStore {
                 },
                 ClaimDecision::Reject { reason } => {
                     return self.reject(job, &reason, now).await.map(Attempt::decided);
+                }
+                ClaimDecision::Waitlist => {
+                    return Err(BackendError::permanent("no waitlist on DynamoDB"));
                 }
             };
             match self.hold_seats(job, hold, now, ceiling).await? {

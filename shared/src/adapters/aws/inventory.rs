@@ -10,7 +10,7 @@ use super::error::classify;
 use super::item::{get_s, n, s};
 use super::keys::held_shard_key;
 use super::names::HELD_JOBS_INDEX;
-use crate::domain::{Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent};
+use crate::domain::{EventId, Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent};
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
@@ -81,6 +81,12 @@ impl Inventory for DynamoStore {
         payment: Option<&Payment>,
     ) -> Result<Settled, BackendError> {
         self.settle_job(job_id, action, payment).await
+    }
+
+    /// No DynamoDB event has a waitlist to close (they are created without one): the event is
+    /// answered for as it is.
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        Ok(self.event_meta(event_id).await?.map(|_| 0))
     }
 
     async fn release_lapsed_holds(

@@ -2,7 +2,9 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::codec::{SeatRecord, encode_extension, encode_prices, event_info, to_ms};
+use crate::codec::{
+    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, to_ms,
+};
 use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
 
@@ -16,8 +18,8 @@ impl Catalog for EmbeddedStore {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
                 "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
-                                     prices, extension)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (event_id) DO NOTHING",
+                                     prices, extension, waitlist)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
@@ -26,6 +28,7 @@ impl Catalog for EmbeddedStore {
                     now,
                     encode_prices(&event.prices)?,
                     encode_extension(event.extension)?,
+                    event.waitlist.as_str(),
                 ],
             )?;
             if inserted == 0 {
@@ -76,7 +79,8 @@ impl Catalog for EmbeddedStore {
         self.db
             .read(|tx| {
                 let mut query = tx.prepare_cached(
-                    "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices, extension
+                    "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices, extension,
+                            waitlist
                      FROM events ORDER BY created_at, event_id",
                 )?;
                 let rows = query.query_map([], |row| {
@@ -87,12 +91,14 @@ impl Catalog for EmbeddedStore {
                         row.get::<_, Option<i64>>(3)?,
                         row.get::<_, Option<String>>(4)?,
                         row.get::<_, Option<String>>(5)?,
+                        row.get::<_, String>(6)?,
                     ))
                 })?;
                 rows.map(|row| {
-                    let (event_id, name, hold_ms, limit, prices, extension) = row?;
+                    let (event_id, name, hold_ms, limit, prices, extension, waitlist) = row?;
                     let (prices, extension) = (prices.as_deref(), extension.as_deref());
-                    event_info(&event_id, name, hold_ms, limit, prices, extension)
+                    let waitlist = decode_waitlist(&event_id, &waitlist)?;
+                    event_info(&event_id, name, hold_ms, limit, prices, extension, waitlist)
                 })
                 .collect()
             })

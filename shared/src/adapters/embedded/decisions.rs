@@ -70,10 +70,11 @@ pub(super) struct Watch {
 }
 
 impl Watch {
-    /// The job once this process has decided it.
+    /// The job once it is announced changed after this watch began (a decision, or a move off
+    /// a line); an announcement from before it is not news.
     pub(super) async fn decided(&mut self) -> Option<Job> {
-        let job = self.decided.wait_for(Option::is_some).await.ok()?;
-        job.clone()
+        self.decided.changed().await.ok()?;
+        self.decided.borrow_and_update().clone()
     }
 }
 
@@ -198,6 +199,7 @@ mod tests {
             currency: None,
             hold_extension_seconds: None,
             max_hold_extensions: None,
+            waitlist: None,
         })
         .expect("event");
         worker.create_event(&event).await.expect("create");

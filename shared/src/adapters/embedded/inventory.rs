@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use rusqlite::types::Value;
-use rusqlite::{Transaction, params, params_from_iter};
+use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{load_job, save_transition};
+use super::settle::settle_one;
 use super::terms::{counted_seats, terms as event_terms};
+use super::waitlist;
 use crate::codec::{SeatRecord, to_ms};
 use crate::domain::{
-    ClaimDecision, EventId, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
-    REASON_UNAVAILABLE, SaleTerms, Seat, SeatId, SeatLimit, SeatRequest, Settlement, Settling,
-    Transition,
+    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE,
+    SaleTerms, Seat, SeatId, SeatLimit, SeatRequest, Transition,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -62,9 +62,12 @@ impl Inventory for EmbeddedStore {
         let clock = Arc::clone(&self.clock);
         let payment = payment.cloned();
         // The clock is read inside the write transaction, once this writer holds the lock.
-        self.db
+        let (settled, served) = self
+            .db
             .write(move |tx| settle_one(tx, job_id, action, payment.as_ref(), clock.now()))
-            .await
+            .await?;
+        self.announce_all(&served);
+        Ok(settled)
     }
 
     async fn release_lapsed_holds(
@@ -82,16 +85,40 @@ impl Inventory for EmbeddedStore {
                     )?
                     .query_map(params![to_ms(now), limit], |row| row.get(0))?
                     .collect::<Result<_, _>>()?;
-                let mut released = 0;
+                let (mut released, mut served) = (0, Vec::new());
                 for job_id in lapsed.iter().filter_map(|id| JobId::parse(id)) {
-                    if let Settled::Done(_) = settle_one(tx, job_id, JobAction::Expire, None, now)?
-                    {
-                        released += 1;
-                    }
+                    let (settled, moved) = settle_one(tx, job_id, JobAction::Expire, None, now)?;
+                    released += usize::from(matches!(settled, Settled::Done(_)));
+                    served.extend(moved);
                 }
-                Ok(released)
+                Ok((released, served))
             })
             .await
+            .map(|(released, served)| {
+                self.announce_all(&served);
+                released
+            })
+    }
+
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        let (event_id, clock) = (event_id.clone(), Arc::clone(&self.clock));
+        let closed = self
+            .db
+            .write(move |tx| waitlist::close(tx, &event_id, clock.now()))
+            .await?;
+        Ok(closed.map(|jobs| {
+            self.announce_all(&jobs);
+            jobs.len()
+        }))
+    }
+}
+
+impl EmbeddedStore {
+    /// Hands jobs changed by a write to the long polls waiting for them.
+    fn announce_all(&self, jobs: &[Job]) {
+        for job in jobs {
+            self.decisions.announce(job);
+        }
     }
 }
 
@@ -165,7 +192,7 @@ fn over_limit(
 }
 
 /// The claim's decision on the seats as read, written under the condition that they are still
-/// claimable.
+/// claimable; or the job's place at the end of its section's line.
 fn hold_or_reject(
     tx: &Transaction<'_>,
     job: &Job,
@@ -174,7 +201,14 @@ fn hold_or_reject(
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
     let candidates = candidate_seats(tx, intent, now)?;
-    Ok(match event.decide(&intent.request, &candidates, now) {
+    let sections = intent
+        .request
+        .section()
+        .into_iter()
+        .chain(candidates.iter().map(|seat| &seat.section));
+    let lined = waitlist::lines_of(tx, event, &intent.event_id, sections)?;
+    let decision = event.decide(&intent.request, &candidates, now, |s| lined.contains(s));
+    Ok(match decision {
         ClaimDecision::Hold {
             seat_ids,
             until,
@@ -185,6 +219,7 @@ fn hold_or_reject(
         // A seat changed since it was read: the condition refused it, so the claim is lost.
         ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
         ClaimDecision::Reject { reason } => job.reject(&reason, now),
+        ClaimDecision::Waitlist => job.join_waitlist(now),
     })
 }
 
@@ -240,7 +275,7 @@ fn candidate_seats(
 
 /// The conditional write: each seat moves to HELD only if it is still AVAILABLE or its hold has
 /// lapsed. If any seat fails the condition, the savepoint rolls back the others (all or none).
-fn hold_seats(
+pub(super) fn hold_seats(
     tx: &Transaction<'_>,
     job: &Job,
     seat_ids: &[SeatId],
@@ -277,69 +312,4 @@ fn hold_seats(
         tx.prepare_cached("RELEASE hold")?.execute([])?;
     }
     Ok(true)
-}
-
-fn settle_one(
-    tx: &Transaction<'_>,
-    job_id: JobId,
-    action: JobAction,
-    payment: Option<&Payment>,
-    now: Timestamp,
-) -> Result<Settled, BackendError> {
-    let job = load_job(tx, job_id)?;
-    let extension = match (&job, action) {
-        (Some(job), JobAction::Extend) => {
-            event_terms(tx, &job.event_id)?.map_or(HoldExtension::NONE, |terms| terms.extension)
-        }
-        _ => HoldExtension::NONE,
-    };
-    let (
-        job,
-        Settling {
-            transition,
-            seats: settlement,
-        },
-    ) = match Settled::plan(job, action, payment, extension, now) {
-        Ok(plan) => plan,
-        Err(answer) => return Ok(answer),
-    };
-    // Each seat is addressed by its key and conditioned on this job's hold: a seat re-claimed by
-    // another job after this hold lapsed stays theirs.
-    let (statement, deadlines) = match settlement {
-        Settlement::Sell => (
-            "UPDATE seats SET state = 'SOLD', hold_until = NULL
-             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'",
-            vec![],
-        ),
-        Settlement::Release => (
-            "UPDATE seats SET state = 'AVAILABLE', job_id = NULL, hold_until = NULL
-             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'",
-            vec![],
-        ),
-        Settlement::Extend { from, until } => (
-            "UPDATE seats SET hold_until = ?4
-             WHERE event_id = ?1 AND seat_id = ?2 AND job_id = ?3 AND state = 'HELD'
-               AND hold_until = ?5",
-            vec![to_ms(until), to_ms(from)],
-        ),
-    };
-    let mut update = tx.prepare_cached(statement)?;
-    let job_text = job_id.to_string();
-    let mut changed = 0;
-    for seat in &job.seat_ids {
-        let key = [job.event_id.as_str(), seat.as_str(), &job_text]
-            .map(|text| Value::Text(text.to_owned()));
-        let deadlines = deadlines.iter().copied().map(Value::Integer);
-        changed += update.execute(params_from_iter(key.into_iter().chain(deadlines)))?;
-    }
-    if settlement != Settlement::Release && changed != job.seat_ids.len() {
-        // Only possible if a seat was taken over after its hold lapsed, which the domain already
-        // refuses; the check keeps a confirm or extension from touching part of a hold regardless.
-        return Err(BackendError::permanent(format!(
-            "job {job_id} holds {changed} of its {} seats",
-            job.seat_ids.len()
-        )));
-    }
-    save_transition(tx, &transition)?;
-    Ok(Settled::Done(Box::new(transition.job)))
 }

@@ -21,6 +21,16 @@ impl Jobs for EmbeddedStore {
         self.db.read(move |tx| line(tx, &job)).await
     }
 
+    async fn waitlist_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        if job.status != JobStatus::Waitlisted {
+            return Ok(None);
+        }
+        let job = job.clone();
+        self.db
+            .read(move |tx| super::waitlist::position(tx, &job).map(Some))
+            .await
+    }
+
     async fn purge_decided(
         &self,
         statuses: &[JobStatus],
@@ -110,14 +120,24 @@ impl Jobs for EmbeddedStore {
             .get_or_try_init(|| decisions::follow(&self.db, &self.decisions))
             .await?;
         let mut watch = self.decisions.watch(job_id);
+        let mut first = None;
         loop {
             let job = self.job(job_id).await?;
+            let status = job.as_ref().map(|j| j.status);
+            let waiting_for = *first.get_or_insert(status);
             let now = tokio::time::Instant::now();
-            if !job.as_ref().is_some_and(|j| j.status == JobStatus::Pending) || now >= deadline {
+            if !status.is_some_and(JobStatus::awaits_decision)
+                || status != waiting_for
+                || now >= deadline
+            {
                 return Ok(job);
             }
             tokio::select! {
-                Some(decided) = watch.decided() => return Ok(Some(decided)),
+                Some(changed) = watch.decided() => {
+                    if Some(changed.status) != waiting_for {
+                        return Ok(Some(changed));
+                    }
+                }
                 () = tokio::time::sleep(FALLBACK_POLL.min(deadline - now)) => {}
             }
         }

@@ -24,7 +24,9 @@ mod queue_depth;
 mod receive;
 mod reconcile;
 mod retention;
+mod settle;
 mod terms;
+mod waitlist;
 mod writer;
 
 use std::path::Path;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::codec::{decode_extension, decode_prices, seat_limit, to_ms};
+use crate::codec::{decode_extension, decode_prices, decode_waitlist, seat_limit, to_ms};
 use crate::domain::{BuyerId, EventId, SaleTerms};
 use crate::ports::BackendError;
 
@@ -16,22 +16,29 @@ pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
 ) -> Result<Option<SaleTerms>, BackendError> {
-    type Row = (i64, Option<i64>, Option<String>, Option<String>);
+    type Row = (i64, Option<i64>, Option<String>, Option<String>, String);
     let row: Option<Row> = tx
         .prepare_cached(
-            "SELECT hold_ms, max_seats_per_buyer, prices, extension FROM events
+            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist FROM events
              WHERE event_id = ?1",
         )?
         .query_row([event_id.as_str()], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
         })
         .optional()?;
-    row.map(|(hold_ms, limit, prices, extension)| {
+    row.map(|(hold_ms, limit, prices, extension, waitlist)| {
         Ok(SaleTerms {
             hold: SignedDuration::from_millis(hold_ms),
             limit: seat_limit(event_id.as_str(), limit)?,
             prices: Arc::new(decode_prices(prices.as_deref())?),
             extension: decode_extension(extension.as_deref())?,
+            waitlist: decode_waitlist(event_id.as_str(), &waitlist)?,
         })
     })
     .transpose()

@@ -37,6 +37,7 @@ impl Catalog for MemoryStore {
                 limit: event.max_seats_per_buyer,
                 prices: event.prices.clone(),
                 extension: event.extension,
+                waitlist: event.waitlist,
                 seats,
                 position,
                 created,
@@ -66,6 +67,7 @@ impl Catalog for MemoryStore {
                 max_seats_per_buyer: event.limit,
                 prices: event.prices.clone(),
                 extension: event.extension,
+                waitlist: event.waitlist,
             })
             .collect())
     }

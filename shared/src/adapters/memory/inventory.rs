@@ -7,9 +7,10 @@ use jiff::Timestamp;
 
 use super::MemoryStore;
 use super::state::{State, StoredEvent};
+use super::waitlist;
 use crate::domain::{
-    ClaimDecision, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
-    REASON_UNAVAILABLE, Seat, SeatId, SeatRequest, SeatState, Settlement, Settling, decide_claim,
+    ClaimDecision, EventId, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
+    REASON_UNAVAILABLE, Seat, SeatId, SeatRequest, SeatState, Section, Settlement, Settling,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -38,6 +39,11 @@ impl Inventory for MemoryStore {
         // The clock is read under the lock, as SQLite's adapter reads it in its transaction.
         self.lock()
             .atomically(|state| settle_one(state, job_id, action, payment, self.clock.now()))
+    }
+
+    async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
+        self.lock()
+            .atomically(|state| waitlist::close(state, event_id, self.clock.now()))
     }
 
     async fn release_lapsed_holds(
@@ -84,7 +90,14 @@ fn claim_one(
         Some(reason) => job.reject(&reason, now),
         None => {
             let candidates = candidate_seats(event, &intent.request, now);
-            match decide_claim(&intent.request, &candidates, now, event.hold, &event.prices) {
+            let sections = (intent.request.section().into_iter())
+                .chain(candidates.iter().map(|seat| &seat.section));
+            let lined = waitlist::lines_of(state, event, &intent.event_id, sections);
+            let has_line = |section: &Section| lined.contains(section);
+            match event
+                .terms()
+                .decide(&intent.request, &candidates, now, has_line)
+            {
                 ClaimDecision::Hold {
                     seat_ids,
                     until,
@@ -95,6 +108,7 @@ fn claim_one(
                 // A seat changed since it was read: the condition refused it, so the claim is lost.
                 ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
                 ClaimDecision::Reject { reason } => job.reject(&reason, now),
+                ClaimDecision::Waitlist => job.join_waitlist(now),
             }
         }
     };
@@ -114,17 +128,7 @@ fn over_limit(
     now: Timestamp,
 ) -> Option<String> {
     let limit = event.limit?;
-    let counted: usize = state
-        .jobs()
-        .filter(|job| job.event_id == intent.event_id && job.buyer_id == intent.buyer_id)
-        .filter(|job| match job.status {
-            JobStatus::Sold => true,
-            JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
-            _ => false,
-        })
-        .map(|job| job.seat_ids.len())
-        .sum();
-    let counted = u32::try_from(counted).unwrap_or(u32::MAX);
+    let counted = waitlist::counted(state, &intent.event_id, &intent.buyer_id, now);
     (!limit.admits(counted, intent.request.quantity())).then(|| limit.reason())
 }
 
@@ -152,7 +156,7 @@ fn candidate_seats(event: &StoredEvent, request: &SeatRequest, now: Timestamp) -
 
 /// The conditional write: every seat moves to HELD only if each is still claimable at `now`;
 /// if any is not, none moves (all or none).
-fn hold_seats(
+pub(super) fn hold_seats(
     state: &mut State,
     job: &Job,
     seat_ids: &[SeatId],
@@ -230,5 +234,8 @@ fn settle_one(
         state.put_seat(&job.event_id, at, to);
     }
     state.save_transition(&transition)?;
+    if seats == Settlement::Release {
+        waitlist::serve_after(state, &transition.job, now)?;
+    }
     Ok(Settled::Done(Box::new(transition.job)))
 }

@@ -27,6 +27,10 @@ impl Jobs for MemoryStore {
         })
     }
 
+    async fn waitlist_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        Ok(super::waitlist::position(&self.lock(), job))
+    }
+
     async fn close(
         &self,
         job_id: JobId,

@@ -17,6 +17,7 @@ mod jobs;
 mod outbox;
 mod queue;
 mod state;
+mod waitlist;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, Seat, SeatId, SeatLimit,
-    SeatState, Transition,
+    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleTerms, Seat, SeatId,
+    SeatLimit, SeatState, Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -22,11 +22,25 @@ pub(super) struct StoredEvent {
     pub(super) limit: Option<SeatLimit>,
     pub(super) prices: Prices,
     pub(super) extension: HoldExtension,
+    pub(super) waitlist: Waitlist,
     pub(super) seats: Vec<Seat>,
     /// Where each seat is in `seats`.
     pub(super) position: BTreeMap<SeatId, usize>,
     /// Creation order, for the event list.
     pub(super) created: u64,
+}
+
+impl StoredEvent {
+    /// The terms a claim decides under.
+    pub(super) fn terms(&self) -> SaleTerms {
+        SaleTerms {
+            hold: self.hold,
+            limit: self.limit,
+            prices: std::sync::Arc::new(self.prices.clone()),
+            extension: self.extension,
+            waitlist: self.waitlist,
+        }
+    }
 }
 
 /// One recorded reservation event: the outbox and the jobs' history in one list.

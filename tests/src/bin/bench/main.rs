@@ -165,6 +165,7 @@ async fn filled(
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })?;
     backend.catalog.create_event(&event).await?;
     let pool = if hot > 0 { hot } else { seats };
@@ -233,6 +234,7 @@ async fn decide(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
                 ClaimOutcome::AlreadyDecided(_) => {
                     anyhow::bail!("a fresh intent was already decided")
                 }
+                ClaimOutcome::Waitlisted => anyhow::bail!("the bench's event keeps no waitlist"),
             }
         }
     }

@@ -104,6 +104,7 @@ pub async fn create_event(
         currency: None,
         hold_extension_seconds: None,
         max_hold_extensions: None,
+        waitlist: None,
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     backend.catalog.create_event(&event).await?;

@@ -1,0 +1,117 @@
+//! The waitlist of a section: on an event that has one, a section request that finds too few
+//! seats waits in line instead of being rejected, and seats that come free again go to the line
+//! in order. While a section has a line, its free seats are the line's: new section requests
+//! join its end and exact requests for its seats are refused, so nobody passes it, however fast.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+
+use super::{BuyerId, ClaimDecision, Job, SaleTerms, Seat, SeatId, Transition};
+
+/// Why an exact request for a seat of a section with a line is rejected.
+pub const REASON_RESERVED: &str = "seat reserved for the waitlist";
+/// Why the jobs still waiting are rejected when an operator closes the waitlist.
+pub const REASON_WAITLIST_CLOSED: &str = "waitlist closed";
+
+/// Whether an event keeps a waitlist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Waitlist {
+    /// No waitlist: a claim that finds too few seats is rejected.
+    #[default]
+    None,
+    /// Section requests that find too few seats wait in line.
+    Open,
+    /// Closed by an operator: the event behaves as one without a waitlist.
+    Closed,
+}
+
+impl Waitlist {
+    /// Every state, for parsing and exhaustive tests.
+    pub const ALL: [Self; 3] = [Self::None, Self::Open, Self::Closed];
+
+    /// The storage spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Open => "open",
+            Self::Closed => "closed",
+        }
+    }
+
+    /// Reads the storage spelling back.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.as_str() == text)
+    }
+
+    /// Whether section requests may wait in line.
+    #[must_use]
+    pub fn is_open(self) -> bool {
+        self == Self::Open
+    }
+}
+
+/// One step of a hand-out: the job's move off the line, and the seats it holds (none for a
+/// rejection), which the adapter writes under the claim's condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandOut {
+    /// WAITLISTED -> HELD, or -> REJECTED.
+    pub transition: Transition,
+    /// The seats held, empty for a rejection.
+    pub seats: Vec<SeatId>,
+}
+
+/// Hands `free` seats of a section to its line `waiting` (WAITLISTED jobs, in the order their
+/// intents were admitted), at `now` under `terms`. The head is claimed as any claim is, all or
+/// none with the buyer's seat limit counted (`counted`: the seats a buyer counts now); a head
+/// its buyer's limit no longer allows is rejected and the next one tried; a head that wants
+/// more seats than are free waits, and nobody behind it passes it.
+pub fn hand_out(
+    waiting: &[Job],
+    free: &[Seat],
+    terms: &SaleTerms,
+    now: Timestamp,
+    mut counted: impl FnMut(&BuyerId) -> u32,
+) -> Vec<HandOut> {
+    let mut free = free.to_vec();
+    let mut taken: HashMap<&BuyerId, u32> = HashMap::new();
+    let mut steps = Vec::new();
+    for job in waiting {
+        let quantity = job.request.quantity();
+        if let Some(limit) = terms.limit {
+            let has = counted(&job.buyer_id) + taken.get(&job.buyer_id).copied().unwrap_or(0);
+            if !limit.admits(has, quantity) {
+                if let Ok(transition) = job.reject_waiting(&limit.reason(), now) {
+                    steps.push(HandOut {
+                        transition,
+                        seats: Vec::new(),
+                    });
+                }
+                continue;
+            }
+        }
+        let ClaimDecision::Hold {
+            seat_ids,
+            until,
+            amount_due,
+        } = terms.decide_freely(&job.request, &free, now)
+        else {
+            break;
+        };
+        let Ok(transition) = job.hold_waiting(seat_ids.clone(), until, amount_due, now) else {
+            continue;
+        };
+        free.retain(|seat| !seat_ids.contains(&seat.seat_id));
+        *taken.entry(&job.buyer_id).or_default() += u32::try_from(quantity).unwrap_or(u32::MAX);
+        steps.push(HandOut {
+            transition,
+            seats: seat_ids,
+        });
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,187 @@
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+
+use super::*;
+use crate::domain::{
+    EventId, HoldExtension, Intent, JobId, JobStatus, Prices, SeatLimit, SeatRequest, SeatState,
+    Section,
+};
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::UNIX_EPOCH + SignedDuration::from_secs(seconds)
+}
+
+fn terms(waitlist: Waitlist, limit: Option<u32>) -> SaleTerms {
+    SaleTerms {
+        hold: SignedDuration::from_secs(60),
+        limit: limit.map(|seats| SeatLimit::parse(seats).unwrap()),
+        prices: Arc::new(Prices::default()),
+        extension: HoldExtension::NONE,
+        waitlist,
+    }
+}
+
+fn free(ids: &[&str]) -> Vec<Seat> {
+    ids.iter()
+        .map(|id| Seat {
+            seat_id: SeatId::parse(id).unwrap(),
+            section: Section::parse(&id[..1]).unwrap(),
+            state: SeatState::Available,
+        })
+        .collect()
+}
+
+/// A WAITLISTED job of `buyer` for `quantity` seats of section A.
+fn waiting(buyer: &str, quantity: i64) -> Job {
+    let intent = Intent {
+        job_id: JobId::new(),
+        event_id: EventId::parse("e").unwrap(),
+        buyer_id: BuyerId::parse(buyer).unwrap(),
+        request: SeatRequest::in_section("A", quantity).unwrap(),
+        accepted_at: at(0),
+    };
+    Job::pending(&intent).join_waitlist(at(0)).unwrap().job
+}
+
+fn section(quantity: i64) -> SeatRequest {
+    SeatRequest::in_section("A", quantity).unwrap()
+}
+
+#[test]
+fn a_section_request_waits_in_line_only_where_the_event_keeps_one() {
+    let two_free = free(&["A-1", "A-2"]);
+    let open = terms(Waitlist::Open, None);
+    let no_line = |_: &Section| false;
+    assert!(matches!(
+        open.decide(&section(2), &two_free, at(1), no_line),
+        ClaimDecision::Hold { .. }
+    ));
+    assert_eq!(
+        open.decide(&section(3), &two_free, at(1), no_line),
+        ClaimDecision::Waitlist
+    );
+    for closed in [Waitlist::None, Waitlist::Closed] {
+        let decided = terms(closed, None).decide(&section(3), &two_free, at(1), |_| true);
+        assert!(
+            matches!(decided, ClaimDecision::Reject { .. }),
+            "{closed:?}: {decided:?}"
+        );
+    }
+}
+
+#[test]
+fn while_a_section_has_a_line_its_free_seats_are_the_lines() {
+    let open = terms(Waitlist::Open, None);
+    let two_free = free(&["A-1", "A-2"]);
+    let line = |s: &Section| s.as_str() == "A";
+    assert_eq!(
+        open.decide(&section(1), &two_free, at(1), line),
+        ClaimDecision::Waitlist
+    );
+    let exact = SeatRequest::exact(&["A-1".to_owned()]).unwrap();
+    assert_eq!(
+        open.decide(&exact, &two_free, at(1), line),
+        ClaimDecision::Reject {
+            reason: REASON_RESERVED.to_owned()
+        }
+    );
+    let elsewhere = SeatRequest::exact(&["B-1".to_owned()]).unwrap();
+    assert!(matches!(
+        open.decide(&elsewhere, &free(&["B-1"]), at(1), line),
+        ClaimDecision::Hold { .. }
+    ));
+}
+
+#[test]
+fn the_head_waits_for_enough_seats_and_nobody_behind_it_passes() {
+    let line = [waiting("b1", 3), waiting("b2", 1)];
+    let steps = hand_out(
+        &line,
+        &free(&["A-1", "A-2"]),
+        &terms(Waitlist::Open, None),
+        at(5),
+        |_| 0,
+    );
+    assert!(steps.is_empty(), "{steps:?}");
+    let steps = hand_out(
+        &line,
+        &free(&["A-1", "A-2", "A-3", "A-4"]),
+        &terms(Waitlist::Open, None),
+        at(5),
+        |_| 0,
+    );
+    let held: Vec<(BuyerId, Vec<SeatId>)> = steps
+        .iter()
+        .map(|step| (step.transition.job.buyer_id.clone(), step.seats.clone()))
+        .collect();
+    assert_eq!(held.len(), 2);
+    assert_eq!(held[0].0.as_str(), "b1");
+    assert_eq!(held[0].1.len(), 3);
+    assert_eq!(
+        held[1].1,
+        [SeatId::parse("A-4").unwrap()],
+        "the next one gets what is left"
+    );
+    assert!(
+        steps
+            .iter()
+            .all(|s| s.transition.job.status == JobStatus::Held
+                && s.transition.from == JobStatus::Waitlisted
+                && s.transition.job.hold_expires_at == Some(at(65)))
+    );
+}
+
+#[test]
+fn a_head_its_buyers_limit_no_longer_allows_is_rejected_and_the_next_served() {
+    let line = [waiting("greedy", 2), waiting("b2", 2), waiting("b2", 1)];
+    let limited = terms(Waitlist::Open, Some(2));
+    let counted = |buyer: &BuyerId| if buyer.as_str() == "greedy" { 1 } else { 0 };
+    let steps = hand_out(
+        &line,
+        &free(&["A-1", "A-2", "A-3"]),
+        &limited,
+        at(5),
+        counted,
+    );
+    let moves: Vec<(&str, JobStatus)> = steps
+        .iter()
+        .map(|s| (s.transition.job.buyer_id.as_str(), s.transition.job.status))
+        .collect();
+    // greedy counts 1 of 2; b2's second job would make 3 once its first is served.
+    assert_eq!(
+        moves,
+        [
+            ("greedy", JobStatus::Rejected),
+            ("b2", JobStatus::Held),
+            ("b2", JobStatus::Rejected)
+        ]
+    );
+    assert!(
+        steps[0]
+            .transition
+            .job
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("limit"))
+    );
+}
+
+#[test]
+fn a_waiting_job_leaves_the_line_only_by_hand_out_cancel_or_close() {
+    let job = waiting("b1", 1);
+    assert!(job.reject_waiting(REASON_WAITLIST_CLOSED, at(1)).is_ok());
+    assert!(job.cancel(at(1)).unwrap().is_some());
+    assert!(job.confirm(at(1)).is_err());
+    assert!(job.expire(at(1)).is_err());
+    assert_eq!(
+        job.join_waitlist(at(1)),
+        Err(JobStatus::Waitlisted),
+        "a redelivery changes nothing"
+    );
+    let pending = Job {
+        status: JobStatus::Pending,
+        ..job
+    };
+    assert_eq!(pending.reject_waiting("x", at(1)), Err(JobStatus::Pending));
+}
