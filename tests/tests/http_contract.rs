@@ -26,6 +26,8 @@ mod prefer_wait;
 mod queue_position;
 #[path = "http_contract/settle_races.rs"]
 mod settle_races;
+#[path = "http_contract/waitlist.rs"]
+mod waitlist;
 
 const DECIDED_WITHIN: Duration = Duration::from_secs(30);
 

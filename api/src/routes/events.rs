@@ -1,4 +1,4 @@
-//! Creating events (organisers and operators).
+//! Creating events, and closing their waitlists (organisers and operators).
 
 use axum::Json;
 use axum::extract::FromRequestParts;
@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiPath};
 use crate::state::AppState;
 
 /// A created event.
@@ -113,5 +113,47 @@ impl FromRequestParts<AppState> for EventCreator {
             });
         }
         Ok(Self)
+    }
+}
+
+/// What closing a waitlist did.
+#[derive(Serialize, ToSchema)]
+pub struct WaitlistClosed {
+    /// The event.
+    #[schema(value_type = String)]
+    event_id: EventId,
+    /// How many jobs were waiting in its lines, each now REJECTED ("waitlist closed").
+    rejected: usize,
+}
+
+/// `POST /v1/events/{event_id}/waitlist/close`: every WAITLISTED job of the event is REJECTED
+/// with the reason "waitlist closed", and from then on the event behaves as one without a
+/// waitlist. Needs the admin scope. Closing again rejects nobody more.
+#[utoipa::path(
+    post,
+    path = "/v1/events/{event_id}/waitlist/close",
+    tag = "events",
+    operation_id = "close_waitlist",
+    params(("event_id" = String, Path, description = "The event.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The waitlist is closed; how many were waiting.",
+            body = WaitlistClosed),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
+        (status = 403, description = "A token without the admin scope."),
+        (status = 404, description = "No such event."),
+    ),
+)]
+pub async fn close_waitlist(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(raw): ApiPath<String>,
+) -> Result<Json<WaitlistClosed>, ApiError> {
+    caller.require_admin(&state.access.admin_scope)?;
+    let unknown = || ApiError::NotFound(format!("event {raw} does not exist"));
+    let event_id = EventId::parse(&raw).map_err(|_| unknown())?;
+    match state.backend.inventory.close_waitlist(&event_id).await? {
+        Some(rejected) => Ok(Json(WaitlistClosed { event_id, rejected })),
+        None => Err(unknown()),
     }
 }

@@ -25,8 +25,9 @@ pub struct JobView {
     /// The job's id.
     #[schema(value_type = String, format = "uuid")]
     job_id: JobId,
-    /// Where it stands: PENDING, then HELD or REJECTED or FAILED; a hold ends SOLD, CANCELLED
-    /// or EXPIRED. Every status but PENDING and HELD is final.
+    /// Where it stands: PENDING, then HELD, WAITLISTED (in its section's line, for seats that
+    /// come free), REJECTED or FAILED; a hold ends SOLD, CANCELLED or EXPIRED, a place in line
+    /// HELD, REJECTED or CANCELLED. Every status but PENDING, WAITLISTED and HELD is final.
     #[schema(schema_with = job_status_schema)]
     status: JobStatus,
     /// The event.
@@ -54,6 +55,10 @@ pub struct JobView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Queue>)]
     queue: Option<QueuePosition>,
+    /// A WAITLISTED job's place in its section's line, from 1, in the order the intents were
+    /// admitted; absent in every other status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waitlist_position: Option<u64>,
 }
 
 /// A PENDING job's place in line.
@@ -115,6 +120,7 @@ impl From<Job> for JobView {
             amount_due: job.amount_due,
             hold_extensions: job.hold_extensions,
             queue: None,
+            waitlist_position: None,
         }
     }
 }
@@ -188,11 +194,20 @@ pub async fn show(
     let job = job
         .filter(|job| caller.may_read(job))
         .ok_or_else(|| not_found(&raw))?;
+    Ok(Json(view(&state, job).await?))
+}
+
+/// The job as buyers see it, with where it waits: a PENDING job's place in its event's line and
+/// a WAITLISTED job's in its section's.
+pub(crate) async fn view(state: &AppState, job: Job) -> Result<JobView, ApiError> {
+    let backend = &state.backend;
     let queue = app::jobs::queue_position(backend, &state.line_rates, &job).await?;
-    Ok(Json(JobView {
+    let waitlist_position = backend.jobs.waitlist_position(&job).await?;
+    Ok(JobView {
         queue,
+        waitlist_position,
         ..job.into()
-    }))
+    })
 }
 
 /// A payment service's confirm of a priced hold: what it received, and its reference.

@@ -75,6 +75,7 @@ fn bounded() -> OpenApiRouter<AppState> {
         .routes(routes!(payments::stripe).layer(DefaultBodyLimit::max(PAYMENT_BODY_LIMIT)))
         .routes(routes!(jobs::cancel))
         .routes(routes!(jobs::extend))
+        .routes(routes!(events::close_waitlist))
         .routes(routes!(ui::page).layer(CompressionLayer::new()))
         .routes(routes!(ui::event_page).layer(CompressionLayer::new()))
         .routes(routes!(ui::script).layer(CompressionLayer::new()))

@@ -8,7 +8,7 @@ use seatclaim_shared::ports::Admission;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::jobs::JobView;
+use super::jobs::{self, JobView};
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ReservationHeaders};
@@ -204,14 +204,16 @@ async fn answer(
         return accepted(job_id, None);
     };
     if let Some(job) = decided {
-        return decided_answer(job.as_of(state.backend.clock.now()), seconds);
+        return decided_answer(state, job.as_of(state.backend.clock.now()), seconds).await;
     }
     match long_polls
         .wait_for_decision(&state.backend, job_id, seconds)
         .await
     {
         None => accepted(job_id, None),
-        Some(Ok(Some(job))) if job.status != JobStatus::Pending => decided_answer(job, seconds),
+        Some(Ok(Some(job))) if job.status != JobStatus::Pending => {
+            decided_answer(state, job, seconds).await
+        }
         Some(Ok(_)) => accepted(job_id, Some(seconds)),
         Some(Err(error)) => {
             tracing::warn!(%error, "could not wait for the decision; answering 202");
@@ -235,15 +237,18 @@ fn accepted(job_id: JobId, waited: Option<u64>) -> Response {
     locate(response, job_id, waited)
 }
 
-/// 200 with the decided job, as `GET /v1/jobs/{id}` shows it, after a `Prefer: wait` of
-/// `waited` seconds.
-fn decided_answer(job: Job, waited: u64) -> Response {
+/// 200 with the decided job (or its place in line), as `GET /v1/jobs/{id}` shows it, after a
+/// `Prefer: wait` of `waited` seconds.
+async fn decided_answer(state: &AppState, job: Job, waited: u64) -> Response {
     let job_id = job.job_id;
-    locate(
-        Json(JobView::from(job)).into_response(),
-        job_id,
-        Some(waited),
-    )
+    let body = match jobs::view(state, job.clone()).await {
+        Ok(view) => view,
+        Err(error) => {
+            tracing::warn!(%error, "could not read the job's place in line; answering without it");
+            JobView::from(job)
+        }
+    };
+    locate(Json(body).into_response(), job_id, Some(waited))
 }
 
 /// Adds the job's `Location` and, if a wait was honoured, `Preference-Applied: wait=N`.

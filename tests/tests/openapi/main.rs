@@ -162,6 +162,7 @@ async fn with_authentication_on_the_protected_operations_need_the_bearer_scheme(
     }
     let expected = [
         "cancel_job",
+        "close_waitlist",
         "confirm_job",
         "create_event",
         "extend_job",

@@ -171,6 +171,8 @@ async fn with_authentication_on_the_401s_and_403s_are_documented() {
         (Method::GET, "/v1/jobs/{job_id}"),
         (Method::POST, "/v1/jobs/{job_id}/confirm"),
         (Method::POST, "/v1/jobs/{job_id}/cancel"),
+        (Method::POST, "/v1/jobs/{job_id}/extend"),
+        (Method::POST, "/v1/events/{event_id}/waitlist/close"),
     ] {
         let path = super::concrete(template);
         let reply = expect
@@ -196,6 +198,12 @@ async fn with_authentication_on_the_401s_and_403s_are_documented() {
         .header("Authorization", &format!("Bearer {admin}"))
         .json(&event)
         .answers(StatusCode::CREATED)
+        .await;
+    let close = "/v1/events/{event_id}/waitlist/close";
+    expect
+        .to(Method::POST, close, "/v1/events/e1/waitlist/close")
+        .header("Authorization", &buyer)
+        .answers(StatusCode::FORBIDDEN)
         .await;
     let template = "/v1/events/{event_id}/reservations";
     expect

@@ -1,6 +1,7 @@
 //! `seatclaimctl events create`: an operator creates an event from the same JSON body that
 //! `POST /v1/events` takes. A stack runs it under the operator's role, so that the API's role
-//! needs no right to write new seats (`SEATCLAIM_API_CREATES_EVENTS=false`).
+//! needs no right to write new seats (`SEATCLAIM_API_CREATES_EVENTS=false`). `seatclaimctl
+//! events close-waitlist ID` ends an event's waitlist, as `POST /v1/events/{id}/waitlist/close`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Subcommand;
 use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{EventSpec, NewEvent};
+use seatclaim_shared::domain::{EventId, EventSpec, NewEvent};
 use seatclaim_shared::ports::EventCreation;
 use serde_json::json;
 
@@ -26,11 +27,41 @@ pub(super) enum EventsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Closes an event's waitlist: every WAITLISTED job is REJECTED ("waitlist closed"), and the
+    /// event behaves as one without a waitlist; exits 1 if there is no such event.
+    CloseWaitlist {
+        /// The event.
+        event_id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub(super) async fn run(backend: &Backend, command: EventsCommand) -> anyhow::Result<ExitCode> {
-    let EventsCommand::Create { file, json } = command;
-    let text = read(&file)?;
+    match command {
+        EventsCommand::Create { file, json } => create(backend, &file, json).await,
+        EventsCommand::CloseWaitlist { event_id, json } => {
+            close_waitlist(backend, &event_id, json).await
+        }
+    }
+}
+
+async fn close_waitlist(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let event_id = EventId::parse(raw).context("not an event id")?;
+    let Some(rejected) = backend.inventory.close_waitlist(&event_id).await? else {
+        eprintln!("event {event_id} does not exist");
+        return Ok(ExitCode::from(1));
+    };
+    let value = json!({"event_id": event_id, "rejected": rejected});
+    emit(json, &value, || {
+        format!("closed the waitlist of event {event_id}: {rejected} waiting jobs rejected")
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn create(backend: &Backend, file: &PathBuf, json: bool) -> anyhow::Result<ExitCode> {
+    let text = read(file)?;
     let spec: EventSpec = serde_json::from_str(&text)
         .with_context(|| format!("{} is not an event body", file.display()))?;
     let event = NewEvent::parse(spec).context("the event is not valid")?;

@@ -15,10 +15,11 @@ const JOB: &str = "/v1/jobs/{job_id}";
 const CONFIRM: &str = "/v1/jobs/{job_id}/confirm";
 const CANCEL: &str = "/v1/jobs/{job_id}/cancel";
 const EXTEND: &str = "/v1/jobs/{job_id}/extend";
+const CLOSE_WAITLIST: &str = "/v1/events/{event_id}/waitlist/close";
 const UNKNOWN_JOB: &str = "00000000-0000-0000-0000-000000000000";
 
 /// `POST /v1/events`: created, exists, not JSON, not declared JSON, wrong shape, broken rule,
-/// too large.
+/// too large; and closing an event's waitlist: closed, unknown, malformed.
 pub async fn events(x: &Expect<'_>) {
     let event = json!({"event_id": "e1", "name": "Show", "sections": [{"section": "A", "rows": 1, "seats_per_row": 10}]});
     let post = || x.to(Method::POST, EVENTS, EVENTS);
@@ -41,6 +42,15 @@ pub async fn events(x: &Expect<'_>) {
         .json(&json!({"event_id": "e2", "name": "Empty", "sections": []}))
         .answers(StatusCode::UNPROCESSABLE_ENTITY)
         .await;
+    for (path, status) in [
+        ("/v1/events/e1/waitlist/close", StatusCode::OK),
+        ("/v1/events/nope/waitlist/close", StatusCode::NOT_FOUND),
+        ("/v1/events/%FF/waitlist/close", StatusCode::BAD_REQUEST),
+    ] {
+        x.to(Method::POST, CLOSE_WAITLIST, path)
+            .answers(status)
+            .await;
+    }
     let huge = json!({"event_id": "e3", "name": "x".repeat(32 * 1024 * 1024), "seats": []});
     post()
         .json(&huge)

@@ -1,0 +1,163 @@
+//! The waitlist over HTTP: a section request that finds too few seats is WAITLISTED with its
+//! `waitlist_position` (also in a `Prefer: wait` answer); the line keeps its seats from anyone
+//! behind it; seats a cancel frees go to it in order, waking a long poll on a waiting job; a
+//! place may be given up; an admin closes the waitlist.
+
+use axum::http::{Method, StatusCode};
+use seatclaim_e2e::{TestApp, assert_problem, eventually, test_backend};
+use seatclaim_shared::config::BackendKind;
+use serde_json::{Value, json};
+
+use super::DECIDED_WITHIN;
+
+/// Reserves `body` in event `wl` under `key`, asking for the decision in the answer.
+async fn reserve(app: &TestApp, key: &str, body: Value) -> Value {
+    let reply = app
+        .request(Method::POST, "/v1/events/wl/reservations")
+        .header("idempotency-key", key)
+        .header("prefer", "wait=10")
+        .json(&body)
+        .send()
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json()
+}
+
+fn section(buyer: &str, quantity: u8) -> Value {
+    json!({"buyer_id": buyer, "section": "W", "quantity": quantity})
+}
+
+async fn listed_waitlist(app: &TestApp) -> Value {
+    let (_, list) = app.get("/v1/events").await;
+    list["events"][0]["waitlist"].clone()
+}
+
+#[tokio::test]
+async fn a_sections_line_is_served_in_order_and_closes() {
+    let app = TestApp::spawn().await;
+    let created = app
+        .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
+            "sections": [{"section": "W", "rows": 1, "seats_per_row": 3}]}))
+        .await;
+    if test_backend() == BackendKind::Aws {
+        // Not built on DynamoDB yet: refused, never silently created without one.
+        let problem = assert_problem(&created, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(
+            problem["detail"].as_str().unwrap().starts_with("waitlist"),
+            "{problem}"
+        );
+        return;
+    }
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(listed_waitlist(&app).await, true);
+
+    let first = reserve(&app, "k1", section("b1", 3)).await;
+    assert_eq!(first["status"], "HELD");
+    let pair = reserve(&app, "k2", section("b2", 2)).await;
+    assert_eq!(
+        (&pair["status"], &pair["waitlist_position"]),
+        (&json!("WAITLISTED"), &json!(1))
+    );
+    let single = reserve(&app, "k3", section("b3", 1)).await;
+    assert_eq!(single["waitlist_position"], 2);
+    let around = reserve(&app, "k4", json!({"buyer_id": "b4", "seat_ids": ["W-1-1"]})).await;
+    assert_eq!(
+        (&around["status"], &around["reason"]),
+        (&json!("REJECTED"), &json!("seat reserved for the waitlist"))
+    );
+
+    // A long poll on the waiting job returns when the line moves it.
+    let pair_id = pair["job_id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/jobs/{pair_id}?wait=15");
+    let poll = app.get(&path);
+    let cancel = async {
+        eventually(DECIDED_WITHIN, "the long poll to wait", || async {
+            let metrics = app.metrics().await;
+            let waiting = metrics
+                .lines()
+                .find_map(|line| line.strip_prefix("seatclaim_long_polls_waiting "))
+                .and_then(|n| n.parse::<f64>().ok());
+            waiting.filter(|n| *n >= 1.0)
+        })
+        .await;
+        let id = first["job_id"].as_str().unwrap();
+        app.post(&format!("/v1/jobs/{id}/cancel")).await
+    };
+    let ((_, polled), (cancelled, _)) = tokio::join!(poll, cancel);
+    assert_eq!(cancelled, StatusCode::OK);
+    assert_eq!(polled["status"], "HELD", "{polled}");
+    assert_eq!(polled["seat_ids"].as_array().unwrap().len(), 2);
+    assert!(polled.get("waitlist_position").is_none());
+    let single = app.job(single["job_id"].as_str().unwrap()).await;
+    assert_eq!(
+        single["status"], "HELD",
+        "the next in line got the third seat"
+    );
+
+    // A place given up, then the waitlist closed.
+    let quitter = reserve(&app, "k5", section("b5", 1)).await;
+    let (status, left) = app
+        .post(&format!(
+            "/v1/jobs/{}/cancel",
+            quitter["job_id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(
+        (status, &left["status"]),
+        (StatusCode::OK, &json!("CANCELLED"))
+    );
+    let last = reserve(&app, "k6", section("b6", 1)).await;
+    assert_eq!(
+        last["waitlist_position"], 1,
+        "the cancelled place moved it up"
+    );
+    let (status, closed) = app.post("/v1/events/wl/waitlist/close").await;
+    assert_eq!(
+        (status, closed),
+        (StatusCode::OK, json!({"event_id": "wl", "rejected": 1}))
+    );
+    let last = app.job(last["job_id"].as_str().unwrap()).await;
+    assert_eq!(
+        (&last["status"], &last["reason"]),
+        (&json!("REJECTED"), &json!("waitlist closed"))
+    );
+    assert_eq!(listed_waitlist(&app).await, false);
+    app.post_problem("/v1/events/nope/waitlist/close", StatusCode::NOT_FOUND)
+        .await;
+
+    let published = eventually(DECIDED_WITHIN, "the Waitlisted event", || async {
+        let events = app.published_events().await;
+        let waitlisted = events.iter().any(|e| {
+            e["detail-type"] == "Reservation Waitlisted"
+                && e["detail"]["job_id"] == pair_id.as_str()
+        });
+        waitlisted.then_some(events)
+    })
+    .await;
+    assert!(published.iter().any(
+        |e| e["detail-type"] == "Reservation Held" && e["detail"]["job_id"] == pair_id.as_str()
+    ));
+}
+
+#[tokio::test]
+async fn an_operator_closes_a_waitlist_with_seatclaimctl() {
+    if test_backend() == BackendKind::Aws {
+        return; // no waitlist events there yet (see above)
+    }
+    let app = TestApp::spawn().await;
+    let created = app
+        .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
+            "sections": [{"section": "W", "rows": 1, "seats_per_row": 1}]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    reserve(&app, "k1", section("b1", 1)).await;
+    let waiting = reserve(&app, "k2", section("b2", 1)).await;
+    assert_eq!(waiting["status"], "WAITLISTED");
+    let (code, out) = app.ctl(&["events", "close-waitlist", "wl", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let printed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(printed, json!({"event_id": "wl", "rejected": 1}));
+    let job = app.job(waiting["job_id"].as_str().unwrap()).await;
+    assert_eq!(job["reason"], "waitlist closed");
+    assert_eq!(app.ctl(&["events", "close-waitlist", "nope"]).0, 1);
+}
