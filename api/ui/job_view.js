@@ -58,8 +58,10 @@ export function showJob(job) {
   const due = held ? job.amount_due : null;
   $('[data-job-amount]').textContent = due ? money(due) : '';
   showIf($('[data-amount-row]'), Boolean(due));
+  const waiting = job.status === 'WAITLISTED';
   showIf($('[data-action="confirm"]'), held);
-  showIf($('[data-action="cancel"]'), held);
+  showIf($('[data-action="cancel"]'), held || waiting);
+  $('[data-action="cancel"]').textContent = waiting ? 'Leave the waitlist' : 'Release them';
   showExtension(job);
   showLine(job);
   showIf($('[data-action="retry"]'), false);
@@ -79,11 +81,15 @@ export function showJob(job) {
 }
 
 /**
- * A PENDING job's place in line: the requests ahead of it and, once the server knows the rate
- * they are decided at, about when it will be decided.
+ * A job's place in line: a WAITLISTED job's number on its section's waitlist; a PENDING job's
+ * requests ahead of it and, once the server knows the rate they are decided at, about when it
+ * will be decided.
  * @param {Job} job
  */
 function showLine(job) {
+  const place = job.status === 'WAITLISTED' ? job.waitlist_position : undefined;
+  showIf($('[data-waitlist-row]'), place !== undefined);
+  $('[data-waitlist-position]').textContent = String(place ?? '');
   const queue = job.status === 'PENDING' ? job.queue : undefined;
   showIf($('[data-queue-row]'), Boolean(queue));
   if (!queue) return;
@@ -130,6 +136,7 @@ function sentence(job) {
   switch (job.status) {
     case 'PENDING': return 'Reservation sent; waiting for the seats.';
     case 'HELD': return `Seats ${job.seat_ids?.join(', ')} are held for you. Buy them before the hold ends.`;
+    case 'WAITLISTED': return `No seats right now: you are number ${job.waitlist_position ?? ''} on the waitlist for seats that come free.`;
     case 'REJECTED': return `Reservation rejected: ${job.reason ?? 'the seats are not available'}.`;
     case 'SOLD': return 'Bought. The seats are yours.';
     case 'CANCELLED': return 'Released. The seats are back on sale.';

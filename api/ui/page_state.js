@@ -14,7 +14,8 @@ export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILE
  * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
  *            reason?: string | null, amount_due?: {amount: number, currency: string},
  *            hold_extensions?: number,
- *            queue?: {ahead: number, estimated_decision_at: string | null}}} Job
+ *            queue?: {ahead: number, estimated_decision_at: string | null},
+ *            waitlist_position?: number}} Job
  * @typedef {{seat_ids: string[]} | {section: string, quantity: number}} SeatRequest
  * A reservation as kept in localStorage, written before the POST is sent: the key and the body
  * make a retry (after a reload, a double click or a network error) the same request, which the

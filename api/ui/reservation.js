@@ -190,7 +190,8 @@ function refused(reply) {
 
 /**
  * Follows the job: long polls while PENDING (after one read at once, which brings its place in
- * line), reads it every HELD_POLL_MS while HELD (so EXPIRED shows), and stops at a final status.
+ * line) or WAITLISTED, reads it every HELD_POLL_MS while HELD (so EXPIRED shows), and stops at a
+ * final status.
  * @param {() => boolean} alive
  * @param {AbortSignal} signal
  */
@@ -199,7 +200,8 @@ async function follow(alive, signal) {
   // Decided in the POST's own answer: a final status changes no more.
   if (FINAL.has(page.job?.status ?? '')) return;
   for (let failures = 0; alive(); ) {
-    const waiting = page.job?.status !== 'HELD' && page.job?.queue !== undefined;
+    const status = page.job?.status;
+    const waiting = (status === 'PENDING' && page.job?.queue !== undefined) || status === 'WAITLISTED';
     const started = Date.now();
     /** @type {Reply} */
     let reply;
@@ -240,13 +242,14 @@ async function follow(alive, signal) {
 }
 
 /**
- * Buy, release or extend the held seats. A 409 (the hold lapsed meanwhile, or no extension is
+ * Buy, release or extend the held seats, or leave the waitlist. A 409 (the hold lapsed meanwhile, or no extension is
  * left) is shown, and the polling brings the final status.
  * @param {'confirm' | 'cancel' | 'extend'} action
  */
 export async function settle(action) {
   const jobId = page.reservation?.job_id;
-  if (!jobId || page.job?.status !== 'HELD') return;
+  const status = page.job?.status;
+  if (!jobId || !(status === 'HELD' || (action === 'cancel' && status === 'WAITLISTED'))) return;
   const buttons = ['confirm', 'cancel', 'extend'].map((name) => $(`[data-action="${name}"]`));
   for (const b of buttons) /** @type {HTMLButtonElement} */ (b).disabled = true;
   try {

@@ -188,6 +188,36 @@ async fn a_buyer_extends_a_hold_from_the_page_once_as_the_event_allows() {
 }
 
 #[tokio::test]
+async fn a_buyer_waits_on_the_waitlist_and_is_served_when_a_seat_comes_free() {
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    let created = app
+        .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
+            "sections": [{"section": "W", "rows": 1, "seats_per_row": 1}]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let blocker = app
+        .reserve_ok(
+            "wl",
+            "blocker",
+            &json!({"buyer_id": "gus", "seat_ids": ["W-1-1"]}),
+        )
+        .await;
+    assert_eq!(app.decided(&blocker, WITHIN).await["status"], "HELD");
+    run(
+        &app,
+        "waitlist",
+        &[
+            ("SEATCLAIM_EVENT", "wl"),
+            ("SEATCLAIM_BLOCKER_JOB", &blocker),
+        ],
+    )
+    .await;
+    assert_eq!(seats_in(&app.seat_map("wl").await, "HELD"), ["W-1-1"]);
+}
+
+#[tokio::test]
 async fn a_hold_nobody_confirms_shows_expired_by_itself() {
     let Some(app) = app_with(AppOptions::default()).await else {
         return;
