@@ -196,6 +196,11 @@ async fn a_buyer_waits_on_the_waitlist_and_is_served_when_a_seat_comes_free() {
         .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
             "sections": [{"section": "W", "rows": 1, "seats_per_row": 1}]}))
         .await;
+    if seatclaim_e2e::test_backend() == seatclaim_shared::config::BackendKind::Aws {
+        // No waitlist on DynamoDB yet: the event is refused, so there is no page to test.
+        assert_eq!(created.status, StatusCode::UNPROCESSABLE_ENTITY);
+        return;
+    }
     assert_eq!(created.status, StatusCode::CREATED);
     let blocker = app
         .reserve_ok(

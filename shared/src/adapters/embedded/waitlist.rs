@@ -47,13 +47,19 @@ fn line_page(
     Ok(jobs)
 }
 
-/// Whether `section` of `event_id` has a line.
+/// Whether `section` of `event_id` has a line: one probe of the line's index.
 pub(super) fn has_line(
     tx: &Transaction<'_>,
     event_id: &EventId,
     section: &Section,
 ) -> Result<bool, BackendError> {
-    Ok(!line_page(tx, event_id, section, "")?.is_empty())
+    Ok(tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM jobs
+             WHERE event_id = ?1 AND json_extract(request, '$.section.section') = ?2
+               AND status = 'WAITLISTED')",
+        )?
+        .query_row(params![event_id.as_str(), section.as_str()], |row| row.get(0))?)
 }
 
 /// A WAITLISTED job's place in its line, from 1.

@@ -41,6 +41,14 @@ const CPU_TARGET: f64 = 0.5;
 /// 10 ms each in-Region).
 const LOOP_INTENTS_PER_SECOND: f64 = 200.0;
 
+/// The table whose event items count each sale's line (`admitted`, `decided`: queue positions,
+/// `shared/src/adapters/aws/line_counts.rs`). Each process adds its counts there once a second,
+/// whatever the rate, so those writes are modelled per process (`line_counts`), never scaled
+/// per intent from the runs' (which last as long as the emulator takes).
+const LINE_COUNTS_TABLE: &str = "events";
+/// How often each process adds its line counts, and each API process reads them, per second.
+const LINE_COUNTS_PER_S: f64 = 1.0;
+
 /// What the model needs from the two runs.
 pub struct Inputs {
     /// Intents per second of the sale modelled.
@@ -79,7 +87,7 @@ fn busiest(inputs: &Inputs) -> Value {
         let entry = by_label
             .entry(label)
             .or_insert((0.0, String::new(), 0.0, String::new()));
-        if usage.writes > entry.0 {
+        if usage.writes > entry.0 && label != LINE_COUNTS_TABLE {
             (entry.0, entry.1) = (usage.writes, key.clone());
         }
         if usage.reads > entry.2 {
@@ -97,6 +105,16 @@ fn busiest(inputs: &Inputs) -> Value {
             })
         })
         .collect()
+}
+
+/// The event item of a sale's line counts: one addition a second from every process, and one
+/// read a second from every API process (eventually consistent, half a unit).
+fn line_counts(api_tasks: f64, worker_tasks: f64) -> Value {
+    let writes = (api_tasks + worker_tasks) * LINE_COUNTS_PER_S;
+    let reads = api_tasks * LINE_COUNTS_PER_S * 0.5;
+    json!({"processes": api_tasks + worker_tasks,
+           "writes_per_s": writes, "write_share": writes / PARTITION_WCU,
+           "reads_per_s": reads, "read_share": reads / PARTITION_RCU})
 }
 
 fn hot_seats(inputs: &Inputs) -> Value {
@@ -175,6 +193,7 @@ pub fn report(inputs: &Inputs) -> Value {
         "rate_intents_per_s": inputs.rate,
         "partition_keys": busiest(inputs),
         "hot_seat": hot_seats(inputs),
+        "line_counts": line_counts(api_tasks, worker_tasks),
         "per_reservation": {
             "dynamodb_requests": inputs.sale_dynamodb_requests / n,
             "dynamodb_requests_by_operation": inputs
@@ -233,6 +252,16 @@ pub fn markdown(report: &Value) -> String {
         number(&hot["reads_per_s"]),
         100.0 * number(&hot["read_share"]),
         number(&hot["writes_per_s"]),
+    ));
+    let line = &report["line_counts"];
+    out.push_str(&format!(
+        "\nA sale's line counts (its event item, queue positions): {:.0} writes/s ({:.0}% of 1,000 \
+         WCU), one a second from each of {:.0} processes; {:.0} reads/s ({:.1}% of 3,000 RCU).\n",
+        number(&line["writes_per_s"]),
+        100.0 * number(&line["write_share"]),
+        number(&line["processes"]),
+        number(&line["reads_per_s"]),
+        100.0 * number(&line["read_share"]),
     ));
     out.push_str(&format!(
         "\n```json\n{}\n```\n",

@@ -13,6 +13,8 @@ use super::buyer::Shared;
 
 /// What a run measured.
 pub struct Report {
+    /// Intents admitted (a job each); those not decided by the end count as undecided.
+    admitted: u64,
     admitted_per_sec: f64,
     decided_per_sec: f64,
     latency_ms: BTreeMap<&'static str, f64>,
@@ -46,6 +48,7 @@ impl Report {
                 .prefer_wait
                 .map_or_else(|| "poll".to_owned(), |s| format!("prefer-wait={s}")),
             requests_per_decision: requests as f64 / decided.max(1) as f64,
+            admitted: shared.admitted.load(Ordering::Relaxed),
             admitted_per_sec: shared.admitted.load(Ordering::Relaxed) as f64 / seconds,
             decided_per_sec: decided as f64 / seconds,
             latency_ms,
@@ -63,6 +66,7 @@ impl Report {
             "seconds": self.seconds,
             "mode": self.mode,
             "http_requests_per_decision": self.requests_per_decision,
+            "admitted": self.admitted,
             "admitted_per_sec": self.admitted_per_sec,
             "decided_per_sec": self.decided_per_sec,
             "decided": self.decided,
