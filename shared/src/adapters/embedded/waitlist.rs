@@ -59,7 +59,9 @@ pub(super) fn has_line(
              WHERE event_id = ?1 AND json_extract(request, '$.section.section') = ?2
                AND status = 'WAITLISTED')",
         )?
-        .query_row(params![event_id.as_str(), section.as_str()], |row| row.get(0))?)
+        .query_row(params![event_id.as_str(), section.as_str()], |row| {
+            row.get(0)
+        })?)
 }
 
 /// A WAITLISTED job's place in its line, from 1.
