@@ -2,14 +2,15 @@
 # The race of issue 27 (item 4) as a new user runs it: the v1 contract on the emulators
 # (DynamoDB Local and moto) with an API and three worker processes, 300 buyers (the load
 # generator, opening 300 buyers within a second) racing for one event of 10 seats, five runs, each
-# on a fresh event. The target: every job decided within 15 s. Writes target/race/REPORT.md with
-# each run's time from POST to decision (p50, p99, max), its outcomes and invariants, and the
-# worst run. Takes a few minutes; extra arguments go to every load generator run.
+# on a fresh event. The target: every job decided within 15 s. Writes tests/race/results/REPORT.md
+# with each run's time from POST to decision (p50, p99, max), its outcomes and invariants, and
+# the worst run (the processes' logs and each run's JSON stay in target/race). Takes a few
+# minutes; extra arguments go to every load generator run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=target/race
 RUNS=${RACE_RUNS:-5}
-rm -rf "$OUT" && mkdir -p "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT" tests/race/results
 eval "$(bash tests/emulator/start.sh)"
 cargo build --locked --bin seatclaim-api --bin seatclaim-worker --bin seatclaimctl --bin seatclaim-loadgen
 export SEATCLAIM_BACKEND=aws SEATCLAIM_AWS_PREFIX="race$$" SEATCLAIM_AUTH=off
@@ -55,6 +56,6 @@ lines = [
     "|---|---|---|---|---|---|---|---|",
     *rows,
 ]
-open(f"{out}/REPORT.md", "w").write("\n".join(lines) + "\n")
+open("tests/race/results/REPORT.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
