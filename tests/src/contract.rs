@@ -47,7 +47,6 @@ async fn with_event(f: &Fixture) -> EventId {
         event_id: "e1".into(),
         name: "contract".into(),
         hold_seconds: Some(HOLD_SECONDS),
-        max_seats_per_buyer: None,
         sections: Some(vec![
             SectionSpec {
                 section: "A".into(),
@@ -62,11 +61,7 @@ async fn with_event(f: &Fixture) -> EventId {
                 price: None,
             },
         ]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .expect("a valid event");
     assert_eq!(
@@ -112,7 +107,12 @@ fn exact(ids: &[&str]) -> SeatRequest {
 }
 
 /// Admits an intent (creating its PENDING job) and returns it.
-async fn admitted(f: &Fixture, event: &EventId, buyer: &str, request: SeatRequest) -> Intent {
+pub(crate) async fn admitted(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    request: SeatRequest,
+) -> Intent {
     let key = fresh_key();
     let intent = keyed(f, event, buyer, &key, request);
     assert_eq!(
@@ -122,7 +122,8 @@ async fn admitted(f: &Fixture, event: &EventId, buyer: &str, request: SeatReques
     intent
 }
 
-async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
+/// Claims `intent` alone, as the worker would, and returns its outcome.
+pub(crate) async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
     let mut outcomes = app::claim(
         &f.backend,
         std::slice::from_ref(intent),

@@ -5,13 +5,13 @@
 use futures_util::future::join_all;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobConflict, JobStatus,
-    NewEvent, SeatRequest, SeatState, SectionSpec,
+    EventId, EventSpec, Intent, Job, JobAction, JobConflict, JobStatus, NewEvent, SeatRequest,
+    SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome, Settled};
+use seatclaim_shared::ports::{ClaimOutcome, Settled};
 use seatclaim_shared::{Backend, app};
 
-use crate::contract::Fixture;
+use crate::contract::{Fixture, admitted, claim};
 
 const HOLD_SECONDS: u32 = 60;
 const STEP_SECONDS: u32 = 30;
@@ -30,11 +30,9 @@ async fn event(f: &Fixture, event_id: &str, step: u32) -> EventId {
             seats_per_row: 3,
             price: None,
         }]),
-        seats: None,
-        currency: None,
         hold_extension_seconds: Some(step),
         max_hold_extensions: Some(MAX_EXTENSIONS),
-        waitlist: None,
+        ..EventSpec::default()
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();
@@ -48,25 +46,9 @@ async fn claimed(
     buyer: &str,
     seats: &[&str],
 ) -> (Intent, ClaimOutcome) {
-    let buyer_id = BuyerId::parse(buyer).unwrap();
-    let key = IdempotencyKey::parse(&format!("extend-{}", uuid::Uuid::new_v4())).unwrap();
     let seats: Vec<String> = seats.iter().map(|s| (*s).to_owned()).collect();
-    let intent = Intent {
-        job_id: f.backend.admissions.new_job_id(&buyer_id, &key),
-        event_id: event.clone(),
-        buyer_id,
-        request: SeatRequest::exact(&seats).unwrap(),
-        accepted_at: f.backend.clock.now(),
-    };
-    assert_eq!(
-        f.backend.admissions.admit(&key, &intent).await.unwrap(),
-        Admission::Accepted(intent.job_id)
-    );
-    let now = f.backend.clock.now();
-    let outcome = app::claim(&f.backend, std::slice::from_ref(&intent), now)
-        .await
-        .unwrap()
-        .remove(0);
+    let intent = admitted(f, event, buyer, SeatRequest::exact(&seats).unwrap()).await;
+    let outcome = claim(f, &intent).await;
     (intent, outcome)
 }
 

@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use seatclaim_shared::app;
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, Line, NewEvent, SeatRequest,
-    SectionSpec,
+    EventId, EventSpec, Intent, Job, Line, NewEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::Admission;
 
 use crate::contract::Fixture;
 use crate::eventually;
@@ -20,19 +18,13 @@ async fn event(f: &Fixture, event_id: &str) -> EventId {
     let event = NewEvent::parse(EventSpec {
         event_id: event_id.into(),
         name: "line".into(),
-        hold_seconds: None,
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "Q".into(),
             rows: 1,
             seats_per_row: 10,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();
@@ -41,20 +33,8 @@ async fn event(f: &Fixture, event_id: &str) -> EventId {
 
 /// Admits a one-seat section request of `buyer` for `event`.
 async fn admitted(f: &Fixture, event: &EventId, buyer: &str) -> Intent {
-    let buyer_id = BuyerId::parse(buyer).unwrap();
-    let key = IdempotencyKey::parse(&format!("line-{}", uuid::Uuid::new_v4())).unwrap();
-    let intent = Intent {
-        job_id: f.backend.admissions.new_job_id(&buyer_id, &key),
-        event_id: event.clone(),
-        buyer_id,
-        request: SeatRequest::in_section("Q", 1).unwrap(),
-        accepted_at: f.backend.clock.now(),
-    };
-    assert_eq!(
-        f.backend.admissions.admit(&key, &intent).await.unwrap(),
-        Admission::Accepted(intent.job_id)
-    );
-    intent
+    let request = SeatRequest::in_section("Q", 1).unwrap();
+    crate::contract::admitted(f, event, buyer, request).await
 }
 
 async fn line(f: &Fixture, intent: &Intent) -> Line {

@@ -30,18 +30,13 @@ async fn admitted_crowd(
         event_id: format!("race-{section}"),
         name: "race".into(),
         hold_seconds: Some(600),
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: section.into(),
             rows: 1,
             seats_per_row: seats,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

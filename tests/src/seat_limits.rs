@@ -34,11 +34,7 @@ async fn limited_event(f: &Fixture) -> EventId {
             seats_per_row: 20,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .expect("a valid event");
     f.backend.catalog.create_event(&event).await.unwrap();

@@ -5,14 +5,13 @@
 //! not build waitlists refuse the event instead.
 
 use jiff::SignedDuration;
-use seatclaim_shared::app;
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
-    REASON_RESERVED, REASON_WAITLIST_CLOSED, SeatRequest, SectionSpec,
+    EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_RESERVED,
+    REASON_WAITLIST_CLOSED, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome, EventCreation, Settled};
+use seatclaim_shared::ports::{ClaimOutcome, EventCreation, Settled};
 
-use crate::contract::Fixture;
+use crate::contract::{Fixture, admitted, claim};
 
 const HOLD_SECONDS: i64 = 60;
 
@@ -23,24 +22,8 @@ async fn claimed(
     buyer: &str,
     request: SeatRequest,
 ) -> (Intent, ClaimOutcome) {
-    let buyer_id = BuyerId::parse(buyer).unwrap();
-    let key = IdempotencyKey::parse(&format!("wl-{}", uuid::Uuid::new_v4())).unwrap();
-    let intent = Intent {
-        job_id: f.backend.admissions.new_job_id(&buyer_id, &key),
-        event_id: event.clone(),
-        buyer_id,
-        request,
-        accepted_at: f.backend.clock.now(),
-    };
-    assert_eq!(
-        f.backend.admissions.admit(&key, &intent).await.unwrap(),
-        Admission::Accepted(intent.job_id)
-    );
-    let now = f.backend.clock.now();
-    let outcome = app::claim(&f.backend, std::slice::from_ref(&intent), now)
-        .await
-        .unwrap()
-        .remove(0);
+    let intent = admitted(f, event, buyer, request).await;
+    let outcome = claim(f, &intent).await;
     (intent, outcome)
 }
 
@@ -81,11 +64,8 @@ async fn with_waitlist(f: &Fixture) -> Option<EventId> {
             seats_per_row: 3,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
         waitlist: Some(true),
+        ..EventSpec::default()
     })
     .expect("a valid event");
     match f.backend.catalog.create_event(&event).await.unwrap() {

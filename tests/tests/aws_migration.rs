@@ -501,18 +501,13 @@ fn v2_event() -> NewEvent {
         event_id: "v2".into(),
         name: "v2".into(),
         hold_seconds: Some(600),
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .unwrap()
 }

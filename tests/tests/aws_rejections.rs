@@ -41,18 +41,13 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
         event_id: "e1".into(),
         name: "rejections".into(),
         hold_seconds: Some(600),
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

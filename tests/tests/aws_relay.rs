@@ -47,18 +47,13 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         event_id: event_id.to_string(),
         name: "relay".into(),
         hold_seconds: Some(600),
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: 1,
             seats_per_row: u32::try_from(jobs).unwrap(),
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .unwrap();
     backend.catalog.create_event(&event).await.unwrap();

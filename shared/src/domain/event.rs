@@ -17,7 +17,7 @@ pub const DEFAULT_HOLD_SECONDS: u32 = 300;
 const MAX_HOLD_SECONDS: u32 = 86_400;
 
 /// A block of seats laid out as rows, named `section-row-number`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
@@ -45,8 +45,9 @@ pub struct SeatSpec {
 }
 
 /// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
-/// of `seatclaimctl events create`, one shape for both.
-#[derive(Debug, Clone, Deserialize)]
+/// of `seatclaimctl events create`, one shape for both. `Default` is an empty request, for
+/// building one field by field.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
@@ -261,19 +262,13 @@ mod tests {
         EventSpec {
             event_id: "e1".into(),
             name: "Night show".into(),
-            hold_seconds: None,
-            max_seats_per_buyer: None,
-            currency: None,
             sections: Some(vec![SectionSpec {
                 section: "A".into(),
                 rows: 10,
                 seats_per_row: 20,
                 price: None,
             }]),
-            seats: None,
-            hold_extension_seconds: None,
-            max_hold_extensions: None,
-            waitlist: None,
+            ..EventSpec::default()
         }
     }
 

@@ -56,16 +56,19 @@ impl Job {
         }
     }
 
-    /// A PENDING job's only moves are decisions; any other status was decided already (a
-    /// redelivery), and is returned as the error so the caller can report it unchanged.
-    fn decide(
+    /// The job moved by `change` if it is still in `from`; any other status is returned as the
+    /// error, so the caller can report it unchanged (a redelivery of a decided job, a line that
+    /// moved on).
+    fn move_from(
         &self,
+        from: JobStatus,
         now: Timestamp,
         change: impl FnOnce(&mut Job),
     ) -> Result<Transition, JobStatus> {
-        match self.status {
-            JobStatus::Pending => Ok(self.moved(now, change)),
-            decided => Err(decided),
+        if self.status == from {
+            Ok(self.moved(now, change))
+        } else {
+            Err(self.status)
         }
     }
 
@@ -78,29 +81,15 @@ impl Job {
         amount_due: Option<Money>,
         now: Timestamp,
     ) -> Result<Transition, JobStatus> {
-        self.decide(now, |job| {
-            job.status = JobStatus::Held;
-            job.seat_ids = seat_ids;
-            job.hold_expires_at = Some(until);
-            job.amount_due = amount_due;
-        })
+        let change = holding(seat_ids, until, amount_due);
+        self.move_from(JobStatus::Pending, now, change)
     }
 
     /// PENDING -> WAITLISTED: too few seats, and the event keeps a line for its sections.
     pub fn join_waitlist(&self, now: Timestamp) -> Result<Transition, JobStatus> {
-        self.decide(now, |job| job.status = JobStatus::Waitlisted)
-    }
-
-    /// A WAITLISTED job's only moves off the line are the hand-out's (and the buyer's cancel).
-    fn leave_waitlist(
-        &self,
-        now: Timestamp,
-        change: impl FnOnce(&mut Job),
-    ) -> Result<Transition, JobStatus> {
-        match self.status {
-            JobStatus::Waitlisted => Ok(self.moved(now, change)),
-            other => Err(other),
-        }
+        self.move_from(JobStatus::Pending, now, |job| {
+            job.status = JobStatus::Waitlisted;
+        })
     }
 
     /// WAITLISTED -> HELD: the line handed it seats that came free.
@@ -111,36 +100,26 @@ impl Job {
         amount_due: Option<Money>,
         now: Timestamp,
     ) -> Result<Transition, JobStatus> {
-        self.leave_waitlist(now, |job| {
-            job.status = JobStatus::Held;
-            job.seat_ids = seat_ids;
-            job.hold_expires_at = Some(until);
-            job.amount_due = amount_due;
-        })
+        let change = holding(seat_ids, until, amount_due);
+        self.move_from(JobStatus::Waitlisted, now, change)
     }
 
     /// WAITLISTED -> REJECTED: its buyer is over the limit by now, or the waitlist closed.
     pub fn reject_waiting(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
-        self.leave_waitlist(now, |job| {
-            job.status = JobStatus::Rejected;
-            job.reason = Some(reason.to_owned());
-        })
+        let change = ending(JobStatus::Rejected, reason);
+        self.move_from(JobStatus::Waitlisted, now, change)
     }
 
     /// PENDING -> REJECTED: the seats were not available, for `reason`.
     pub fn reject(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
-        self.decide(now, |job| {
-            job.status = JobStatus::Rejected;
-            job.reason = Some(reason.to_owned());
-        })
+        let change = ending(JobStatus::Rejected, reason);
+        self.move_from(JobStatus::Pending, now, change)
     }
 
     /// PENDING -> FAILED: processing failed for good, for `reason`.
     pub fn fail(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
-        self.decide(now, |job| {
-            job.status = JobStatus::Failed;
-            job.reason = Some(reason.to_owned());
-        })
+        let change = ending(JobStatus::Failed, reason);
+        self.move_from(JobStatus::Pending, now, change)
     }
 
     /// Closes a PENDING job without a claim, as `closure` says.
@@ -271,6 +250,28 @@ impl Job {
             }
         });
         Ok(Some(Settling { transition, seats }))
+    }
+}
+
+/// The change of a job that comes to hold `seat_ids` until `until`, for `amount_due`.
+fn holding(
+    seat_ids: Vec<SeatId>,
+    until: Timestamp,
+    amount_due: Option<Money>,
+) -> impl FnOnce(&mut Job) {
+    move |job| {
+        job.status = JobStatus::Held;
+        job.seat_ids = seat_ids;
+        job.hold_expires_at = Some(until);
+        job.amount_due = amount_due;
+    }
+}
+
+/// The change of a job that ends in `status` (REJECTED, FAILED) for `reason`.
+fn ending(status: JobStatus, reason: &str) -> impl FnOnce(&mut Job) + '_ {
+    move |job| {
+        job.status = status;
+        job.reason = Some(reason.to_owned());
     }
 }
 

@@ -139,11 +139,10 @@ fn event(dice: &Dice) -> NewEvent {
             section("A", dice.between(3..9)),
             section("B", dice.between(2..5)),
         ]),
-        seats: None,
-        currency: None,
         hold_extension_seconds: Some(u32::try_from(dice.between(0..60)).unwrap_or(0)),
         max_hold_extensions: Some(u32::try_from(dice.between(0..3)).unwrap_or(1)),
         waitlist: Some(dice.chance(0.5)),
+        ..EventSpec::default()
     })
     .unwrap()
 }

@@ -188,18 +188,13 @@ mod tests {
             event_id: "e1".into(),
             name: "e1".into(),
             hold_seconds: Some(60),
-            max_seats_per_buyer: None,
             sections: Some(vec![SectionSpec {
                 section: "A".into(),
                 rows: 1,
                 seats_per_row: 2,
                 price: None,
             }]),
-            seats: None,
-            currency: None,
-            hold_extension_seconds: None,
-            max_hold_extensions: None,
-            waitlist: None,
+            ..EventSpec::default()
         })
         .expect("event");
         worker.create_event(&event).await.expect("create");

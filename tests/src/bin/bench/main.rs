@@ -154,18 +154,13 @@ async fn filled(
         event_id: "bench".into(),
         name: "bench".into(),
         hold_seconds: Some(3_600),
-        max_seats_per_buyer: None,
         sections: Some(vec![SectionSpec {
             section: "A".into(),
             rows: seats.div_ceil(100),
             seats_per_row: 100,
             price: None,
         }]),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })?;
     backend.catalog.create_event(&event).await?;
     let pool = if hot > 0 { hot } else { seats };

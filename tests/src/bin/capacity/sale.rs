@@ -98,13 +98,8 @@ pub async fn create_event(
         event_id: event_id.into(),
         name: "capacity".into(),
         hold_seconds: Some(600),
-        max_seats_per_buyer: None,
         sections: Some(sections),
-        seats: None,
-        currency: None,
-        hold_extension_seconds: None,
-        max_hold_extensions: None,
-        waitlist: None,
+        ..EventSpec::default()
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     backend.catalog.create_event(&event).await?;
