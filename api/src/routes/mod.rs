@@ -7,6 +7,7 @@ mod browse;
 mod docs;
 mod events;
 mod health;
+mod job_view;
 mod jobs;
 mod payments;
 mod reservations;

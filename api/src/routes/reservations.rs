@@ -8,7 +8,7 @@ use seatclaim_shared::ports::Admission;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::jobs::{self, JobView};
+use super::job_view::{self, JobView};
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ReservationHeaders};
@@ -241,7 +241,7 @@ fn accepted(job_id: JobId, waited: Option<u64>) -> Response {
 /// `Prefer: wait` of `waited` seconds.
 async fn decided_answer(state: &AppState, job: Job, waited: u64) -> Response {
     let job_id = job.job_id;
-    let body = match jobs::view(state, job.clone()).await {
+    let body = match job_view::view(state, job.clone()).await {
         Ok(view) => view,
         Err(error) => {
             tracing::warn!(%error, "could not read the job's place in line; answering without it");
