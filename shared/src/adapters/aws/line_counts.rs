@@ -245,3 +245,54 @@ pub(super) fn spawn_flusher(store: Weak<DynamoStore>) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> EventId {
+        EventId::parse("sale").unwrap()
+    }
+
+    #[test]
+    fn tickets_follow_the_total_the_item_returned_and_this_processs_admissions() {
+        let counts = LineCounts::default();
+        assert_eq!(
+            counts.admit(&event()),
+            None,
+            "the first admission learns the total"
+        );
+        counts.added(&event(), Tally::default(), Some(100));
+        assert_eq!(counts.admit(&event()), Some(101));
+        assert_eq!(counts.admit(&event()), Some(102));
+        counts.decided(&event(), 3);
+        let taken = counts.take();
+        assert_eq!(taken.len(), 1);
+        assert_eq!((taken[0].1.admitted, taken[0].1.decided), (2, 3));
+        assert_eq!(
+            counts.admit(&event()),
+            Some(103),
+            "taken admissions stay counted"
+        );
+        assert!(counts.take().iter().all(|(_, t)| t.decided == 0));
+    }
+
+    #[test]
+    fn an_addition_that_failed_gives_its_counts_back_and_a_later_total_wins() {
+        let counts = LineCounts::default();
+        counts.added(&event(), Tally::default(), Some(10));
+        counts.admit(&event());
+        counts.decided(&event(), 4);
+        let taken = counts.take();
+        counts.added(&event(), taken[0].1, None);
+        let again = counts.take();
+        assert_eq!((again[0].1.admitted, again[0].1.decided), (1, 4));
+        counts.added(&event(), again[0].1, Some(50));
+        assert_eq!(
+            counts.admit(&event()),
+            Some(51),
+            "other processes' admissions count"
+        );
+        assert!(counts.take().iter().all(|(_, t)| t.decided == 0));
+    }
+}
