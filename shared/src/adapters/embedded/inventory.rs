@@ -10,7 +10,7 @@ use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
 use super::catalog::{SEAT_COLUMNS, read_seat};
-use super::job_rows::{load_job, save_transition};
+use super::job_rows::{count_decided, load_job, save_transition};
 use super::settle::settle_one;
 use super::terms::{counted_seats, terms as event_terms};
 use super::waitlist;
@@ -31,10 +31,18 @@ impl Inventory for EmbeddedStore {
             .db
             .write(move |tx| {
                 let mut terms = HashMap::new();
-                intents
+                let decided = intents
                     .iter()
                     .map(|intent| claim_one(tx, &mut terms, intent, now))
-                    .collect()
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut counts: HashMap<&EventId, usize> = HashMap::new();
+                for ((_, job), intent) in decided.iter().zip(&intents) {
+                    *counts.entry(&intent.event_id).or_default() += usize::from(job.is_some());
+                }
+                for (event_id, count) in counts {
+                    count_decided(tx, event_id, count)?;
+                }
+                Ok(decided)
             })
             .await?;
         let outcomes = decided

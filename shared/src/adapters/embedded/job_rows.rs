@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::codec::{JobRecord, encode_event, to_ms};
-use crate::domain::{IdempotencyKey, Job, JobId, JobStatus, Line, Transition};
+use crate::domain::{EventId, IdempotencyKey, Job, JobId, Line, Transition};
 use crate::ports::BackendError;
 
 /// Reads one job inside a transaction.
@@ -108,6 +108,7 @@ pub(super) fn insert_decided(
     admitted: &Admitted<'_>,
 ) -> Result<(), BackendError> {
     insert_job(tx, &transition.job, admitted)?;
+    count_decided(tx, &transition.job.event_id, 1)?;
     record_event(tx, transition)
 }
 
@@ -150,13 +151,25 @@ pub(super) fn save_transition(
     record_event(tx, transition)
 }
 
-/// Records a transition's reservation event in the outbox, and counts a decision (a move from
-/// PENDING) in its event's running count, which the queue positions' rate is learnt from.
-fn record_event(tx: &Transaction<'_>, transition: &Transition) -> Result<(), BackendError> {
-    if transition.from == JobStatus::Pending {
-        tx.prepare_cached("UPDATE events SET decided = decided + 1 WHERE event_id = ?1")?
-            .execute([transition.job.event_id.as_str()])?;
+/// Adds `decided` decisions (moves from PENDING) to the running count of `event_id`, which the
+/// queue positions' rate is learnt from: once per event per write, not per job.
+pub(super) fn count_decided(
+    tx: &Transaction<'_>,
+    event_id: &EventId,
+    decided: usize,
+) -> Result<(), BackendError> {
+    if decided > 0 {
+        tx.prepare_cached("UPDATE events SET decided = decided + ?2 WHERE event_id = ?1")?
+            .execute(params![
+                event_id.as_str(),
+                i64::try_from(decided).unwrap_or(i64::MAX)
+            ])?;
     }
+    Ok(())
+}
+
+/// Records a transition's reservation event in the outbox.
+fn record_event(tx: &Transaction<'_>, transition: &Transition) -> Result<(), BackendError> {
     let at = to_ms(transition.event.occurred_at);
     tx.prepare_cached("INSERT INTO outbox (job_id, body, created_at) VALUES (?1, ?2, ?3)")?
         .execute(params![

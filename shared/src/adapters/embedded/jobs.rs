@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::job_rows::{line, load_job, save_transition};
+use super::job_rows::{count_decided, line, load_job, save_transition};
 use super::{EmbeddedStore, decisions};
 use crate::codec::decode_event;
 use crate::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
@@ -58,6 +58,7 @@ impl Jobs for EmbeddedStore {
                     return Ok(None);
                 };
                 save_transition(tx, &transition)?;
+                count_decided(tx, &transition.job.event_id, 1)?;
                 Ok(Some(transition.job))
             })
             .await?;
