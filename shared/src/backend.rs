@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::config::{BackendKind, BackendSettings};
 use crate::ports::{Backend, BackendError, Clock, SystemClock};
+use crate::reports::{BackedUp, Migration, Ready, Restored};
 
 impl Backend {
     /// Opens the backend the settings describe, on the wall clock.
@@ -48,25 +49,21 @@ impl Backend {
 
     /// Creates what the backend needs before first use (the queues, tables, indexes and bus on
     /// AWS; the folder and the migrated database on the embedded backend), leaving what exists
-    /// in place. Returns a line for the operator saying what is ready.
-    pub async fn provision(settings: &BackendSettings) -> Result<String, BackendError> {
+    /// in place, and says what is ready.
+    pub async fn provision(settings: &BackendSettings) -> Result<Ready, BackendError> {
         match settings.backend {
             #[cfg(feature = "aws")]
-            BackendKind::Aws => {
-                crate::adapters::aws::provision_for(
-                    &settings.aws,
-                    settings.visibility_timeout(),
-                    settings.max_receive_count(),
-                )
-                .await
-            }
+            BackendKind::Aws => crate::adapters::aws::provision_for(
+                &settings.aws,
+                settings.visibility_timeout(),
+                settings.max_receive_count(),
+            )
+            .await
+            .map(Ready::Aws),
             #[cfg(feature = "embedded")]
             BackendKind::Embedded => {
                 Self::open(settings).await?;
-                Ok(format!(
-                    "ready: embedded backend in {}",
-                    settings.data_dir.display()
-                ))
+                Ok(Ready::Embedded(settings.data_dir.clone()))
             }
             #[allow(
                 unreachable_patterns,
@@ -78,10 +75,10 @@ impl Backend {
 }
 
 impl Backend {
-    /// Migrates the stored data to this version's schema (see `seatclaimctl migrate`) and
-    /// returns a line for the operator saying what it did. The embedded file migrates itself
-    /// whenever it is opened, so there this is [`Backend::provision`].
-    pub async fn migrate(settings: &BackendSettings) -> Result<String, BackendError> {
+    /// Migrates the stored data to this version's schema (see `seatclaimctl migrate`) and says
+    /// what it did. The embedded file migrates itself whenever it is opened, so there this is
+    /// [`Backend::provision`].
+    pub async fn migrate(settings: &BackendSettings) -> Result<Migration, BackendError> {
         #[cfg(feature = "aws")]
         if settings.backend == BackendKind::Aws {
             return crate::adapters::aws::migrate_for(
@@ -89,9 +86,10 @@ impl Backend {
                 settings.visibility_timeout(),
                 settings.max_receive_count(),
             )
-            .await;
+            .await
+            .map(Migration::Aws);
         }
-        Self::provision(settings).await
+        Self::provision(settings).await.map(Migration::Opened)
     }
 }
 
@@ -101,21 +99,25 @@ impl Backend {
 const AWS_BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
      (on in the stack); see \"Restoring the AWS backend\" in docs/aws-operations.md";
 
-/// What `seatclaimctl` does to the embedded database file.
-#[derive(Debug, Clone, Copy)]
-enum FileCopy {
-    Backup,
-    Restore,
-}
-
 impl Backend {
     /// Writes a consistent copy of the embedded database to `destination` while the services
-    /// run (`seatclaimctl backup`), and returns a line for the operator.
+    /// run (`seatclaimctl backup`), and says what it wrote.
     pub fn backup(
         settings: &BackendSettings,
         destination: &std::path::Path,
-    ) -> Result<String, BackendError> {
-        Self::copy_file(settings, FileCopy::Backup, destination)
+    ) -> Result<BackedUp, BackendError> {
+        let _ = destination; // read by the embedded arm only
+        match settings.backend {
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => {
+                crate::adapters::embedded::backup(&settings.data_dir, destination)
+            }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when the embedded backend is compiled in"
+            )]
+            other => Err(no_data_folder(other)),
+        }
     }
 
     /// Replaces the embedded database with the backup at `source` (`seatclaimctl restore`),
@@ -123,8 +125,17 @@ impl Backend {
     pub fn restore(
         settings: &BackendSettings,
         source: &std::path::Path,
-    ) -> Result<String, BackendError> {
-        Self::copy_file(settings, FileCopy::Restore, source)
+    ) -> Result<Restored, BackendError> {
+        let _ = source; // read by the embedded arm only
+        match settings.backend {
+            #[cfg(feature = "embedded")]
+            BackendKind::Embedded => crate::adapters::embedded::restore(&settings.data_dir, source),
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when the embedded backend is compiled in"
+            )]
+            other => Err(no_data_folder(other)),
+        }
     }
 
     /// After a restore: the holds and sales the published events tell of that the restored
@@ -137,26 +148,6 @@ impl Backend {
             BackendKind::Embedded => {
                 crate::adapters::embedded::published_after_database(&settings.data_dir)
             }
-            #[allow(
-                unreachable_patterns,
-                reason = "reached only when the embedded backend is compiled in"
-            )]
-            other => Err(no_data_folder(other)),
-        }
-    }
-
-    fn copy_file(
-        settings: &BackendSettings,
-        copy: FileCopy,
-        file: &std::path::Path,
-    ) -> Result<String, BackendError> {
-        let _ = (copy, file); // read by the embedded arm only
-        match settings.backend {
-            #[cfg(feature = "embedded")]
-            BackendKind::Embedded => match copy {
-                FileCopy::Backup => crate::adapters::embedded::backup(&settings.data_dir, file),
-                FileCopy::Restore => crate::adapters::embedded::restore(&settings.data_dir, file),
-            },
             #[allow(
                 unreachable_patterns,
                 reason = "reached only when the embedded backend is compiled in"

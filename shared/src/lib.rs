@@ -17,6 +17,7 @@ pub mod config;
 pub mod domain;
 pub mod identity;
 pub mod ports;
+pub mod reports;
 pub mod runtime;
 pub mod shutdown;
 pub mod telemetry;

@@ -292,11 +292,18 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     let clock = Arc::new(JumpClock::default());
     let old = write_version_1(&db, &settings.aws_prefix, &clock).await;
 
-    let said = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    eprintln!("{said}");
-    assert!(said.contains("copied 3 seats"), "{said}");
-    assert!(said.contains(", 3 outbox entries"), "{said}");
-    assert!(said.contains("3 jobs from"), "{said}");
+    let migration = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    eprintln!("{migration}");
+    let done = &migration.done;
+    assert_eq!(
+        (done.seats, done.outbox_entries, done.jobs),
+        (3, 3, 3),
+        "{migration}"
+    );
+    assert!(
+        migration.to_string().contains("copied 3 seats"),
+        "{migration}"
+    );
 
     let backend = aws::open_with(&config, &settings, VISIBILITY, clock.clone())
         .await
@@ -371,8 +378,9 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 
     let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    assert!(
-        again.contains("copied 0 seats") && again.contains(", 0 jobs from"),
+    assert_eq!(
+        (again.done.seats, again.done.jobs),
+        (0, 0),
         "a second run copies nothing: {again}"
     );
 }
@@ -419,12 +427,21 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
     ]);
     put(&db, &names.idempotency_table, record).await;
 
-    let said = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    let unused = format!("unused indexes: {}/by-event-shard", names.jobs_table);
-    assert!(said.contains(&unused), "{said}");
-    assert!(said.contains("and 1 idempotency keys"), "{said}");
+    let migration = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let unused = format!("{}/by-event-shard", names.jobs_table);
+    assert_eq!(
+        migration.done.unused_indexes,
+        std::slice::from_ref(&unused),
+        "{migration}"
+    );
+    assert!(
+        migration
+            .to_string()
+            .contains(&format!("unused indexes: {unused}"))
+    );
+    assert_eq!(migration.done.keys, 1, "{migration}");
     let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
-    assert!(again.contains("and 0 idempotency keys"), "{again}");
+    assert_eq!(again.done.keys, 0, "{again}");
 
     let backend = aws::open_with(
         &config,

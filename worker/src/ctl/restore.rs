@@ -4,15 +4,20 @@
 //! reconciling by hand (and `seatclaimctl audit --events` names a seat sold twice).
 
 use seatclaim_shared::domain::ReservationEvent;
+use seatclaim_shared::reports::Restored;
 use serde_json::json;
 
 use super::emit;
 
 /// Prints the restore's line and the newer holds and sales, as text or as JSON.
-pub(super) fn report(json: bool, restored: &str, newer: &[ReservationEvent]) {
-    let value = json!({"restored": restored, "newer_than_backup": newer});
+pub(super) fn report(json: bool, restored: &Restored, newer: &[ReservationEvent]) {
+    let value = json!({
+        "restored": restored.to_string(),
+        "schema_version": restored.schema_version,
+        "newer_than_backup": newer,
+    });
     emit(json, &value, || {
-        let mut text = restored.to_owned();
+        let mut text = restored.to_string();
         if newer.is_empty() {
             text.push_str("\nno published hold or sale is newer than the backup");
             return text;

@@ -46,36 +46,60 @@ pub struct Migrated {
     pub unused_indexes: Vec<String>,
 }
 
+/// What `seatclaimctl migrate` did on AWS: the copies from the tables of earlier schema
+/// versions, and the indexes left unused, for the operator to delete.
+#[derive(Debug, Clone)]
+pub struct Migration {
+    /// What was copied and found.
+    pub done: Migrated,
+    /// The tables of schema version 1 it copied from.
+    pub legacy: LegacyNames,
+    /// Schema version 2's table of idempotency keys it copied from.
+    pub idempotency_table: String,
+}
+
+impl std::fmt::Display for Migration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (done, legacy) = (&self.done, &self.legacy);
+        let unused = if done.unused_indexes.is_empty() {
+            "none".to_owned()
+        } else {
+            done.unused_indexes.join(", ")
+        };
+        write!(
+            f,
+            "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {}, {} outbox \
+             entries from {} and {} idempotency keys from {}; unused indexes: {unused}",
+            done.seats,
+            legacy.seats_table,
+            done.jobs,
+            legacy.jobs_table,
+            done.outbox_entries,
+            legacy.outbox_table,
+            done.keys,
+            self.idempotency_table
+        )
+    }
+}
+
 /// `seatclaimctl migrate` on AWS: brings the resources of the settings' prefix to
-/// [`SCHEMA_VERSION`] and says what it did.
+/// [`SCHEMA_VERSION`], and returns what it did.
 pub async fn migrate_for(
     settings: &AwsSettings,
     visibility_timeout: std::time::Duration,
     max_receive_count: u32,
-) -> Result<String, BackendError> {
+) -> Result<Migration, BackendError> {
     let config = super::sdk_config().await;
     let names = AwsNames::from_settings(settings);
     provision(&config, &names, visibility_timeout, max_receive_count).await?;
     let legacy = LegacyNames::for_prefix(&settings.aws_prefix);
     let db = aws_sdk_dynamodb::Client::new(&config);
     let done = migrate(&db, &names, &legacy, settings.held_shards()).await?;
-    let unused = if done.unused_indexes.is_empty() {
-        "none".to_owned()
-    } else {
-        done.unused_indexes.join(", ")
-    };
-    Ok(format!(
-        "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {}, {} outbox \
-         entries from {} and {} idempotency keys from {}; unused indexes: {unused}",
-        done.seats,
-        legacy.seats_table,
-        done.jobs,
-        legacy.jobs_table,
-        done.outbox_entries,
-        legacy.outbox_table,
-        done.keys,
-        names.idempotency_table
-    ))
+    Ok(Migration {
+        done,
+        legacy,
+        idempotency_table: names.idempotency_table,
+    })
 }
 
 /// Migrates version 1 and 2 data into the tables `names` (which must exist), and finds the

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use aws_config::BehaviorVersion;
 
 pub use keys::DEFAULT_HELD_SHARDS;
-pub use migrate::{Migrated, SCHEMA_VERSION, migrate, migrate_for};
+pub use migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
     AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames, SEATS_BY_BLOCK_INDEX,
     UNPUBLISHED_INDEX, UNUSED_JOBS_BY_EVENT_INDEX,
@@ -115,12 +115,12 @@ pub async fn open(
 }
 
 /// `seatclaimctl init` on AWS: creates the resources the settings name, with credentials from
-/// the standard chain, and says what is ready.
+/// the standard chain, and returns their names.
 pub async fn provision_for(
     settings: &AwsSettings,
     visibility_timeout: std::time::Duration,
     max_receive_count: u32,
-) -> Result<String, BackendError> {
+) -> Result<AwsNames, BackendError> {
     let names = AwsNames::from_settings(settings);
     provision(
         &sdk_config().await,
@@ -129,16 +129,7 @@ pub async fn provision_for(
         max_receive_count,
     )
     .await?;
-    Ok(format!(
-        "ready: queues {} and {}, tables {}, {}, {}, {}, bus {}",
-        names.queue,
-        names.dlq,
-        names.events_table,
-        names.seats_table,
-        names.jobs_table,
-        names.outbox_table,
-        names.event_bus
-    ))
+    Ok(names)
 }
 
 /// Opens the AWS backend with an already loaded SDK configuration.

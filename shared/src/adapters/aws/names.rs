@@ -84,3 +84,20 @@ impl LegacyNames {
         }
     }
 }
+
+/// What `seatclaimctl init` says it made ready.
+impl std::fmt::Display for AwsNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ready: queues {} and {}, tables {}, {}, {}, {}, bus {}",
+            self.queue,
+            self.dlq,
+            self.events_table,
+            self.seats_table,
+            self.jobs_table,
+            self.outbox_table,
+            self.event_bus
+        )
+    }
+}

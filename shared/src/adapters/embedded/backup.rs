@@ -15,10 +15,11 @@ use super::durable::sync_folder;
 use super::folder_lock::FolderLock;
 use super::migrations;
 use crate::ports::BackendError;
+use crate::reports::{BackedUp, Restored};
 
 /// Writes a consistent copy of the database in `data_dir` to `destination` (a new file) and
-/// returns a line for the operator. Safe while the services run; they are not paused.
-pub fn backup(data_dir: &Path, destination: &Path) -> Result<String, BackendError> {
+/// says what it wrote. Safe while the services run; they are not paused.
+pub fn backup(data_dir: &Path, destination: &Path) -> Result<BackedUp, BackendError> {
     let _open = FolderLock::shared(data_dir)?;
     let database = existing_database(data_dir)?;
     if destination.exists() {
@@ -42,17 +43,18 @@ pub fn backup(data_dir: &Path, destination: &Path) -> Result<String, BackendErro
     let bytes = std::fs::metadata(destination)
         .map_err(|e| io_error(destination, &e))?
         .len();
-    Ok(format!(
-        "backed up {} to {} ({bytes} bytes, schema version {version})",
-        database.display(),
-        destination.display()
-    ))
+    Ok(BackedUp {
+        database,
+        destination: destination.to_owned(),
+        bytes,
+        schema_version: version,
+    })
 }
 
 /// Replaces the database in `data_dir` with the backup at `source`, refusing while any
-/// seatclaim process has the folder open, and returns a line for the operator. The published
-/// event log (`events.jsonl`) is left as it is: what was published stays published.
-pub fn restore(data_dir: &Path, source: &Path) -> Result<String, BackendError> {
+/// seatclaim process has the folder open, and says what it put back. The published event log
+/// (`events.jsonl`) is left as it is: what was published stays published.
+pub fn restore(data_dir: &Path, source: &Path) -> Result<Restored, BackendError> {
     std::fs::create_dir_all(data_dir).map_err(|e| io_error(data_dir, &e))?;
     let _alone = FolderLock::exclusive(data_dir)?;
     if !source.is_file() {
@@ -68,19 +70,12 @@ pub fn restore(data_dir: &Path, source: &Path) -> Result<String, BackendError> {
     copy_database(&backup, &mut live)?;
     live.pragma_update(None, "journal_mode", "WAL")?;
     live.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
-    let migration = if version < migrations::SCHEMA_VERSION {
-        format!(
-            "; the services migrate it to version {} when they start",
-            migrations::SCHEMA_VERSION
-        )
-    } else {
-        String::new()
-    };
-    Ok(format!(
-        "restored {} from {} (schema version {version}){migration}",
-        database.display(),
-        source.display()
-    ))
+    Ok(Restored {
+        database,
+        source: source.to_owned(),
+        schema_version: version,
+        migrates_to: (version < migrations::SCHEMA_VERSION).then_some(migrations::SCHEMA_VERSION),
+    })
 }
 
 /// Copies every page of `from` into `to` in one step: one read transaction, so one snapshot,
