@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::config::{BackendKind, BackendSettings};
 use crate::ports::{Backend, BackendError, Clock, SystemClock};
-use crate::reports::{BackedUp, Migration, Ready, Restored};
+use crate::reports::{BackedUp, Restored};
 
 impl Backend {
     /// Opens the backend the settings describe, on the wall clock.
@@ -90,6 +90,55 @@ impl Backend {
             .map(Migration::Aws);
         }
         Self::provision(settings).await.map(Migration::Opened)
+    }
+}
+
+/// What `seatclaimctl init` made ready.
+#[derive(Debug, Clone)]
+pub enum Ready {
+    /// The AWS resources of these names.
+    #[cfg(feature = "aws")]
+    Aws(crate::adapters::aws::AwsNames),
+    /// The embedded backend in this data folder, its database migrated.
+    #[cfg(feature = "embedded")]
+    Embedded(std::path::PathBuf),
+}
+
+impl std::fmt::Display for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            #[cfg(feature = "aws")]
+            Self::Aws(names) => write!(f, "{names}"),
+            #[cfg(feature = "embedded")]
+            Self::Embedded(folder) => {
+                write!(f, "ready: embedded backend in {}", folder.display())
+            }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when every backend is compiled out"
+            )]
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What `seatclaimctl migrate` did.
+#[derive(Debug, Clone)]
+pub enum Migration {
+    /// The AWS resources brought to this build's schema, and what was copied.
+    #[cfg(feature = "aws")]
+    Aws(crate::adapters::aws::Migration),
+    /// A backend that migrates itself when it opens: it was opened.
+    Opened(Ready),
+}
+
+impl std::fmt::Display for Migration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            #[cfg(feature = "aws")]
+            Self::Aws(migration) => write!(f, "{migration}"),
+            Self::Opened(ready) => write!(f, "{ready}"),
+        }
     }
 }
 

@@ -1,57 +1,9 @@
-//! What the operator's commands did, as values: `seatclaimctl` prints them (their `Display` is
-//! the line an operator reads) or reads their fields; the library returns no text.
+//! What the embedded backend's file commands did, as plain values (a layer of its own, below
+//! the adapters that make them and the composition that hands them on): `seatclaimctl` prints
+//! them (their `Display` is the line an operator reads) or reads their fields.
 
 use std::fmt;
 use std::path::PathBuf;
-
-/// What `seatclaimctl init` made ready.
-#[derive(Debug, Clone)]
-pub enum Ready {
-    /// The AWS resources of these names.
-    #[cfg(feature = "aws")]
-    Aws(crate::adapters::aws::AwsNames),
-    /// The embedded backend in this data folder, its database migrated.
-    #[cfg(feature = "embedded")]
-    Embedded(PathBuf),
-}
-
-impl fmt::Display for Ready {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            #[cfg(feature = "aws")]
-            Self::Aws(names) => write!(f, "{names}"),
-            #[cfg(feature = "embedded")]
-            Self::Embedded(folder) => {
-                write!(f, "ready: embedded backend in {}", folder.display())
-            }
-            #[allow(
-                unreachable_patterns,
-                reason = "reached only when every backend is compiled out"
-            )]
-            _ => Ok(()),
-        }
-    }
-}
-
-/// What `seatclaimctl migrate` did.
-#[derive(Debug, Clone)]
-pub enum Migration {
-    /// The AWS resources brought to this build's schema, and what was copied.
-    #[cfg(feature = "aws")]
-    Aws(crate::adapters::aws::Migration),
-    /// A backend that migrates itself when it opens: it was opened.
-    Opened(Ready),
-}
-
-impl fmt::Display for Migration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            #[cfg(feature = "aws")]
-            Self::Aws(migration) => write!(f, "{migration}"),
-            Self::Opened(ready) => write!(f, "{ready}"),
-        }
-    }
-}
 
 /// What `seatclaimctl backup` wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("ports", &["domain"]),
     ("codec", &["domain", "ports"]),
     ("app", &["domain", "ports"]),
-    ("adapters", &["domain", "ports", "codec"]),
+    ("adapters", &["domain", "ports", "codec", "reports"]),
     // The settings bundle holds each adapter's own settings type.
     ("config", &["adapters", "domain"]),
     ("telemetry", &["config"]),
@@ -24,9 +24,14 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("runtime", &[]),
     // The claims a bearer token carries: plain data, shared by the API and seatclaimctl.
     ("identity", &[]),
+    // What the embedded backend's file commands did (backup, restore): plain data.
+    ("reports", &[]),
     // Composition: the one place that picks adapters (and hands on the domain values they
     // return, such as the events a restore reports).
-    ("backend", &["adapters", "config", "domain", "ports"]),
+    (
+        "backend",
+        &["adapters", "config", "domain", "ports", "reports"],
+    ),
 ];
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
