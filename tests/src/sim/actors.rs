@@ -120,10 +120,22 @@ pub async fn relay(ctx: Rc<Ctx>) {
 }
 
 /// An operator at `seatclaimctl dlq replay`: now and then every dead letter, or some jobs' (as
-/// listed), sometimes dry, sometimes twice in a row (a replay must be idempotent).
+/// listed), sometimes dry, sometimes twice in a row (a replay must be idempotent); and, once in
+/// a while, at `seatclaimctl events close-waitlist` in the middle of the sale.
 pub async fn operator(ctx: Rc<Ctx>) {
     loop {
         ctx.pause(20_000..240_000).await;
+        if ctx.dice.chance(0.1) {
+            // Now and then the waitlist is closed while the line is being served.
+            let closed = ctx
+                .backend
+                .inventory
+                .close_waitlist(&ctx.plan.event.event_id)
+                .await;
+            ctx.gate
+                .log(|| format!("close waitlist mid-sale: {closed:?}"));
+            continue;
+        }
         let selection = if ctx.dice.chance(0.5) {
             Selection::All
         } else {

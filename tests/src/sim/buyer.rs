@@ -203,12 +203,16 @@ async fn reuse_key(ctx: &Ctx, buyer: &BuyerId, key: &IdempotencyKey, used: &Seat
     }
 }
 
-/// A buyer who gave up waiting in line cancels: the job ends CANCELLED, unless the line served
-/// it first (then the cancel finds it no longer waiting).
+/// A buyer who gave up waiting in line cancels: the job ends CANCELLED (its place, or the hold
+/// the line served it meanwhile), unless the line served it a hold that lapsed before the
+/// cancel came (the buyer never knew its deadline) or closed.
 async fn leave_line(ctx: &Ctx, job_id: JobId) {
-    if let Some(answer) = settle(ctx, job_id, JobAction::Cancel, None).await
+    if let Some(answer) = answered(ctx, job_id, JobAction::Cancel).await
         && !matches!(&answer, Settled::Done(job) if job.status == JobStatus::Cancelled)
-        && !matches!(&answer, Settled::Conflict(JobConflict::WrongStatus { .. }))
+        && !matches!(
+            &answer,
+            Settled::Conflict(JobConflict::WrongStatus { .. } | JobConflict::HoldLapsed)
+        )
     {
         let what = format!("leaving the line of job {job_id} was answered {answer:?}");
         ctx.ledger.borrow_mut().broken(what);
@@ -242,14 +246,18 @@ async fn settle(
     action: JobAction,
     until: Option<Timestamp>,
 ) -> Option<Settled> {
+    let settled = answered(ctx, job_id, action).await?;
+    check_settled(ctx, job_id, action, &settled, until);
+    Some(settled)
+}
+
+/// Settles through `app::settle` until it answers; `None` if it never did.
+async fn answered(ctx: &Ctx, job_id: JobId, action: JobAction) -> Option<Settled> {
     for _ in 0..ATTEMPTS {
         let answer = app::settle(&ctx.backend, job_id, action, None).await;
         ctx.gate.log(|| format!("{action:?} {job_id}: {answer:?}"));
         match answer {
-            Ok(settled) => {
-                check_settled(ctx, job_id, action, &settled, until);
-                return Some(settled);
-            }
+            Ok(settled) => return Some(settled),
             Err(_) => ctx.pause(200..3_000).await,
         }
     }
