@@ -14,9 +14,10 @@ use seatclaim_e2e::process_batch;
 use seatclaim_shared::Backend;
 use seatclaim_shared::config::BackendSettings;
 use seatclaim_shared::domain::{
-    BuyerId, EventId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest, SeatView,
+    BuyerId, EventId, HoldExtension, IdempotencyKey, Intent, Job, JobAction, JobConflict, JobId,
+    JobStatus, SeatRequest, SeatView, Waitlist,
 };
-use seatclaim_shared::ports::{Admission, Clock};
+use seatclaim_shared::ports::{Admission, Clock, Settled};
 use seatclaim_worker::Limits;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v1");
@@ -320,4 +321,47 @@ async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
         .find(|e| e.event_id == event.event_id)
         .unwrap();
     assert!(!priced.prices.is_free());
+}
+
+#[tokio::test]
+async fn an_older_folder_gains_no_extension_or_waitlist_and_its_queued_intents_stand_in_line() {
+    let dir = copy_of_fixture();
+    let held_id = decided_jobs()["held"];
+    let until = {
+        let backend = open(dir.path(), Timestamp::now()).await;
+        let held = backend.jobs.job(held_id).await.unwrap().unwrap();
+        assert_eq!(held.hold_extensions, 0);
+        held.hold_expires_at.unwrap()
+    };
+    // While the older hold is live, it is refused an extension: its event allows none.
+    let backend = open(dir.path(), until - SignedDuration::from_secs(1)).await;
+    let events = backend.catalog.events().await.unwrap();
+    assert!(
+        events
+            .iter()
+            .all(|e| e.extension == HoldExtension::NONE && e.waitlist == Waitlist::None),
+        "{events:?}"
+    );
+    let extended = backend
+        .inventory
+        .settle(held_id, JobAction::Extend, None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(extended, Settled::Conflict(JobConflict::NotExtendable)),
+        "{extended:?}"
+    );
+
+    // The intents the older build left queued are in their event's line, on the new index.
+    let e1 = EventId::parse("e1").unwrap();
+    let mut aheads = Vec::new();
+    for job in backend.jobs.of_event(&e1).await.unwrap() {
+        if job.status == JobStatus::Pending {
+            let line = backend.jobs.line(&job).await.unwrap();
+            assert_eq!(line.decided, 0, "an older event starts its count afresh");
+            aheads.push(line.ahead);
+        }
+    }
+    aheads.sort_unstable();
+    assert_eq!(aheads, [0, 1]);
 }
