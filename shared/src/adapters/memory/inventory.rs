@@ -141,17 +141,24 @@ fn candidate_seats(event: &StoredEvent, request: &SeatRequest, now: Timestamp) -
             .filter_map(|id| event.position.get(id).map(|at| event.seats[*at].clone()))
             .collect(),
         SeatRequest::Section { section, quantity } => {
-            let quantity = usize::from(*quantity);
-            let in_section = || event.seats.iter().filter(|seat| &seat.section == section);
-            let free = in_section().filter(|seat| seat.state == SeatState::Available);
-            let lapsed = in_section()
-                .filter(|seat| matches!(seat.state, SeatState::Held { until, .. } if until <= now));
-            free.take(quantity)
-                .chain(lapsed.take(quantity))
-                .cloned()
-                .collect()
+            claimable_in(event, section, now, usize::from(*quantity))
         }
     }
+}
+
+/// Claimable seats of `section` in the organiser's order, free ones first and then lapsed
+/// holds, at most `most` of each.
+pub(super) fn claimable_in(
+    event: &StoredEvent,
+    section: &Section,
+    now: Timestamp,
+    most: usize,
+) -> Vec<Seat> {
+    let in_section = || event.seats.iter().filter(|seat| &seat.section == section);
+    let free = in_section().filter(|seat| seat.state == SeatState::Available);
+    let lapsed = in_section()
+        .filter(|seat| matches!(seat.state, SeatState::Held { until, .. } if until <= now));
+    free.take(most).chain(lapsed.take(most)).cloned().collect()
 }
 
 /// The conditional write: every seat moves to HELD only if each is still claimable at `now`;

@@ -5,11 +5,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use jiff::Timestamp;
 
-use super::inventory::hold_seats;
+use super::inventory::{claimable_in, hold_seats};
 use super::state::{State, StoredEvent};
 use crate::domain::{
-    BuyerId, EventId, Job, JobStatus, REASON_WAITLIST_CLOSED, Seat, SeatState, Section, Waitlist,
-    hand_out,
+    BuyerId, EventId, Job, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist, hand_out,
 };
 use crate::ports::BackendError;
 
@@ -90,17 +89,7 @@ pub(super) fn serve_after(
     let mut served = Vec::new();
     for section in &sections {
         let waiting = line(state, event_id, section);
-        let free: Vec<Seat> = state
-            .event(event_id)?
-            .seats
-            .iter()
-            .filter(|seat| &seat.section == section && seat.state == SeatState::Available)
-            .chain(state.event(event_id)?.seats.iter().filter(|seat| {
-                &seat.section == section
-                    && matches!(seat.state, SeatState::Held { until, .. } if until <= now)
-            }))
-            .cloned()
-            .collect();
+        let free = claimable_in(state.event(event_id)?, section, now, usize::MAX);
         let counts: HashMap<BuyerId, u32> = waiting
             .iter()
             .map(|job| {
