@@ -26,6 +26,11 @@ pub enum ApiError {
     /// The action does not fit the resource's state (409).
     #[error("{0}")]
     Conflict(String),
+    /// The buyer already has an intent in the event's pre-queue, this job (409).
+    #[error(
+        "this buyer already waits in the line for the sale's opening with job {0}; one request per buyer until it opens"
+    )]
+    AlreadyQueued(seatclaim_shared::domain::JobId),
     /// The idempotency key was used before for a different request (422).
     #[error("this Idempotency-Key was already used by this buyer for a different request")]
     KeyReused,
@@ -132,6 +137,7 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 ProblemType::IdempotencyKeyReused,
             ),
+            Self::AlreadyQueued(_) => (StatusCode::CONFLICT, ProblemType::AlreadyQueued),
             Self::Rejected { status, .. } => match *status {
                 StatusCode::PAYLOAD_TOO_LARGE => (*status, ProblemType::PayloadTooLarge),
                 StatusCode::METHOD_NOT_ALLOWED => (*status, ProblemType::MethodNotAllowed),
@@ -178,6 +184,10 @@ impl IntoResponse for ApiError {
             title: kind.title(),
             status: status.as_u16(),
             detail,
+            job_id: match &self {
+                Self::AlreadyQueued(job_id) => Some(*job_id),
+                _ => None,
+            },
         };
         let mut response = (status, Json(problem)).into_response();
         response.headers_mut().insert(
@@ -244,6 +254,7 @@ mod tests {
             ApiError::NotFound("missing".into()),
             ApiError::Conflict("clash".into()),
             ApiError::KeyReused,
+            ApiError::AlreadyQueued(seatclaim_shared::domain::JobId::time_ordered()),
             rejected(StatusCode::BAD_REQUEST),
             rejected(StatusCode::METHOD_NOT_ALLOWED),
             rejected(StatusCode::PAYLOAD_TOO_LARGE),
@@ -279,6 +290,7 @@ mod tests {
                 | ApiError::NotFound(_)
                 | ApiError::Conflict(_)
                 | ApiError::KeyReused
+                | ApiError::AlreadyQueued(_)
                 | ApiError::Rejected { .. }
                 | ApiError::Unauthenticated(_)
                 | ApiError::Forbidden { .. }

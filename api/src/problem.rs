@@ -2,6 +2,7 @@
 //! kind of failure, named here once so that the error responses ([`crate::ApiError`]) and the
 //! OpenAPI document's `Problem` schema list the same ones.
 
+use seatclaim_shared::domain::JobId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -88,6 +89,8 @@ problem_types! {
     PaymentRequired => "payment-required", "The payment provider confirms this hold", [402];
     /// A webhook whose signature is missing, wrong or stale.
     InvalidSignature => "invalid-signature", "The webhook signature is not valid", [400];
+    /// The buyer already waits in the event's pre-queue, with another job.
+    AlreadyQueued => "already-queued", "Already in the line for the opening", [409];
 }
 
 impl ProblemType {
@@ -122,6 +125,11 @@ pub struct Problem {
     pub status: u16,
     /// What went wrong with this request, for a human.
     pub detail: String,
+    /// The job the problem is about, where one exists (`already-queued`: the buyer's job in the
+    /// pre-queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = "uuid")]
+    pub job_id: Option<JobId>,
 }
 
 /// The `type` member's schema: an enum of every problem type's URN.

@@ -16,6 +16,9 @@ use seatclaim_shared::ports::{
 use seatclaim_shared::{Backend, app};
 
 pub use crate::extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
+pub use crate::openings::{
+    a_sale_opens_in_the_order_its_seed_draws, arriving_first_buys_no_advantage_at_the_opening,
+};
 pub use crate::queue_positions::a_pending_jobs_line_is_the_undecided_intents_admitted_before_it;
 pub use crate::races::{
     concurrent_claims_from_several_loops_hold_each_seat_once,
@@ -965,6 +968,8 @@ macro_rules! port_contract {
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
             a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
             a_sections_line_is_served_in_order_and_nobody_passes_it,
+            a_sale_opens_in_the_order_its_seed_draws,
+            arriving_first_buys_no_advantage_at_the_opening,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

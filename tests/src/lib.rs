@@ -18,6 +18,7 @@ pub mod emulator;
 mod extensions;
 mod invariants;
 pub mod oidc_issuer;
+mod openings;
 mod process;
 mod queue_positions;
 pub mod races;

@@ -56,7 +56,8 @@ pub async fn a_pending_jobs_line_is_the_undecided_intents_admitted_before_it(f: 
         line(&f, &third).await,
         Line {
             ahead: 2,
-            decided: 0
+            decided: 0,
+            opens_at: None,
         }
     );
 
@@ -74,7 +75,8 @@ pub async fn a_pending_jobs_line_is_the_undecided_intents_admitted_before_it(f: 
         moved,
         Line {
             ahead: 1,
-            decided: 1
+            decided: 1,
+            opens_at: None,
         }
     );
 }

@@ -18,7 +18,7 @@ use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{EventId, Intent, JobAction, JobId, JobStatus};
-use seatclaim_shared::domain::{Payment, PaymentUnmatched, ReservationEvent};
+use seatclaim_shared::domain::{Notice, Payment, ReservationEvent};
 use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_worker::{BatchOutcome, Limits, relay_once};
 use serde_json::json;
@@ -332,8 +332,8 @@ impl EventPublisher for PartlyFailing {
         self.inner.publish(events).await
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
-        self.inner.publish_unmatched(event).await
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
+        self.inner.publish_notice(notice).await
     }
 }
 

@@ -141,6 +141,11 @@ struct EventEntry {
     max_hold_extensions: u32,
     /// Whether section requests that find too few seats wait in line (false once closed).
     waitlist: bool,
+    /// When the sale starts (UTC); absent for a sale open from the start. Reservations sent
+    /// before it wait in the pre-queue and are decided from then on, in a drawn order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    sale_starts_at: Option<jiff::Timestamp>,
     /// The prices' ISO 4217 currency; absent when every seat is free.
     #[serde(skip_serializing_if = "Option::is_none")]
     currency: Option<String>,
@@ -178,6 +183,7 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
             hold_extension_seconds: info.extension.step.as_secs(),
             max_hold_extensions: info.extension.max,
             waitlist: info.waitlist.is_open(),
+            sale_starts_at: info.sale_starts_at,
             currency: info.prices.currency.map(|code| code.to_string()),
             prices: info
                 .prices

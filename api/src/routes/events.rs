@@ -58,8 +58,8 @@ pub struct Created {
             field, a wrong type, an unknown field), or a broken rule (`invalid-request`: 0 seats \
             or more than `SEATCLAIM_MAX_EVENT_SEATS`, duplicate seat ids, `hold_seconds` outside 1..=86400, \
             `max_seats_per_buyer` outside 1..=100, bad ids, a bad name, both or neither of \
-            `sections` and `seats`, extension terms out of range, a waitlist on the AWS \
-            backend)."),
+            `sections` and `seats`, extension terms out of range, a `sale_starts_at` that is not \
+            RFC 3339, a waitlist or a `sale_starts_at` on the AWS backend)."),
     ),
 )]
 pub async fn create(

@@ -64,13 +64,19 @@ pub struct JobView {
     reason = "the schema of `QueuePosition`, which the domain serialises"
 )]
 pub struct Queue {
-    /// Intents for the same event admitted before this one and not decided yet: exact on the
-    /// embedded backend, an estimate on AWS (see docs/line.md).
-    ahead: u64,
+    /// Intents for the same event to be decided before this one and not decided yet (admitted
+    /// before it, or drawn before it at the sale's opening): exact on the embedded backend, an
+    /// estimate on AWS (see docs/line.md). Absent while the job waits for the opening.
+    ahead: Option<u64>,
     /// When this job may be decided, at the rate the event's intents are being decided;
-    /// `null` while no rate is known (before the first decisions).
+    /// `null` while no rate is known (before the first decisions). Absent while the job waits
+    /// for the opening.
     #[schema(value_type = Option<String>, format = DateTime)]
     estimated_decision_at: Option<String>,
+    /// The sale's start, while the job waits in its pre-queue (the only field then): its place
+    /// in line is drawn at the opening.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    opens_at: Option<String>,
 }
 
 /// An amount of money, as `amount_due` shows it.

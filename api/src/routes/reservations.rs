@@ -125,6 +125,8 @@ struct Accepted {
         (status = 404, description = "No such event."),
         (status = 408, description = "The body did not arrive within \
             `SEATCLAIM_BODY_READ_TIMEOUT_SECS` seconds."),
+        (status = 409, description = "The event's sale has not opened and this buyer already \
+            waits in its pre-queue with another job (`already-queued`; `job_id` names it)."),
         (status = 413, description = "The body is over 64 KiB."),
         (status = 415, description = "The body is not declared as JSON."),
         (status = 422, description = "JSON of the wrong shape (`malformed-request`: a wrong \
@@ -167,13 +169,24 @@ pub async fn reserve(
     Ok(answer(&state, headers.prefer_wait, job_id, decided).await)
 }
 
-/// The job an admission names, with the job itself if the admission decided it; or why there
-/// is none: the refusal's error, or `None` for an event that does not exist (the caller words
-/// that one).
-fn admitted(admission: Admission) -> Result<(JobId, Option<Job>), Option<ApiError>> {
+/// What an admission leaves to answer: a job decided in it, one the worker decides next, or one
+/// that waits for the sale's opening (nothing worth a `Prefer: wait` before it).
+enum Admitted {
+    Decided(Job),
+    Queued,
+    Prequeued,
+}
+
+/// The job an admission names, and what is left to answer of it; or why there is none: the
+/// refusal's error, or `None` for an event that does not exist (the caller words that one).
+fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>> {
     match admission {
-        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => Ok((job_id, None)),
-        Admission::Decided(job) => Ok((job.job_id, Some(*job))),
+        Admission::Accepted(job_id) | Admission::Duplicate(job_id) => {
+            Ok((job_id, Admitted::Queued))
+        }
+        Admission::Prequeued(job_id) => Ok((job_id, Admitted::Prequeued)),
+        Admission::AlreadyQueued(job_id) => Err(Some(ApiError::AlreadyQueued(job_id))),
+        Admission::Decided(job) => Ok((job.job_id, Admitted::Decided(*job))),
         Admission::KeyReused => Err(Some(ApiError::KeyReused)),
         Admission::UnknownEvent => Err(None),
         Admission::UnknownSeats(seats) => {
@@ -189,22 +202,26 @@ fn admitted(admission: Admission) -> Result<(JobId, Option<Job>), Option<ApiErro
 }
 
 /// The answer to an admitted reservation: 202 at once, or, when the request prefers to wait
-/// (`Prefer: wait=N`, RFC 7240), the decided job (200): at once if the admission `decided` it,
+/// (`Prefer: wait=N`, RFC 7240), the decided job (200): at once if the admission decided it,
 /// else if a long-poll slot is free and the decision comes within the wait (202 after it
-/// otherwise). The intent is durable either way, so a failed read while waiting still answers
-/// 202.
+/// otherwise). A pre-queued job is answered 202 at once: nothing is decided before the opening.
+/// The intent is durable either way, so a failed read while waiting still answers 202.
 async fn answer(
     state: &AppState,
     prefer_wait: Option<u64>,
     job_id: JobId,
-    decided: Option<Job>,
+    admitted: Admitted,
 ) -> Response {
     let long_polls = &state.access.long_polls;
     let Some(seconds) = prefer_wait.and_then(|asked| long_polls.prefer_wait(asked)) else {
         return accepted(job_id, None);
     };
-    if let Some(job) = decided {
-        return decided_answer(state, job.as_of(state.backend.clock.now()), seconds).await;
+    match admitted {
+        Admitted::Decided(job) => {
+            return decided_answer(state, job.as_of(state.backend.clock.now()), seconds).await;
+        }
+        Admitted::Prequeued => return accepted(job_id, None),
+        Admitted::Queued => {}
     }
     match long_polls
         .wait_for_decision(&state.backend, job_id, seconds)

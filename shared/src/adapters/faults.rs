@@ -12,8 +12,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use crate::domain::{
-    BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Payment, PaymentUnmatched,
-    ReservationEvent,
+    BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Notice, Payment, ReservationEvent,
 };
 use crate::ports::Backend;
 use crate::ports::{
@@ -217,10 +216,10 @@ impl EventPublisher for Unreachable {
         self.inner.publish(events).await
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
         if self.faults.settings.bus_down && self.faults.active() {
             return Err(injected("the event bus is down"));
         }
-        self.inner.publish_unmatched(event).await
+        self.inner.publish_notice(notice).await
     }
 }

@@ -29,7 +29,7 @@ pub async fn admit(
         backend.admissions.admit(key, &intent).await?
     };
     let result = match &admission {
-        Admission::Accepted(_) => "accepted",
+        Admission::Accepted(_) | Admission::Prequeued(_) => "accepted",
         Admission::Decided(job) => {
             let outcome = ClaimOutcome::of_decided(job);
             record_decision(&outcome, &intent, backend.clock.now());

@@ -30,6 +30,9 @@ pub async fn queue_position(
         return Ok(None);
     }
     let line = backend.jobs.line(job).await?;
+    if let Some(opens_at) = line.opens_at {
+        return Ok(Some(QueuePosition::Opening { opens_at }));
+    }
     let now = backend.clock.now();
     let mut rates = rates.rates.lock().unwrap_or_else(PoisonError::into_inner);
     if rates.len() >= MOST_RATES && !rates.contains_key(&job.event_id) {

@@ -3,7 +3,7 @@
 //! store's own time); a payment that sells nothing is published as [`PaymentUnmatched`] for the
 //! refund workflow, and never touches a seat.
 
-use crate::domain::{JobAction, JobId, PAYMENT_UNMATCHED, Payment, PaymentUnmatched};
+use crate::domain::{JobAction, JobId, Notice, PAYMENT_UNMATCHED, Payment, PaymentUnmatched};
 use crate::ports::{Backend, BackendError, Settled};
 
 /// What a provider reported, as far as it could be read.
@@ -63,6 +63,9 @@ pub async fn record_payment(
         reason = %unmatched.reason,
         "a payment sold nothing; published for a refund"
     );
-    backend.publisher.publish_unmatched(&unmatched).await?;
+    backend
+        .publisher
+        .publish_notice(&Notice::PaymentUnmatched(unmatched.clone()))
+        .await?;
     Ok(PaymentOutcome::Unmatched(Box::new(unmatched)))
 }

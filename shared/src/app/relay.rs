@@ -2,7 +2,7 @@
 //! Publication is at-least-once (a crash between publishing and marking repeats a page), and it
 //! never touches seats: follow-on work cannot roll a reservation back.
 
-use crate::domain::ReservationEvent;
+use crate::domain::{Notice, ReservationEvent};
 use crate::ports::{Backend, BackendError, OutboxEntry};
 
 /// Events read from the outbox per round; a full page means more may be waiting.
@@ -12,6 +12,7 @@ pub const RELAY_PAGE: usize = 100;
 /// published. Entries the
 /// publisher reports as failed stay unpublished and are retried on the next round, alone.
 pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
+    let openings = publish_openings(backend).await?;
     let entries = backend.outbox.unpublished(RELAY_PAGE).await?;
     let lag = entries.first().map_or(0.0, |oldest| {
         backend
@@ -23,7 +24,7 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     });
     metrics::gauge!("seatclaim_outbox_lag_seconds").set(lag);
     if entries.is_empty() {
-        return Ok(0);
+        return Ok(openings);
     }
     let events: Vec<_> = entries.iter().map(|entry| entry.event.clone()).collect();
     let failed = backend.publisher.publish(&events).await?;
@@ -38,7 +39,21 @@ pub async fn relay_once(backend: &Backend) -> Result<usize, BackendError> {
     if !failed.is_empty() {
         metrics::counter!("seatclaim_publish_failures_total").increment(failed.len() as u64);
     }
-    Ok(published.len())
+    Ok(openings + published.len())
+}
+
+/// Publishes the sales' openings drawn since the last round (`SaleOpened`), each marked once
+/// the publisher took it: at least once, like every event.
+async fn publish_openings(backend: &Backend) -> Result<usize, BackendError> {
+    let openings = backend.catalog.unpublished_openings().await?;
+    for opened in &openings {
+        backend
+            .publisher
+            .publish_notice(&Notice::SaleOpened(opened.clone()))
+            .await?;
+        backend.catalog.opening_published(&opened.event_id).await?;
+    }
+    Ok(openings.len())
 }
 
 /// Publishes events decided without an outbox entry (`Claims::unrecorded`) and records them:

@@ -42,6 +42,7 @@ pub fn event_info(
         prices: decode_prices(prices)?,
         extension: decode_extension(extension)?,
         waitlist,
+        sale_starts_at: None,
     })
 }
 

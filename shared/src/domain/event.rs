@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
 use super::{
@@ -67,6 +67,9 @@ pub struct EventSpec {
     pub waitlist: Option<bool>,
     /// The prices' ISO 4217 currency ("EUR"); required when any price is above 0.
     pub currency: Option<String>,
+    /// When the sale starts (RFC 3339): intents admitted before it wait in the pre-queue and
+    /// are decided from then on, in a random order (`None`: the sale is open at once).
+    pub sale_starts_at: Option<String>,
     /// Seats as generated blocks.
     pub sections: Option<Vec<SectionSpec>>,
     /// Seats listed one by one.
@@ -92,6 +95,8 @@ pub struct NewEvent {
     pub extension: HoldExtension,
     /// Whether its sections keep lines.
     pub waitlist: Waitlist,
+    /// When its sale starts, if the organiser announced it.
+    pub sale_starts_at: Option<Timestamp>,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -157,6 +162,17 @@ impl NewEvent {
             } else {
                 Waitlist::None
             },
+            sale_starts_at: spec
+                .sale_starts_at
+                .map(|at| {
+                    at.parse::<Timestamp>().map_err(|_| {
+                        ValidationError::new(
+                            "sale_starts_at",
+                            "must be an RFC 3339 timestamp with an offset",
+                        )
+                    })
+                })
+                .transpose()?,
         })
     }
 }

@@ -10,22 +10,35 @@ use serde::Serialize;
 
 /// A PENDING job's place in line, as `GET /v1/jobs/{id}` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct QueuePosition {
-    /// Intents of the same event admitted before this one and not decided yet.
-    pub ahead: u64,
-    /// When this one may be decided, from the event's decision rate; `None` while no rate is
-    /// known (before the first decisions, or while none are being made).
-    pub estimated_decision_at: Option<Timestamp>,
+#[serde(untagged)]
+pub enum QueuePosition {
+    /// In the pre-queue of a sale that has not opened: its place is drawn at the opening.
+    Opening {
+        /// The sale's start.
+        opens_at: Timestamp,
+    },
+    /// In line.
+    InLine {
+        /// Intents of the same event to be decided before this one and not decided yet.
+        ahead: u64,
+        /// When this one may be decided, from the event's decision rate; `None` while no rate
+        /// is known (before the first decisions, or while none are being made).
+        estimated_decision_at: Option<Timestamp>,
+    },
 }
 
 /// What a store knows of a job's line: intents ahead of it, and how many of its event's
 /// intents have been decided so far (a running count, for the rate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line {
-    /// Intents of the same event admitted before the job and not decided yet.
+    /// Intents of the same event to be decided before the job and not decided yet: admitted
+    /// before it, or drawn before it at the opening.
     pub ahead: u64,
     /// The event's decisions so far.
     pub decided: u64,
+    /// The sale's start, while the job waits in the pre-queue for it (then `ahead` means
+    /// nothing yet).
+    pub opens_at: Option<Timestamp>,
 }
 
 /// How far back the rate looks: long enough to smooth batches, short enough to follow a sale
@@ -79,7 +92,7 @@ impl DecisionRate {
             let wait = SignedDuration::try_from_secs_f64((ahead + 1) as f64 / rate).ok()?;
             now.checked_add(wait).ok()
         });
-        QueuePosition {
+        QueuePosition::InLine {
             ahead,
             estimated_decision_at,
         }
@@ -97,7 +110,13 @@ mod tests {
     #[test]
     fn no_rate_is_known_before_two_samples_show_progress() {
         let mut rate = DecisionRate::default();
-        assert_eq!(rate.position(5, at(0)).estimated_decision_at, None);
+        assert_eq!(
+            rate.position(5, at(0)),
+            QueuePosition::InLine {
+                ahead: 5,
+                estimated_decision_at: None
+            }
+        );
         rate.record(at(0), 100);
         assert_eq!(rate.per_second(), None);
         rate.record(at(2), 100);
@@ -110,9 +129,13 @@ mod tests {
         rate.record(at(0), 0);
         rate.record(at(10), 1_000);
         assert_eq!(rate.per_second(), Some(100.0));
-        let position = rate.position(499, at(10));
-        assert_eq!(position.ahead, 499);
-        assert_eq!(position.estimated_decision_at, Some(at(15)));
+        assert_eq!(
+            rate.position(499, at(10)),
+            QueuePosition::InLine {
+                ahead: 499,
+                estimated_decision_at: Some(at(15))
+            }
+        );
     }
 
     #[test]

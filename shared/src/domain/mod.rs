@@ -10,6 +10,7 @@ mod intent;
 mod job;
 mod line;
 mod money;
+mod opening;
 mod reservation_event;
 mod retention;
 mod seat;
@@ -25,7 +26,10 @@ pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices};
-pub use reservation_event::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
+pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
+pub use reservation_event::{
+    EVENT_SOURCE, Notice, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent,
+};
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
 pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};

@@ -7,7 +7,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Job, JobId, JobStatus, Money, SeatId};
+use super::{BuyerId, EventId, Job, JobId, JobStatus, Money, SALE_OPENED, SaleOpened, SeatId};
 
 /// The `source` of every published reservation event (EventBridge's field of that name).
 pub const EVENT_SOURCE: &str = "seatclaim.reservations";
@@ -111,4 +111,27 @@ pub struct PaymentUnmatched {
     pub reason: String,
     /// When it was received.
     pub occurred_at: Timestamp,
+}
+
+/// What is published at once, not through the outbox, since no job's transition goes with it:
+/// a payment that sold nothing, or a sale's opening (recorded with its event, and published
+/// again until the publisher takes it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Notice {
+    /// A payment for the refund workflow.
+    PaymentUnmatched(PaymentUnmatched),
+    /// The draw of a sale's opening, for its audit.
+    SaleOpened(SaleOpened),
+}
+
+impl Notice {
+    /// Its `detail-type` on the bus.
+    #[must_use]
+    pub const fn detail_type(&self) -> &'static str {
+        match self {
+            Self::PaymentUnmatched(_) => PAYMENT_UNMATCHED,
+            Self::SaleOpened(_) => SALE_OPENED,
+        }
+    }
 }

@@ -24,6 +24,8 @@ pub struct SaleTerms {
     pub extension: HoldExtension,
     /// Whether section requests that find too few seats wait in line.
     pub waitlist: Waitlist,
+    /// When the sale starts, if it was announced: intents admitted before it wait for it.
+    pub opens_at: Option<Timestamp>,
 }
 
 /// The most extensions an event may allow one hold.

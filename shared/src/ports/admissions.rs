@@ -8,6 +8,8 @@ use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatReq
 pub enum Admission {
     /// A new job was created and its intent enqueued.
     Accepted(JobId),
+    /// A new job was created in its event's pre-queue: it is decided after the sale opens.
+    Prequeued(JobId),
     /// A new job was created and decided in the admission's own atomic write (HELD or
     /// REJECTED, with its reservation event); nothing was enqueued. Only
     /// [`Admissions::admit_and_decide`] answers this.
@@ -22,6 +24,9 @@ pub enum Admission {
     UnknownSeats(Vec<SeatId>),
     /// The event has no seats in this section.
     UnknownSection(Section),
+    /// The event's sale has not started and this buyer already waits in its pre-queue with
+    /// this job: one intent per buyer there.
+    AlreadyQueued(JobId),
 }
 
 impl Admission {

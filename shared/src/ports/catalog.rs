@@ -1,10 +1,11 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::domain::{
-    EventId, HoldExtension, NewEvent, Prices, Seat, SeatLimit, ValidationError, Waitlist,
+    EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat, SeatLimit, ValidationError,
+    Waitlist,
 };
 
 /// What creating an event did.
@@ -36,6 +37,19 @@ pub struct EventInfo {
     pub extension: HoldExtension,
     /// Whether its sections keep lines.
     pub waitlist: Waitlist,
+    /// When its sale starts, if announced.
+    pub sale_starts_at: Option<Timestamp>,
+}
+
+/// Where an event's opening stands, for operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    /// The announced start.
+    pub sale_starts_at: Timestamp,
+    /// Intents admitted before it.
+    pub prequeued: u64,
+    /// The draw, once made.
+    pub draw: Option<SaleOpened>,
 }
 
 /// Events and their seats, for organisers and the advisory seat map.
@@ -51,6 +65,17 @@ pub trait Catalog: Send + Sync {
     /// Every event that is ready to sell, oldest first where the backend knows the order.
     /// Advisory, like the seat map.
     async fn events(&self) -> Result<Vec<EventInfo>, BackendError>;
+
+    /// Where the event's opening stands: `None` for an unknown event, or one whose sale was
+    /// open from the start.
+    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError>;
+
+    /// The openings drawn and not yet published, oldest first: the relay publishes each and
+    /// then marks it with [`Catalog::opening_published`].
+    async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError>;
+
+    /// Marks an event's opening published.
+    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError>;
 
     /// Succeeds when the backend answers; backs `/readyz`.
     async fn ping(&self) -> Result<(), BackendError>;

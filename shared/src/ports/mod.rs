@@ -18,7 +18,7 @@ mod outbox;
 
 pub use admissions::{Admission, Admissions};
 pub use backend::Backend;
-pub use catalog::{Catalog, EventCreation, EventInfo};
+pub use catalog::{Catalog, EventCreation, EventInfo, Opening};
 pub use clock::{Clock, SystemClock};
 pub use error::{BackendError, ErrorKind};
 pub use event_publisher::EventPublisher;

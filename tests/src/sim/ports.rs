@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_shared::Backend;
 use seatclaim_shared::domain::{
-    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Line, Payment,
-    PaymentUnmatched, ReservationEvent,
+    BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Line, Notice,
+    Payment, ReservationEvent,
 };
 use seatclaim_shared::ports::{
     Admission, Admissions, BackendError, Claims, DeadLetter, Delivery, EventPublisher, IntentQueue,
@@ -311,10 +311,8 @@ impl EventPublisher for Gated<dyn EventPublisher> {
         Ok(refused)
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
-        let work = self.inner.publish_unmatched(event);
-        self.gate
-            .call("bus.publish_unmatched", Part::Bus, work)
-            .await
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
+        let work = self.inner.publish_notice(notice);
+        self.gate.call("bus.publish_notice", Part::Bus, work).await
     }
 }

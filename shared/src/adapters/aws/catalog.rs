@@ -13,8 +13,8 @@ use super::{DynamoStore, EventMeta};
 use crate::codec::{
     decode_extension, decode_prices, encode_extension, encode_prices, event_info, seat_limit,
 };
-use crate::domain::{EventId, NewEvent, Seat, SeatId, ValidationError, Waitlist};
-use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
+use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatId, ValidationError, Waitlist};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 const CREATING: &str = "CREATING";
 const READY: &str = "READY";
@@ -109,6 +109,12 @@ impl Catalog for DynamoStore {
             return Ok(EventCreation::Unsupported(ValidationError::new(
                 "waitlist",
                 "is not built on the AWS backend yet (the embedded backend keeps waitlists)",
+            )));
+        }
+        if event.sale_starts_at.is_some() {
+            return Ok(EventCreation::Unsupported(ValidationError::new(
+                "sale_starts_at",
+                "is not built on the AWS backend yet (the embedded backend opens sales)",
             )));
         }
         let mut sections: Vec<String> = event
@@ -228,6 +234,19 @@ impl Catalog for DynamoStore {
             .collect::<Result<Vec<_>, _>>()?;
         events.sort_by(|a, b| a.event_id.as_str().cmp(b.event_id.as_str()));
         Ok(events)
+    }
+
+    /// No event here has an announced start (they are created without one): none opens.
+    async fn opening(&self, _event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+        Ok(None)
+    }
+
+    async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    async fn opening_published(&self, _event_id: &EventId) -> Result<(), BackendError> {
+        Ok(())
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

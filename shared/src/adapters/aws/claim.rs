@@ -137,6 +137,7 @@ impl DynamoStore {
             extension: meta.extension,
             // Events on DynamoDB are created without a waitlist (`catalog.rs`).
             waitlist: Waitlist::None,
+            opens_at: None,
         };
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,

@@ -3,7 +3,7 @@ use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 
 use super::error::classify;
 use crate::codec::{encode_event, to_json};
-use crate::domain::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
+use crate::domain::{EVENT_SOURCE, Notice, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
 /// EventBridge's limit on entries per PutEvents call.
@@ -63,12 +63,12 @@ impl EventPublisher for EventBus {
         Ok(failed)
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
         let entry = PutEventsRequestEntry::builder()
             .event_bus_name(&self.bus)
             .source(EVENT_SOURCE)
-            .detail_type(PAYMENT_UNMATCHED)
-            .detail(to_json(event)?)
+            .detail_type(notice.detail_type())
+            .detail(to_json(notice)?)
             .build();
         let output = self
             .client
@@ -83,7 +83,8 @@ impl EventPublisher for EventBus {
             .and_then(|entry| entry.error_code())
         {
             Some(code) => Err(BackendError::transient(format!(
-                "EventBridge refused the unmatched payment: {code}"
+                "EventBridge refused the {}: {code}",
+                notice.detail_type()
             ))),
             None => Ok(()),
         }

@@ -212,6 +212,7 @@ impl DynamoStore {
         Ok(Line {
             ahead: ticket.saturating_sub(1).saturating_sub(counts.decided),
             decided: counts.decided,
+            opens_at: None,
         })
     }
 

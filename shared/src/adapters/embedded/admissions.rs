@@ -15,6 +15,7 @@ use super::event_shapes::EventShapes;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
 use super::job_rows::{Admitted, insert_decided, insert_job};
+use super::opening::{opening_undrawn, park, waits_for_opening};
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
@@ -66,8 +67,9 @@ impl EmbeddedStore {
 }
 
 /// One admission inside the round's transaction: an earlier record of the key decides
-/// (duplicate or reused), else the request is checked and the key is recorded with the job,
-/// decided at once if `decide` and the queue is empty, else PENDING with its intent queued.
+/// (duplicate or reused), else the request is checked and the key is recorded with the job:
+/// PENDING in its event's pre-queue before the sale opens (one per buyer), decided at once if
+/// `decide` and nothing queued or pre-queued comes first, else PENDING with its intent queued.
 fn admit_one(
     tx: &Transaction<'_>,
     shapes: &EventShapes,
@@ -89,7 +91,14 @@ fn admit_one(
         at: now,
     };
     let pending = Job::pending(intent);
-    if decide && is_empty(tx)? {
+    if waits_for_opening(tx, &intent.event_id, now)? {
+        if let Some(queued) = park(tx, intent)? {
+            return Ok(Admission::AlreadyQueued(queued));
+        }
+        insert_job(tx, &pending, &admitted)?;
+        return Ok(Admission::Prequeued(intent.job_id));
+    }
+    if decide && is_empty(tx)? && !opening_undrawn(tx, &intent.event_id)? {
         let mut known = HashMap::from([(intent.event_id.clone(), event_terms)]);
         let transition = decide_pending(tx, &mut known, &pending, intent, now)?;
         insert_decided(tx, &transition, &admitted)?;

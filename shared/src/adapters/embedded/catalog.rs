@@ -3,10 +3,10 @@ use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
 use crate::codec::{
-    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, to_ms,
+    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, from_ms, to_ms,
 };
-use crate::domain::{EventId, NewEvent, Seat, SeatLimit};
-use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
+use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatLimit};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 #[async_trait]
 impl Catalog for EmbeddedStore {
@@ -18,8 +18,8 @@ impl Catalog for EmbeddedStore {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
                 "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
-                                     prices, extension, waitlist)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (event_id) DO NOTHING",
+                                     prices, extension, waitlist, sale_starts_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
@@ -29,6 +29,7 @@ impl Catalog for EmbeddedStore {
                     encode_prices(&event.prices)?,
                     encode_extension(event.extension)?,
                     event.waitlist.as_str(),
+                    event.sale_starts_at.map(to_ms),
                 ],
             )?;
             if inserted == 0 {
@@ -80,7 +81,7 @@ impl Catalog for EmbeddedStore {
             .read(|tx| {
                 let mut query = tx.prepare_cached(
                     "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices, extension,
-                            waitlist
+                            waitlist, sale_starts_at
                      FROM events ORDER BY created_at, event_id",
                 )?;
                 let rows = query.query_map([], |row| {
@@ -92,15 +93,42 @@ impl Catalog for EmbeddedStore {
                         row.get::<_, Option<String>>(4)?,
                         row.get::<_, Option<String>>(5)?,
                         row.get::<_, String>(6)?,
+                        row.get::<_, Option<i64>>(7)?,
                     ))
                 })?;
                 rows.map(|row| {
-                    let (event_id, name, hold_ms, limit, prices, extension, waitlist) = row?;
+                    let (event_id, name, hold_ms, limit, prices, extension, waitlist, starts) =
+                        row?;
                     let (prices, extension) = (prices.as_deref(), extension.as_deref());
                     let waitlist = decode_waitlist(&event_id, &waitlist)?;
-                    event_info(&event_id, name, hold_ms, limit, prices, extension, waitlist)
+                    let mut info =
+                        event_info(&event_id, name, hold_ms, limit, prices, extension, waitlist)?;
+                    info.sale_starts_at = starts.map(from_ms).transpose()?;
+                    Ok(info)
                 })
                 .collect()
+            })
+            .await
+    }
+
+    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+        let event_id = event_id.clone();
+        self.db
+            .read(move |tx| super::opening::opening(tx, &event_id))
+            .await
+    }
+
+    async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
+        self.db.read(super::opening::unpublished).await
+    }
+
+    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
+        let event_id = event_id.clone();
+        self.db
+            .write(move |tx| {
+                tx.prepare_cached("UPDATE events SET opening_published = 1 WHERE event_id = ?1")?
+                    .execute([event_id.as_str()])?;
+                Ok(())
             })
             .await
     }

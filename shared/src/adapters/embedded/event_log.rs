@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::durable::sync_folder;
 use crate::codec::to_json;
-use crate::domain::{EVENT_SOURCE, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent};
+use crate::domain::{EVENT_SOURCE, Notice, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher};
 
 /// The size past which the log is rotated.
@@ -155,8 +155,8 @@ impl EventPublisher for EventLog {
         Ok(Vec::new())
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
-        self.append(line(PAYMENT_UNMATCHED, event)?).await
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
+        self.append(line(notice.detail_type(), notice)?).await
     }
 }
 

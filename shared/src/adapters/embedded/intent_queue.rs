@@ -27,11 +27,25 @@ pub(super) fn enqueue(
     intent: &Intent,
     now: Timestamp,
 ) -> Result<(), BackendError> {
+    enqueue_body(
+        tx,
+        &encode_intent(intent)?,
+        &intent.job_id.to_string(),
+        to_ms(now),
+    )
+}
+
+/// Adds an encoded intent to the main queue, sent and visible at `at_ms`.
+pub(super) fn enqueue_body(
+    tx: &Transaction<'_>,
+    body: &str,
+    job_id: &str,
+    at_ms: i64,
+) -> Result<(), BackendError> {
     tx.prepare_cached(
         "INSERT INTO messages (queue, body, job_id, sent_at, visible_at) VALUES (?1, ?2, ?3, ?4, ?4)",
     )?
-    .execute(params![MAIN, encode_intent(intent)?, intent.job_id.to_string(), to_ms(now)],
-    )?;
+    .execute(params![MAIN, body, job_id, at_ms])?;
     Ok(())
 }
 

@@ -37,24 +37,30 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     record.map(JobRecord::into_job).transpose()
 }
 
-/// Where a PENDING `job` stands: the event's PENDING jobs admitted before it (their ids are
-/// time-ordered), counted on the index of PENDING jobs, and the event's decisions so far.
+/// Where a PENDING `job` stands: a pre-queued job by its pre-queue (`opening.rs`); any other by
+/// the event's PENDING jobs admitted before it (their ids are time-ordered), counted on the index
+/// of PENDING jobs; and the event's decisions so far.
 pub(super) fn line(tx: &Transaction<'_>, job: &Job) -> Result<Line, BackendError> {
     let event = job.event_id.as_str();
+    let decided: i64 = tx
+        .prepare_cached("SELECT decided FROM events WHERE event_id = ?1")?
+        .query_row([event], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0);
+    let decided = u64::try_from(decided).unwrap_or(0);
+    if let Some(line) = super::opening::line(tx, job.job_id, decided)? {
+        return Ok(line);
+    }
     let ahead: i64 = tx
         .prepare_cached(
             "SELECT count(*) FROM jobs
              WHERE event_id = ?1 AND status = 'PENDING' AND job_id < ?2",
         )?
         .query_row(params![event, job.job_id.to_string()], |row| row.get(0))?;
-    let decided: i64 = tx
-        .prepare_cached("SELECT decided FROM events WHERE event_id = ?1")?
-        .query_row([event], |row| row.get(0))
-        .optional()?
-        .unwrap_or(0);
     Ok(Line {
         ahead: u64::try_from(ahead).unwrap_or(0),
-        decided: u64::try_from(decided).unwrap_or(0),
+        decided,
+        opens_at: None,
     })
 }
 

@@ -19,6 +19,7 @@ mod inventory;
 mod job_rows;
 mod jobs;
 mod migrations;
+mod opening;
 mod outbox;
 mod queue_depth;
 mod receive;

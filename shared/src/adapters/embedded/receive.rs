@@ -8,6 +8,7 @@ use rusqlite::params;
 
 use super::EmbeddedStore;
 use super::intent_queue::{DEAD, MAIN, acknowledge};
+use super::opening::{any_due, open_due};
 use crate::codec::{decode_message, delivery_of, delivery_receipt, from_ms, to_ms};
 use crate::domain::JobId;
 use crate::ports::{BackendError, Delivery, Receipt};
@@ -36,6 +37,8 @@ impl EmbeddedStore {
         self.db
             .write(move |tx| {
                 acknowledge(tx, &done)?;
+                // A sale that opens now has its pre-queue queued first, ahead of what follows.
+                open_due(tx, from_ms(now)?)?;
                 let rows: Vec<Ready> = tx
                     .prepare_cached(
                         "SELECT message_id, body, job_id, sent_at, receive_count, delivery FROM messages
@@ -84,7 +87,7 @@ impl EmbeddedStore {
                         "SELECT EXISTS (SELECT 1 FROM messages WHERE queue = ?1 AND visible_at <= ?2)",
                     )?
                     .query_row(params![MAIN, now], |row| row.get(0))?;
-                Ok(ready)
+                Ok(ready || any_due(tx, now)?)
             })
             .await
     }

@@ -49,6 +49,8 @@ pub(super) fn purge(
         .execute([job])?;
         tx.prepare_cached("DELETE FROM outbox WHERE job_id = ?1")?
             .execute([job])?;
+        tx.prepare_cached("DELETE FROM prequeue WHERE job_id = ?1")?
+            .execute([job])?;
         tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1")?
             .execute([job])?;
     }

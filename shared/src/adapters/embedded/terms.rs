@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use crate::codec::{decode_extension, decode_prices, decode_waitlist, seat_limit, to_ms};
+use crate::codec::{decode_extension, decode_prices, decode_waitlist, from_ms, seat_limit, to_ms};
 use crate::domain::{BuyerId, EventId, SaleTerms};
 use crate::ports::BackendError;
 
@@ -16,11 +16,18 @@ pub(super) fn terms(
     tx: &Transaction<'_>,
     event_id: &EventId,
 ) -> Result<Option<SaleTerms>, BackendError> {
-    type Row = (i64, Option<i64>, Option<String>, Option<String>, String);
+    type Row = (
+        i64,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        String,
+        Option<i64>,
+    );
     let row: Option<Row> = tx
         .prepare_cached(
-            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist FROM events
-             WHERE event_id = ?1",
+            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at
+             FROM events WHERE event_id = ?1",
         )?
         .query_row([event_id.as_str()], |row| {
             Ok((
@@ -29,16 +36,18 @@ pub(super) fn terms(
                 row.get(2)?,
                 row.get(3)?,
                 row.get(4)?,
+                row.get(5)?,
             ))
         })
         .optional()?;
-    row.map(|(hold_ms, limit, prices, extension, waitlist)| {
+    row.map(|(hold_ms, limit, prices, extension, waitlist, starts)| {
         Ok(SaleTerms {
             hold: SignedDuration::from_millis(hold_ms),
             limit: seat_limit(event_id.as_str(), limit)?,
             prices: Arc::new(decode_prices(prices.as_deref())?),
             extension: decode_extension(extension.as_deref())?,
             waitlist: decode_waitlist(event_id.as_str(), &waitlist)?,
+            opens_at: starts.map(from_ms).transpose()?,
         })
     })
     .transpose()

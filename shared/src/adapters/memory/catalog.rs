@@ -4,8 +4,8 @@ use async_trait::async_trait;
 
 use super::MemoryStore;
 use super::state::StoredEvent;
-use crate::domain::{EventId, NewEvent, Seat, SeatState};
-use crate::ports::{BackendError, Catalog, EventCreation, EventInfo};
+use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatState, ValidationError};
+use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 #[async_trait]
 impl Catalog for MemoryStore {
@@ -13,6 +13,12 @@ impl Catalog for MemoryStore {
         let mut state = self.lock();
         if state.events.contains_key(&event.event_id) {
             return Ok(EventCreation::AlreadyExists);
+        }
+        if event.sale_starts_at.is_some() {
+            return Ok(EventCreation::Unsupported(ValidationError::new(
+                "sale_starts_at",
+                "is not built on the memory store (the embedded backend opens sales)",
+            )));
         }
         let seats: Vec<Seat> = event
             .seats
@@ -68,8 +74,22 @@ impl Catalog for MemoryStore {
                 prices: event.prices.clone(),
                 extension: event.extension,
                 waitlist: event.waitlist,
+                sale_starts_at: None,
             })
             .collect())
+    }
+
+    /// No event here has an announced start (they are created without one): none opens.
+    async fn opening(&self, _event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+        Ok(None)
+    }
+
+    async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    async fn opening_published(&self, _event_id: &EventId) -> Result<(), BackendError> {
+        Ok(())
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

@@ -24,6 +24,7 @@ impl Jobs for MemoryStore {
         Ok(Line {
             ahead: u64::try_from(ahead).unwrap_or(u64::MAX),
             decided: u64::try_from(decided).unwrap_or(u64::MAX),
+            opens_at: None,
         })
     }
 

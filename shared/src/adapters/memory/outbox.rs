@@ -9,7 +9,7 @@ use jiff::Timestamp;
 
 use super::MemoryStore;
 use crate::codec::{outbox_id, outbox_seq};
-use crate::domain::{PaymentUnmatched, ReservationEvent};
+use crate::domain::{Notice, ReservationEvent};
 use crate::ports::{BackendError, EventPublisher, Outbox, OutboxEntry};
 
 #[async_trait]
@@ -72,7 +72,7 @@ impl Outbox for MemoryStore {
 #[derive(Debug, Default)]
 pub struct MemoryPublisher {
     published: Mutex<Vec<ReservationEvent>>,
-    unmatched: Mutex<Vec<PaymentUnmatched>>,
+    notices: Mutex<Vec<Notice>>,
 }
 
 impl MemoryPublisher {
@@ -86,9 +86,9 @@ impl MemoryPublisher {
         )
     }
 
-    /// Every unmatched payment published so far, oldest first.
-    pub fn unmatched(&self) -> Vec<PaymentUnmatched> {
-        self.unmatched
+    /// Every notice published so far, oldest first.
+    pub fn notices(&self) -> Vec<Notice> {
+        self.notices
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -105,11 +105,11 @@ impl EventPublisher for MemoryPublisher {
         Ok(Vec::new())
     }
 
-    async fn publish_unmatched(&self, event: &PaymentUnmatched) -> Result<(), BackendError> {
-        self.unmatched
+    async fn publish_notice(&self, notice: &Notice) -> Result<(), BackendError> {
+        self.notices
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(event.clone());
+            .push(notice.clone());
         Ok(())
     }
 }

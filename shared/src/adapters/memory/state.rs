@@ -39,6 +39,7 @@ impl StoredEvent {
             prices: std::sync::Arc::new(self.prices.clone()),
             extension: self.extension,
             waitlist: self.waitlist,
+            opens_at: None,
         }
     }
 }

@@ -19,6 +19,7 @@ fn terms(waitlist: Waitlist, limit: Option<u32>) -> SaleTerms {
         prices: Arc::new(Prices::default()),
         extension: HoldExtension::NONE,
         waitlist,
+        opens_at: None,
     }
 }
 

@@ -1,0 +1,206 @@
+//! Sale openings in the port contract: intents admitted before `sale_starts_at` wait in the
+//! pre-queue (one per buyer), nothing of the event is received before the start, and at the
+//! start the pre-queue is queued in the order its published seed draws, ahead of every intent
+//! admitted later. Backends that do not build openings refuse the event instead.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use seatclaim_shared::app::{self, Limits};
+use seatclaim_shared::domain::{
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent, SeatRequest,
+    SectionSpec, Seed, digest, shuffle,
+};
+use seatclaim_shared::ports::{Admission, EventCreation, Message};
+
+use crate::contract::Fixture;
+use crate::process_batch;
+
+/// How long after the fixture's "now" the sale starts.
+const STARTS_IN: SignedDuration = SignedDuration::from_secs(60);
+
+/// Creates event `id` with `seats` seats in section O, starting [`STARTS_IN`] from now; `None`
+/// where the backend refuses openings.
+async fn opening_later(f: &Fixture, id: &str, seats: u32) -> Option<(EventId, Timestamp)> {
+    // Whole seconds, as organisers announce a start (stores keep milliseconds).
+    let now = f.backend.clock.now().as_second();
+    let starts = Timestamp::from_second(now).unwrap() + STARTS_IN;
+    let event = NewEvent::parse(EventSpec {
+        event_id: id.into(),
+        name: "opening".into(),
+        hold_seconds: Some(600),
+        sections: Some(vec![SectionSpec {
+            section: "O".into(),
+            rows: 1,
+            seats_per_row: seats,
+            price: None,
+        }]),
+        sale_starts_at: Some(starts.to_string()),
+        ..EventSpec::default()
+    })
+    .expect("a valid event");
+    match f.backend.catalog.create_event(&event).await.unwrap() {
+        EventCreation::Created(_) => Some((event.event_id, starts)),
+        EventCreation::Unsupported(refused) => {
+            assert_eq!(refused.field, "sale_starts_at");
+            None
+        }
+        other => panic!("the event was not created: {other:?}"),
+    }
+}
+
+fn intent(f: &Fixture, event: &EventId, buyer: &str, key: &IdempotencyKey) -> Intent {
+    let buyer_id = BuyerId::parse(buyer).unwrap();
+    Intent {
+        job_id: f.backend.admissions.new_job_id(&buyer_id, key),
+        event_id: event.clone(),
+        buyer_id,
+        request: SeatRequest::in_section("O", 1).unwrap(),
+        accepted_at: f.backend.clock.now(),
+    }
+}
+
+async fn admit(f: &Fixture, event: &EventId, buyer: &str, key: &str) -> (Intent, Admission) {
+    let key = IdempotencyKey::parse(key).unwrap();
+    let intent = intent(f, event, buyer, &key);
+    let admission = f.backend.admissions.admit(&key, &intent).await.unwrap();
+    (intent, admission)
+}
+
+/// Every delivery the queue has now, in the order received.
+async fn receive_all(f: &Fixture) -> Vec<JobId> {
+    let mut received = Vec::new();
+    loop {
+        let batch = f.backend.queue.receive(10, Duration::ZERO).await.unwrap();
+        if batch.is_empty() {
+            return received;
+        }
+        for delivery in batch {
+            let Message::Intent(intent) = delivery.message else {
+                panic!("an undecodable message");
+            };
+            received.push(intent.job_id);
+        }
+    }
+}
+
+/// The pre-queue waits, one intent per buyer; the opening queues it in the drawn order, which
+/// its seed and digest reproduce, before what is admitted after it.
+pub async fn a_sale_opens_in_the_order_its_seed_draws(f: Fixture) {
+    let Some((event, starts)) = opening_later(&f, "op", 10).await else {
+        return;
+    };
+    let mut arrivals = Vec::new();
+    for n in 0..6 {
+        let (intent, admission) = admit(&f, &event, &format!("b{n}"), &format!("k{n}")).await;
+        assert_eq!(admission, Admission::Prequeued(intent.job_id));
+        arrivals.push(intent.job_id);
+    }
+    let (_, again) = admit(&f, &event, "b0", "another-key").await;
+    assert_eq!(again, Admission::AlreadyQueued(arrivals[0]));
+    let (_, retried) = admit(&f, &event, "b0", "k0").await;
+    assert_eq!(retried, Admission::Duplicate(arrivals[0]));
+    let pending = f.backend.jobs.job(arrivals[3]).await.unwrap().unwrap();
+    assert_eq!(
+        f.backend.jobs.line(&pending).await.unwrap().opens_at,
+        Some(starts)
+    );
+    assert_eq!(
+        receive_all(&f).await,
+        [],
+        "nothing is received before the start"
+    );
+    let waiting = f.backend.catalog.opening(&event).await.unwrap().unwrap();
+    assert_eq!((waiting.sale_starts_at, waiting.prequeued), (starts, 6));
+    assert_eq!(waiting.draw, None);
+
+    f.clock
+        .advance(starts.duration_since(f.backend.clock.now()));
+    let (late, admission) = admit(&f, &event, "late", "k-late").await;
+    assert_eq!(
+        admission,
+        Admission::Accepted(late.job_id),
+        "after the start"
+    );
+    let received = receive_all(&f).await;
+    let draw = f
+        .backend
+        .catalog
+        .opening(&event)
+        .await
+        .unwrap()
+        .unwrap()
+        .draw;
+    let draw = draw.expect("drawn at the first receive after the start");
+    eprintln!("seed {}", draw.seed);
+    assert_eq!(draw.shuffled, 6);
+    let mut reproduced = arrivals.clone();
+    shuffle(&Seed::parse(&draw.seed).unwrap(), &mut reproduced);
+    assert_eq!(
+        received[..6],
+        reproduced,
+        "the queue follows the drawn order"
+    );
+    assert_eq!(digest(&reproduced), draw.digest);
+    assert_eq!(received[6..], [late.job_id], "after the whole pre-queue");
+    for (place, job_id) in reproduced.iter().enumerate() {
+        let job = f.backend.jobs.job(*job_id).await.unwrap().unwrap();
+        let line = f.backend.jobs.line(&job).await.unwrap();
+        assert_eq!((line.ahead, line.opens_at), (place as u64, None));
+    }
+
+    let unpublished = f.backend.catalog.unpublished_openings().await.unwrap();
+    assert_eq!(unpublished, [draw]);
+    app::relay_once(&f.backend).await.unwrap();
+    assert_eq!(f.backend.catalog.unpublished_openings().await.unwrap(), []);
+}
+
+/// Arriving first buys nothing: 1,000 buyers pre-queued for 250 seats win in the drawn order, so
+/// the first quarter of arrivals takes about a quarter of the seats, not all of them.
+pub async fn arriving_first_buys_no_advantage_at_the_opening(f: Fixture) {
+    let Some((event, _)) = opening_later(&f, "fair", 250).await else {
+        return;
+    };
+    let mut arrivals = Vec::new();
+    for n in 0..1_000 {
+        let (intent, _) = admit(&f, &event, &format!("b{n}"), &format!("k{n}")).await;
+        arrivals.push(intent.job_id);
+    }
+    f.clock.advance(STARTS_IN);
+    loop {
+        let batch = f.backend.queue.receive(10, Duration::ZERO).await.unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        process_batch(&f.backend, batch, Limits::attempts(5)).await;
+    }
+    let mut winners_by_quarter = [0_u32; 4];
+    for (rank, job_id) in arrivals.iter().enumerate() {
+        let job = f.backend.jobs.job(*job_id).await.unwrap().unwrap();
+        assert_ne!(job.status, JobStatus::Pending, "every intent is decided");
+        if job.status == JobStatus::Held {
+            winners_by_quarter[rank / 250] += 1;
+        }
+    }
+    let draw = f
+        .backend
+        .catalog
+        .opening(&event)
+        .await
+        .unwrap()
+        .unwrap()
+        .draw;
+    eprintln!(
+        "seed {}: winners by quarter of arrival {winners_by_quarter:?}",
+        draw.map(|d| d.seed).unwrap_or_default()
+    );
+    assert_eq!(winners_by_quarter.iter().sum::<u32>(), 250);
+    assert!(
+        winners_by_quarter[0] < 100,
+        "fewer than 40% of the first quarter win: {winners_by_quarter:?}"
+    );
+    assert!(
+        winners_by_quarter[3] > 25,
+        "the last quarter wins too: {winners_by_quarter:?}"
+    );
+}
