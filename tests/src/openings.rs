@@ -99,7 +99,7 @@ pub async fn a_sale_opens_in_the_order_its_seed_draws(f: Fixture) {
     let (_, again) = admit(&f, &event, "b0", "another-key").await;
     assert_eq!(again, Admission::AlreadyQueued(arrivals[0]));
     let (_, retried) = admit(&f, &event, "b0", "k0").await;
-    assert_eq!(retried, Admission::Duplicate(arrivals[0]));
+    assert_eq!(retried, Admission::Prequeued(arrivals[0]), "a retry");
     let pending = f.backend.jobs.job(arrivals[3]).await.unwrap().unwrap();
     assert_eq!(
         f.backend.jobs.line(&pending).await.unwrap().opens_at,

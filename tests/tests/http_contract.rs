@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 #[path = "http_contract/extend.rs"]
 mod extend;
+#[path = "http_contract/opening.rs"]
+mod opening;
 #[path = "http_contract/payment_attacks.rs"]
 mod payment_attacks;
 #[path = "http_contract/payment_service.rs"]

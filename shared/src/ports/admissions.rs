@@ -8,7 +8,8 @@ use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatReq
 pub enum Admission {
     /// A new job was created and its intent enqueued.
     Accepted(JobId),
-    /// A new job was created in its event's pre-queue: it is decided after the sale opens.
+    /// The job waits in its event's pre-queue (new, or the retry of one that still waits): it
+    /// is decided after the sale opens.
     Prequeued(JobId),
     /// A new job was created and decided in the admission's own atomic write (HELD or
     /// REJECTED, with its reservation event); nothing was enqueued. Only

@@ -15,7 +15,7 @@ use super::event_shapes::EventShapes;
 use super::intent_queue::{enqueue, is_empty};
 use super::inventory::decide_pending;
 use super::job_rows::{Admitted, insert_decided, insert_job};
-use super::opening::{opening_undrawn, park, waits_for_opening};
+use super::opening::{opening_undrawn, park, prequeued, waits_for_opening};
 use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError};
 
@@ -79,7 +79,10 @@ fn admit_one(
     now: jiff::Timestamp,
 ) -> Result<Admission, BackendError> {
     if let Some((earlier, job_id)) = find_key(tx, intent, key)? {
-        return Ok(Admission::for_earlier(&earlier, intent, job_id));
+        return Ok(match Admission::for_earlier(&earlier, intent, job_id) {
+            Admission::Duplicate(job_id) if prequeued(tx, job_id)? => Admission::Prequeued(job_id),
+            earlier => earlier,
+        });
     }
     let event_terms = match check_request(tx, shapes, intent)? {
         Ok(event_terms) => event_terms,

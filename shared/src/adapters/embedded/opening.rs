@@ -72,6 +72,13 @@ pub(super) fn park(tx: &Transaction<'_>, intent: &Intent) -> Result<Option<JobId
     Ok(None)
 }
 
+/// Whether `job_id` waits in a pre-queue not drawn yet.
+pub(super) fn prequeued(tx: &Transaction<'_>, job_id: JobId) -> Result<bool, BackendError> {
+    Ok(tx
+        .prepare_cached("SELECT 1 FROM prequeue WHERE job_id = ?1 AND drawn IS NULL")?
+        .exists([job_id.to_string()])?)
+}
+
 /// Whether any event's opening is due at `now`: a receive that finds one draws it.
 pub(super) fn any_due(tx: &Transaction<'_>, now: i64) -> Result<bool, BackendError> {
     Ok(tx
