@@ -10,6 +10,8 @@ use std::process::Command;
 
 use seatclaim_e2e::binary;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
+use seatclaim_shared::Backend;
+use seatclaim_shared::config::BackendSettings;
 
 fn init(env: &[(&str, String)]) -> String {
     ctl("init", env)
@@ -166,4 +168,59 @@ fn an_audit_of_an_events_log_reports_a_seat_sold_to_two_jobs() {
         said.contains("A-1-1") && said.contains(first) && said.contains(second),
         "{said}"
     );
+}
+
+/// Runs `seatclaimctl` with `args` on the embedded folder `data`; its standard output.
+fn ctl_in(data: &std::path::Path, args: &[&str]) -> String {
+    let output = Command::new(binary("seatclaimctl"))
+        .args(args)
+        .env("SEATCLAIM_DATA_DIR", data)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn events_show_prints_the_opening_and_after_it_the_draw() {
+    let data = tempfile::tempdir().unwrap();
+    let spec = data.path().join("event.json");
+    std::fs::write(
+        &spec,
+        r#"{"event_id": "op", "name": "Opening", "sale_starts_at": "2020-01-01T00:00:00Z",
+            "sections": [{"section": "S", "rows": 1, "seats_per_row": 2}]}"#,
+    )
+    .unwrap();
+    ctl_in(
+        data.path(),
+        &["events", "create", "--file", spec.to_str().unwrap()],
+    );
+    let before = ctl_in(data.path(), &["events", "show", "op"]);
+    assert!(
+        before.contains("sale starts at 2020-01-01T00:00:00Z; 0 intents wait"),
+        "{before}"
+    );
+
+    // The first receive after the start draws the opening.
+    let settings = BackendSettings::in_folder(data.path().to_owned());
+    let backend = Backend::open(&settings).await.unwrap();
+    let received = backend
+        .queue
+        .receive(10, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(received.is_empty(), "nobody was pre-queued");
+    drop(backend);
+    let after: serde_json::Value =
+        serde_json::from_str(&ctl_in(data.path(), &["events", "show", "op", "--json"])).unwrap();
+    assert_eq!(after["sale_starts_at"], "2020-01-01T00:00:00Z");
+    assert_eq!(after["prequeued"], 0);
+    assert_eq!(after["seed"].as_str().unwrap().len(), 64, "{after}");
+    assert_eq!(after["digest"].as_str().unwrap().len(), 64, "{after}");
+    let text = ctl_in(data.path(), &["events", "show", "op"]);
+    assert!(text.contains("seed") && text.contains("digest"), "{text}");
 }
