@@ -172,7 +172,7 @@ pub async fn reserve(
 /// What an admission leaves to answer: a job decided in it, one the worker decides next, or one
 /// that waits for the sale's opening (nothing worth a `Prefer: wait` before it).
 enum Admitted {
-    Decided(Job),
+    Decided(Box<Job>),
     Queued,
     Prequeued,
 }
@@ -186,7 +186,7 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
         }
         Admission::Prequeued(job_id) => Ok((job_id, Admitted::Prequeued)),
         Admission::AlreadyQueued(job_id) => Err(Some(ApiError::AlreadyQueued(job_id))),
-        Admission::Decided(job) => Ok((job.job_id, Admitted::Decided(*job))),
+        Admission::Decided(job) => Ok((job.job_id, Admitted::Decided(job))),
         Admission::KeyReused => Err(Some(ApiError::KeyReused)),
         Admission::UnknownEvent => Err(None),
         Admission::UnknownSeats(seats) => {
