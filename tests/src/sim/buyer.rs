@@ -158,6 +158,15 @@ async fn admit(
                     ledger.answered(key.as_str(), job_id, false);
                     Some(Some(job_id))
                 }
+                Ok(Admission::Prequeued(job_id)) => {
+                    let first = !ledger.keys.contains_key(key.as_str());
+                    ledger.answered(key.as_str(), job_id, first);
+                    Some(Some(job_id))
+                }
+                // A buyer reserving again before the opening: one intent each in the pre-queue.
+                Ok(Admission::AlreadyQueued(_)) if ctx.plan.event.sale_starts_at.is_some() => {
+                    Some(None)
+                }
                 Ok(Admission::UnknownSeats(_)) if ctx.plan.is_typo(request) => Some(None),
                 Ok(other) => {
                     ledger.broken(format!("{} was refused: {other:?}", key.as_str()));

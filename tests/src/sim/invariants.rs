@@ -112,6 +112,14 @@ impl Observer {
                 ));
             };
             check_line(state, job, event, &self.recorded)?;
+            if let Some(starts) = state.opens_at(&event.event_id)
+                && event.occurred_at < starts
+            {
+                return Err(format!(
+                    "job {} was decided at {} before the sale opened at {starts}",
+                    job.job_id, event.occurred_at
+                ));
+            }
             let history = self.recorded.entry(event.job_id).or_default();
             let from = history.last().map_or(JobStatus::Pending, |e| e.status);
             if !allowed(from, event) {
@@ -266,8 +274,10 @@ impl Observer {
                 .and_then(|events| events.last())
                 .is_some_and(|e| e.status == JobStatus::Pending)
         };
+        // A pre-queued intent is kept by its pre-queue until the opening queues it.
         let kept = |job_id: &JobId| {
-            waiting.contains(job_id)
+            state.is_prequeued(*job_id)
+                || waiting.contains(job_id)
                 || redriven.contains(job_id)
                 || (dead.contains(job_id) && reopened(job_id))
         };

@@ -73,7 +73,7 @@ impl Run {
         fastrand::seed(seed);
         let dice = Dice::new(seed);
         let plan = Plan::draw(&dice);
-        let start = Timestamp::from_second(1_900_000_000).unwrap();
+        let start = Timestamp::from_second(super::world::START_SECOND).unwrap();
         let clock = Arc::new(SimClock::starting_at(start));
         let memory = memory::open(clock.clone(), plan.queue);
         memory

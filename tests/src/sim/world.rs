@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 use seatclaim_shared::app::Limits;
 use seatclaim_shared::domain::{EventSpec, NewEvent, SeatId, SeatRequest, SectionSpec};
 use seatclaim_shared::ports::Redelivery;
@@ -15,6 +15,9 @@ use super::gate::FaultRates;
 
 /// The seat a buyer with a typo asks for: the event has none such, so admission refuses it.
 const TYPO: &str = "Z-9-9";
+
+/// The simulated clock's first instant, in seconds since the epoch.
+pub const START_SECOND: i64 = 1_900_000_000;
 
 /// Everything a seed decides before the run starts.
 #[derive(Debug, Clone)]
@@ -142,6 +145,12 @@ fn event(dice: &Dice) -> NewEvent {
         hold_extension_seconds: Some(u32::try_from(dice.between(0..60)).unwrap_or(0)),
         max_hold_extensions: Some(u32::try_from(dice.between(0..3)).unwrap_or(1)),
         waitlist: Some(dice.chance(0.5)),
+        // Now and then the sale opens a while into the run: the buyers who come first wait in
+        // its pre-queue.
+        sale_starts_at: dice.chance(0.3).then(|| {
+            let opens = SignedDuration::from_secs(dice.between(1..40).try_into().unwrap_or(10));
+            (Timestamp::from_second(START_SECOND).unwrap() + opens).to_string()
+        }),
         ..EventSpec::default()
     })
     .unwrap()

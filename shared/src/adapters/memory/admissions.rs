@@ -21,11 +21,14 @@ impl Admissions for MemoryStore {
         let mut state = self.lock();
         let record = (intent.buyer_id.clone(), key.as_str().to_owned());
         if let Some(earlier) = state.keys.get(&record) {
-            return Ok(Admission::for_earlier(
-                &earlier.fingerprint,
-                intent,
-                earlier.job_id,
-            ));
+            return Ok(
+                match Admission::for_earlier(&earlier.fingerprint, intent, earlier.job_id) {
+                    Admission::Duplicate(job_id) if state.is_prequeued(job_id) => {
+                        Admission::Prequeued(job_id)
+                    }
+                    earlier => earlier,
+                },
+            );
         }
         if let Some(refusal) = check_request(&state, intent) {
             return Ok(refusal);
@@ -36,13 +39,15 @@ impl Admissions for MemoryStore {
                 intent.job_id
             )));
         }
-        state.keys.insert(
-            record,
-            KeyRecord {
-                fingerprint: intent.request.fingerprint(&intent.event_id),
-                job_id: intent.job_id,
-            },
-        );
+        if state.waits_for_opening(&intent.event_id, now) {
+            if let Some(queued) = state.park(intent, body) {
+                return Ok(Admission::AlreadyQueued(queued));
+            }
+            state.keys.insert(record, key_record(intent));
+            state.put_job(Job::pending(intent));
+            return Ok(Admission::Prequeued(intent.job_id));
+        }
+        state.keys.insert(record, key_record(intent));
         state.put_job(Job::pending(intent));
         state.queue.push(body, Some(intent.job_id), now);
         Ok(Admission::Accepted(intent.job_id))
@@ -51,6 +56,14 @@ impl Admissions for MemoryStore {
     /// Ids count up, like the embedded store's time-ordered ones, and repeat run after run.
     fn new_job_id(&self, _buyer: &BuyerId, _key: &IdempotencyKey) -> JobId {
         self.next_job_id()
+    }
+}
+
+/// The idempotency record of a new job's key.
+fn key_record(intent: &Intent) -> KeyRecord {
+    KeyRecord {
+        fingerprint: intent.request.fingerprint(&intent.event_id),
+        job_id: intent.job_id,
     }
 }
 

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use super::MemoryStore;
 use super::state::StoredEvent;
-use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatState, ValidationError};
+use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatState};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 #[async_trait]
@@ -13,12 +13,6 @@ impl Catalog for MemoryStore {
         let mut state = self.lock();
         if state.events.contains_key(&event.event_id) {
             return Ok(EventCreation::AlreadyExists);
-        }
-        if event.sale_starts_at.is_some() {
-            return Ok(EventCreation::Unsupported(ValidationError::new(
-                "sale_starts_at",
-                "is not built on the memory store (the embedded backend opens sales)",
-            )));
         }
         let seats: Vec<Seat> = event
             .seats
@@ -47,6 +41,9 @@ impl Catalog for MemoryStore {
                 seats,
                 position,
                 created,
+                opens_at: event.sale_starts_at,
+                opening: None,
+                opening_published: false,
             },
         );
         Ok(EventCreation::Created(event.seats.len()))
@@ -74,21 +71,36 @@ impl Catalog for MemoryStore {
                 prices: event.prices.clone(),
                 extension: event.extension,
                 waitlist: event.waitlist,
-                sale_starts_at: None,
+                sale_starts_at: event.opens_at,
             })
             .collect())
     }
 
-    /// No event here has an announced start (they are created without one): none opens.
-    async fn opening(&self, _event_id: &EventId) -> Result<Option<Opening>, BackendError> {
-        Ok(None)
+    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+        let state = self.lock();
+        Ok(state.events.get(event_id).and_then(|event| {
+            Some(Opening {
+                sale_starts_at: event.opens_at?,
+                prequeued: state.prequeued(event_id),
+                draw: event.opening.clone(),
+            })
+        }))
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
-        Ok(Vec::new())
+        Ok(self
+            .lock()
+            .events
+            .values()
+            .filter(|event| !event.opening_published)
+            .filter_map(|event| event.opening.clone())
+            .collect())
     }
 
-    async fn opening_published(&self, _event_id: &EventId) -> Result<(), BackendError> {
+    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
+        if let Some(event) = self.lock().events.get_mut(event_id) {
+            event.opening_published = true;
+        }
         Ok(())
     }
 

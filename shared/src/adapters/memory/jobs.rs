@@ -21,9 +21,13 @@ impl Jobs for MemoryStore {
         let decided = of_event()
             .filter(|other| other.status != JobStatus::Pending)
             .count();
+        let decided = u64::try_from(decided).unwrap_or(u64::MAX);
+        if let Some(line) = state.prequeue_line(job, decided) {
+            return Ok(line);
+        }
         Ok(Line {
             ahead: u64::try_from(ahead).unwrap_or(u64::MAX),
-            decided: u64::try_from(decided).unwrap_or(u64::MAX),
+            decided,
             opens_at: None,
         })
     }

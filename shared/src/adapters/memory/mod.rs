@@ -14,6 +14,7 @@ mod catalog;
 mod dead_letters;
 mod inventory;
 mod jobs;
+mod opening;
 mod outbox;
 mod queue;
 mod state;

@@ -74,6 +74,11 @@ impl Queue {
 
     /// Adds a message to the main queue, visible at once.
     pub(super) fn push(&mut self, body: String, job_id: Option<JobId>, now: Timestamp) {
+        self.push_at(body, job_id, now);
+    }
+
+    /// Adds a message to the main queue, sent and visible at `at`.
+    pub(super) fn push_at(&mut self, body: String, job_id: Option<JobId>, now: Timestamp) {
         self.next_id += 1;
         self.messages.insert(
             self.next_id,
@@ -216,6 +221,8 @@ impl IntentQueue for MemoryStore {
         let hidden_until = later(now, self.settings.visibility_timeout);
         let mut state = self.lock();
         state.queue.acknowledge(done);
+        // A sale that opens now has its pre-queue queued first, ahead of what follows.
+        state.open_due(now);
         Ok(state
             .queue
             .take(max, now, hidden_until, self.settings.max_receive_count))

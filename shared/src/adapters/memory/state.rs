@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleTerms, Seat, SeatId,
-    SeatLimit, SeatState, Transition, Waitlist,
+    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleOpened, SaleTerms,
+    Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -28,6 +28,12 @@ pub(super) struct StoredEvent {
     pub(super) position: BTreeMap<SeatId, usize>,
     /// Creation order, for the event list.
     pub(super) created: u64,
+    /// When its sale starts, if announced.
+    pub(super) opens_at: Option<Timestamp>,
+    /// The opening's draw, once made.
+    pub(super) opening: Option<SaleOpened>,
+    /// Whether the relay published the draw.
+    pub(super) opening_published: bool,
 }
 
 impl StoredEvent {
@@ -39,7 +45,7 @@ impl StoredEvent {
             prices: std::sync::Arc::new(self.prices.clone()),
             extension: self.extension,
             waitlist: self.waitlist,
-            opens_at: None,
+            opens_at: self.opens_at,
         }
     }
 }
@@ -78,6 +84,7 @@ pub struct State {
     pub(super) keys: BTreeMap<(BuyerId, String), KeyRecord>,
     pub(super) outbox: Vec<Recorded>,
     pub(super) queue: Queue,
+    pub(super) prequeue: Vec<super::opening::Prequeued>,
     undo: Option<Undo>,
 }
 
@@ -98,6 +105,12 @@ impl State {
         self.events
             .iter()
             .map(|(id, event)| (id, event.seats.as_slice(), event.limit))
+    }
+
+    /// When the event's sale starts, if it announced a start.
+    #[must_use]
+    pub fn opens_at(&self, event_id: &EventId) -> Option<Timestamp> {
+        self.events.get(event_id).and_then(|event| event.opens_at)
     }
 
     /// Every recorded reservation event, oldest first.
