@@ -6,9 +6,9 @@
  */
 
 import { api } from './api.js';
-import { $, showIf } from './dom.js';
+import { $, announce, showIf } from './dom.js';
 import { renderForm } from './form.js';
-import { showExtension } from './job_view.js';
+import { serverTime, showExtension } from './job_view.js';
 import { page } from './page_state.js';
 import { drive, onReserve, settle, startOver } from './reservation.js';
 import { onSeatClick, onSeatKey, onSectionChange, refreshMap, scheduleMap } from './seat_map.js';
@@ -55,9 +55,10 @@ export async function showEvent(eventId) {
 }
 
 /**
- * Puts the event's name and hold length in the heading, and learns whether its holds may be
- * extended, from the event list; until then (or if it cannot be read) the heading keeps the
- * event id and no hold is offered an extension.
+ * Puts the event's name and hold length in the heading, learns whether its holds may be
+ * extended, and counts down to its sale's opening, from the event list; until then (or if it
+ * cannot be read) the heading keeps the event id, no hold is offered an extension and no
+ * countdown shows (a reservation sent before the start still says it waits for the opening).
  * @param {string} eventId
  */
 async function nameEvent(eventId) {
@@ -65,6 +66,9 @@ async function nameEvent(eventId) {
     const reply = await api('/v1/events');
     const event = reply.ok ? (reply.data.events ?? []).find((/** @type {any} */ e) => e.event_id === eventId) : null;
     if (!event) return;
+    // The countdown counts to the server's time, as the hold's does.
+    serverTime(reply);
+    countDownToOpening(event.sale_starts_at);
     $('[data-event-name]').textContent = event.name || eventId;
     document.title = `${event.name || eventId} · seatclaim`;
     page.extension = { seconds: event.hold_extension_seconds ?? 0, max: event.max_hold_extensions ?? 0 };
@@ -76,6 +80,52 @@ async function nameEvent(eventId) {
   } catch {
     // The heading keeps the event id.
   }
+}
+
+/**
+ * Time left as a countdown reads it: "1:02:03" from an hour on, "2:03" from a minute, else
+ * "42 s"; days apart, as a sale may be announced well ahead.
+ * @param {number} seconds
+ */
+function timeLeft(seconds) {
+  const two = (/** @type {number} */ n) => String(n).padStart(2, '0');
+  const days = Math.floor(seconds / 86_400);
+  const hours = Math.floor((seconds % 86_400) / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  if (days > 0) return `${days} d ${hours}:${two(minutes)}:${two(rest)}`;
+  if (hours > 0) return `${hours}:${two(minutes)}:${two(rest)}`;
+  if (minutes > 0) return `${minutes}:${two(rest)}`;
+  return `${rest} s`;
+}
+
+/**
+ * Counts down to the sale's opening once a second, on the server's clock (page.clockOffset), so
+ * a device clock that is off does not show the sale open early or late; the row goes once the
+ * start has passed, and the opening is spoken if the buyer watched it come. The form stays
+ * usable all along: a reservation sent before the start waits in the line for the opening.
+ * @param {string | undefined} startsAt the event's `sale_starts_at`; absent for a sale open from the start
+ */
+function countDownToOpening(startsAt) {
+  clearInterval(page.openingTimer);
+  const opens = Date.parse(startsAt ?? '');
+  if (!Number.isFinite(opens)) return;
+  /** @type {HTMLElement} */
+  const row = $('[data-opening-row]');
+  /** Shows the time left; once none is, hides the row and says whether to go on. */
+  const tick = () => {
+    const left = Math.ceil((opens - (Date.now() + page.clockOffset)) / 1000);
+    if (left > 0) {
+      $('[data-opening-countdown]').textContent = timeLeft(left);
+      showIf(row, true);
+      return true;
+    }
+    clearInterval(page.openingTimer);
+    if (!row.hidden) announce('The sale is open.');
+    showIf(row, false);
+    return false;
+  };
+  if (tick()) page.openingTimer = window.setInterval(tick, 1000);
 }
 
 /**

@@ -27,9 +27,13 @@ export function showReservation() {
   $('[data-seat-map]').classList.add('locked');
 }
 
-/** The seats to show for a job: its own, or those the stored request asked for. @param {Job} job */
+/**
+ * The seats to show for a job: its own, or those the stored request asked for (unless the job
+ * was sent from elsewhere, whose request this page does not know).
+ * @param {Job} job
+ */
 function seatsOf(job) {
-  const asked = page.reservation?.body;
+  const asked = page.reservation?.sent_elsewhere ? undefined : page.reservation?.body;
   if (job.seat_ids?.length) return job.seat_ids.join(', ');
   if (asked && 'section' in asked) return `${asked.quantity} in section ${asked.section}`;
   if (asked && 'seat_ids' in asked) return asked.seat_ids.join(', ');
@@ -82,8 +86,10 @@ export function showJob(job) {
 
 /**
  * A job's place in line: a WAITLISTED job's number on its section's waitlist; a PENDING job's
- * requests ahead of it and, once the server knows the rate they are decided at, about when it
- * will be decided.
+ * wait for the sale's opening (places are drawn at the start, so there is none to show before
+ * it), or the requests ahead of it and, once the server knows the rate they are decided at,
+ * about when it will be decided. Entering and leaving the opening's line is spoken: the status
+ * stays PENDING, so nothing else says it.
  * @param {Job} job
  */
 function showLine(job) {
@@ -91,13 +97,31 @@ function showLine(job) {
   showIf($('[data-waitlist-row]'), place !== undefined);
   $('[data-waitlist-position]').textContent = String(place ?? '');
   const queue = job.status === 'PENDING' ? job.queue : undefined;
-  showIf($('[data-queue-row]'), Boolean(queue));
-  if (!queue) return;
-  $('[data-queue-ahead]').textContent = String(queue.ahead);
-  const estimate = Date.parse(queue.estimated_decision_at ?? '');
-  $('[data-queue-estimate]').textContent = Number.isFinite(estimate)
-    ? `; expected by ${new Date(estimate - page.clockOffset).toLocaleTimeString()}`
-    : '';
+  /** @type {HTMLElement} */
+  const prequeueRow = $('[data-prequeue-row]');
+  const wasPrequeued = !prequeueRow.hidden;
+  const opens = queue?.opens_at;
+  showIf(prequeueRow, opens !== undefined);
+  const opensAt = Date.parse(opens ?? '');
+  $('[data-prequeue-opens]').textContent = Number.isFinite(opensAt) ? ` at ${clockTime(opensAt)}` : '';
+  if (opens !== undefined && !wasPrequeued) announce('You are in the line for the opening; your place is drawn when the sale opens.');
+  const ahead = queue?.ahead;
+  showIf($('[data-queue-row]'), typeof ahead === 'number');
+  if (typeof ahead !== 'number') return;
+  if (wasPrequeued) announce(`The sale is open: ${ahead} ahead of you.`);
+  $('[data-queue-ahead]').textContent = String(ahead);
+  const estimate = Date.parse(queue?.estimated_decision_at ?? '');
+  $('[data-queue-estimate]').textContent = Number.isFinite(estimate) ? `; expected by ${clockTime(estimate)}` : '';
+}
+
+/**
+ * An instant of the server's clock (ms) as the buyer's clock shows it: the time of day, with the
+ * date when it is not today (a sale may open days ahead).
+ * @param {number} serverMs
+ */
+export function clockTime(serverMs) {
+  const local = new Date(serverMs - page.clockOffset);
+  return local.toDateString() === new Date().toDateString() ? local.toLocaleTimeString() : local.toLocaleString();
 }
 
 /**

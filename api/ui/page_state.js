@@ -14,13 +14,19 @@ export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILE
  * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
  *            reason?: string | null, amount_due?: {amount: number, currency: string},
  *            hold_extensions?: number,
- *            queue?: {ahead: number, estimated_decision_at: string | null},
+ *            queue?: Queue,
  *            waitlist_position?: number}} Job
+ * A PENDING job's place in line: before the sale's opening only `opens_at` (places are drawn
+ * at the start), after it the requests ahead and, once the server knows a rate, an estimate.
+ * @typedef {{ahead?: number, estimated_decision_at?: string | null, opens_at?: string}} Queue
  * @typedef {{seat_ids: string[]} | {section: string, quantity: number}} SeatRequest
  * A reservation as kept in localStorage, written before the POST is sent: the key and the body
  * make a retry (after a reload, a double click or a network error) the same request, which the
- * API answers with the same job.
- * @typedef {{key: string, body: SeatRequest & {buyer_id?: string}, job_id: string | null}} Stored
+ * API answers with the same job. `sent_elsewhere` is the problem's detail when the API named
+ * another job of the buyer's instead (409 already-queued: one per buyer before the opening), which
+ * this page then follows: its seats are not `body`'s.
+ * @typedef {{key: string, body: SeatRequest & {buyer_id?: string}, job_id: string | null,
+ *            sent_elsewhere?: string}} Stored
  */
 
 /** The event page's state. */
@@ -48,6 +54,8 @@ export const page = {
   /** @type {AbortController | null} aborts the running loop's request (a 10 s long poll) */
   abort: null,
   countdown: 0,
+  /** The countdown to the sale's opening, once a second until the start. */
+  openingTimer: 0,
   mapTimer: 0,
   /** @type {Promise<void>} map reads run one after another, never two at once */
   mapQueue: Promise.resolve(),

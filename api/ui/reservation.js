@@ -25,6 +25,8 @@ const LONG_POLL_SECONDS = 10;
 const PREFER_WAIT_SECONDS = 5;
 /** How often a HELD job is read, so that EXPIRED shows without the buyer doing anything. */
 const HELD_POLL_MS = 2000;
+/** The problem type of a second reservation while the buyer's first waits for the opening. */
+const ALREADY_QUEUED = 'urn:seatclaim:problem:already-queued';
 
 /** @typedef {import('./page_state.js').Stored} Stored */
 /** @typedef {import('./api.js').Reply} Reply */
@@ -162,10 +164,31 @@ async function send(alive, signal) {
       await pause(seconds * 1000);
       continue;
     }
+    if (reply.status === 409 && reply.data?.type === ALREADY_QUEUED && reply.data.job_id) {
+      followInstead(stored, reply);
+      return true;
+    }
     refused(reply);
     return false;
   }
   return false;
+}
+
+/**
+ * A 409 already-queued: the buyer already waits in the line for the opening with another job,
+ * sent from another browser or device (this page's own would have been resumed, not sent again),
+ * and the API keeps one per buyer until the sale opens. Dropping this request would leave the
+ * buyer nothing to watch, so the page follows the job the problem names, saying why.
+ * @param {Stored} stored
+ * @param {Reply} reply
+ */
+function followInstead(stored, reply) {
+  const why = problem(reply);
+  stored.job_id = reply.data.job_id;
+  stored.sent_elsewhere = why;
+  store();
+  note(why);
+  showJob({ job_id: stored.job_id ?? '', status: 'PENDING' });
 }
 
 /**
@@ -230,15 +253,24 @@ async function follow(alive, signal) {
       continue;
     }
     failures = 0;
-    note('');
     serverTime(reply);
     showJob(reply.data);
+    note(standingNote());
     if (FINAL.has(page.job?.status ?? '')) return;
     if (page.job?.status === 'HELD') await pause(HELD_POLL_MS);
     // A long poll answered at once while still PENDING (the server's cap on waiting polls):
     // wait a little rather than ask again in a tight loop.
     else if (Date.now() - started < 1000) await pause(1000);
   }
+}
+
+/**
+ * The line under the status once the job is read: why this page follows a job it did not send,
+ * while that job waits for the opening (a 409 already-queued named it), else none.
+ */
+function standingNote() {
+  const prequeued = page.job?.status === 'PENDING' && page.job.queue?.opens_at !== undefined;
+  return (prequeued && page.reservation?.sent_elsewhere) || '';
 }
 
 /**

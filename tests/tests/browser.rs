@@ -1,9 +1,10 @@
 //! The buyer page (`api/ui/`) in a real browser: each scenario is a node script in
 //! `tests/browser/` that drives Debian's Chromium through playwright-core against an app served
 //! on a socket: the whole flow to SOLD, a rejection, a cancel, an expiry, a reload while PENDING
-//! (one reservation, however often the page is reloaded or clicked), keyboard-only use, a
-//! bearer token with authentication on, and signing in with OpenID Connect (authorization code
-//! with PKCE) at a test identity provider (`tests/src/oidc_issuer.rs`) against the real
+//! (one reservation, however often the page is reloaded or clicked), a reservation sent before a
+//! sale's opening (the countdown, the line for the opening, the hold after it), keyboard-only
+//! use, a bearer token with authentication on, and signing in with OpenID Connect (authorization
+//! code with PKCE) at a test identity provider (`tests/src/oidc_issuer.rs`) against the real
 //! `seatclaim-api` binary configured for it. With `SEATCLAIM_SCREENSHOTS=1` it also refreshes the
 //! pictures in `docs/screenshots/`. `bash tests/browser/install.sh` installs what it needs
 //! (`tests/run.sh` runs it); without Chromium or the node modules the suite fails and says so.
@@ -17,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 use seatclaim_e2e::oidc_issuer::{TestIssuer, s256_challenge};
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, hs256};
@@ -220,6 +221,60 @@ async fn a_buyer_waits_on_the_waitlist_and_is_served_when_a_seat_comes_free() {
     )
     .await;
     assert_eq!(seats_in(&app.seat_map("wl").await, "HELD"), ["W-1-1"]);
+}
+
+/// How long after the event is created its sale opens in the opening scenario: time for a
+/// browser to come up and reserve from two pages before it on a busy machine (the script fails
+/// saying so if it could not), and little enough to wait through.
+const OPENS_IN: SignedDuration = SignedDuration::from_secs(10);
+
+/// A sale that opens [`OPENS_IN`] from now, on the app's clock (the wall clock: the page counts
+/// down on it): the page reserves before the start and shows it waiting in the line for the
+/// opening, and the in-process worker draws the one pre-queued intent at the start and holds its
+/// seat.
+#[tokio::test]
+async fn a_buyer_reserves_before_the_opening_waits_in_its_line_and_is_held_after_it() {
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    // Whole seconds, as organisers announce a start.
+    let starts = Timestamp::from_second(app.clock.now().as_second()).unwrap() + OPENS_IN;
+    let created = app
+        .create_event(&json!({"event_id": "op", "name": "Opening", "hold_seconds": 300,
+            "sale_starts_at": starts.to_string(),
+            "sections": [{"section": "O", "rows": 1, "seats_per_row": 2}]}))
+        .await;
+    if seatclaim_e2e::test_backend() == seatclaim_shared::config::BackendKind::Aws {
+        // No openings on DynamoDB yet: the event is refused, so there is no page to test.
+        assert_eq!(created.status, StatusCode::UNPROCESSABLE_ENTITY);
+        return;
+    }
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let printed = run(
+        &app,
+        "opening",
+        &[
+            ("SEATCLAIM_EVENT", "op"),
+            ("SEATCLAIM_OPENS_AT", &starts.to_string()),
+        ],
+    )
+    .await;
+    let job_id = printed
+        .lines()
+        .find_map(|line| line.strip_prefix("JOB_ID="))
+        .expect("the script prints the job id");
+    let job = app.job(job_id).await;
+    assert_eq!(
+        (&job["status"], &job["buyer_id"]),
+        (&json!("HELD"), &json!("olga")),
+        "{job}"
+    );
+    // The page's reservation went through the pre-queue, once: its second page's was refused.
+    let event = seatclaim_shared::domain::EventId::parse("op").unwrap();
+    let opening = app.backend.catalog.opening(&event).await.unwrap().unwrap();
+    assert_eq!(opening.prequeued, 1, "{opening:?}");
+    assert_eq!(opening.draw.map(|draw| draw.shuffled), Some(1));
+    assert_eq!(seats_in(&app.seat_map("op").await, "HELD").len(), 1);
 }
 
 #[tokio::test]
