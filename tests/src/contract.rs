@@ -25,6 +25,10 @@ pub use crate::races::{
     racing_section_claims_fill_the_section_before_rejecting,
 };
 pub use crate::seat_limits::a_buyer_racing_claims_gets_no_more_seats_than_the_limit;
+pub use crate::together::{
+    a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
+    racing_blocks_fill_a_section_with_adjacent_holds,
+};
 pub use crate::waitlists::a_sections_line_is_served_in_order_and_nobody_passes_it;
 use crate::{JumpClock, eventually};
 
@@ -970,6 +974,8 @@ macro_rules! port_contract {
             a_sections_line_is_served_in_order_and_nobody_passes_it,
             a_sale_opens_in_the_order_its_seed_draws,
             arriving_first_buys_no_advantage_at_the_opening,
+            a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
+            racing_blocks_fill_a_section_with_adjacent_holds,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

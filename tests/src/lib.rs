@@ -27,6 +27,7 @@ mod seat_limits;
 mod seed;
 pub mod sim;
 pub mod stripe;
+mod together;
 pub mod tokens;
 mod wait;
 mod waitlists;

@@ -19,11 +19,12 @@ use crate::seeded_rng;
 const LOOPS: usize = 4;
 const BATCH: usize = 10;
 
-/// Creates an event of one section of `seats` seats and admits `requests`, one buyer each.
-async fn admitted_crowd(
+/// Creates an event of one section of `rows` rows of `seats` seats and admits `requests`, one
+/// buyer each.
+pub(crate) async fn admitted_crowd(
     f: &Fixture,
     section: &str,
-    seats: u32,
+    (rows, seats): (u32, u32),
     requests: Vec<SeatRequest>,
 ) -> Vec<Intent> {
     let event = NewEvent::parse(EventSpec {
@@ -32,7 +33,7 @@ async fn admitted_crowd(
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
             section: section.into(),
-            rows: 1,
+            rows,
             seats_per_row: seats,
             price: None,
         }]),
@@ -76,7 +77,10 @@ fn crowd_intent(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) ->
 
 /// Deals the intents, shuffled by the printed test seed, to [`LOOPS`] loops that each claim
 /// their share in batches of [`BATCH`], all loops at once; returns each job's outcome.
-async fn claim_from_loops(f: &Fixture, mut intents: Vec<Intent>) -> HashMap<JobId, ClaimOutcome> {
+pub(crate) async fn claim_from_loops(
+    f: &Fixture,
+    mut intents: Vec<Intent>,
+) -> HashMap<JobId, ClaimOutcome> {
     seeded_rng().shuffle(&mut intents);
     let shares: Vec<Vec<Intent>> = (0..LOOPS)
         .map(|l| intents.iter().skip(l).step_by(LOOPS).cloned().collect())
@@ -95,7 +99,7 @@ async fn claim_from_loops(f: &Fixture, mut intents: Vec<Intent>) -> HashMap<JobI
 }
 
 /// The event's seats as the inventory has them.
-async fn seats_of(f: &Fixture, event: &EventId) -> Vec<Seat> {
+pub(crate) async fn seats_of(f: &Fixture, event: &EventId) -> Vec<Seat> {
     f.backend.catalog.seat_map(event).await.unwrap().unwrap()
 }
 
@@ -105,7 +109,7 @@ pub async fn concurrent_claims_from_several_loops_hold_each_seat_once(f: Fixture
     let requests: Vec<SeatRequest> = (0..200)
         .map(|n| SeatRequest::exact(&[format!("R-1-{}", n % 20 + 1)]).unwrap())
         .collect();
-    let intents = admitted_crowd(&f, "R", 20, requests).await;
+    let intents = admitted_crowd(&f, "R", (1, 20), requests).await;
     let outcomes = claim_from_loops(&f, intents.clone()).await;
     let mut winners: HashMap<SeatId, Vec<JobId>> = HashMap::new();
     for (job_id, outcome) in &outcomes {
@@ -144,7 +148,7 @@ pub async fn racing_section_claims_fill_the_section_before_rejecting(f: Fixture)
     let requests = (0..160)
         .map(|_| SeatRequest::in_section("S", 1).unwrap())
         .collect();
-    let intents = admitted_crowd(&f, "S", 100, requests).await;
+    let intents = admitted_crowd(&f, "S", (1, 100), requests).await;
     let outcomes = claim_from_loops(&f, intents.clone()).await;
     let held = outcomes
         .values()

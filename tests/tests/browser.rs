@@ -240,9 +240,11 @@ async fn a_buyer_reserves_before_the_opening_waits_in_its_line_and_is_held_after
     // Whole seconds, as organisers announce a start.
     let starts = Timestamp::from_second(app.clock.now().as_second()).unwrap() + OPENS_IN;
     let created = app
-        .create_event(&json!({"event_id": "op", "name": "Opening", "hold_seconds": 300,
+        .create_event(
+            &json!({"event_id": "op", "name": "Opening", "hold_seconds": 300,
             "sale_starts_at": starts.to_string(),
-            "sections": [{"section": "O", "rows": 1, "seats_per_row": 2}]}))
+            "sections": [{"section": "O", "rows": 1, "seats_per_row": 2}]}),
+        )
         .await;
     if seatclaim_e2e::test_backend() == seatclaim_shared::config::BackendKind::Aws {
         // No openings on DynamoDB yet: the event is refused, so there is no page to test.

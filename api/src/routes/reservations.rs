@@ -32,12 +32,22 @@ pub struct Reserve {
     /// How many seats of `section`, 1 to 10.
     #[schema(minimum = 1, maximum = 10)]
     quantity: Option<i64>,
+    /// With `section`: the seats must be adjacent in one row (the best such block, stranding
+    /// no single seat when it can); default false, any seats of the section, the best first.
+    together: Option<bool>,
 }
 
 impl Reserve {
     fn request(&self) -> Result<SeatRequest, ValidationError> {
         match (&self.seat_ids, &self.section, self.quantity) {
+            (Some(_), None, None) if self.together.is_some() => Err(ValidationError::new(
+                "together",
+                "goes with section and quantity, not seat_ids",
+            )),
             (Some(seats), None, None) => SeatRequest::exact(seats),
+            (None, Some(section), Some(quantity)) if self.together == Some(true) => {
+                SeatRequest::together_in(section, quantity)
+            }
             (None, Some(section), Some(quantity)) => SeatRequest::in_section(section, quantity),
             (None, Some(_), None) => {
                 Err(ValidationError::new("quantity", "is required with section"))
@@ -188,6 +198,7 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
         Admission::AlreadyQueued(job_id) => Err(Some(ApiError::AlreadyQueued(job_id))),
         Admission::Decided(job) => Ok((job.job_id, Admitted::Decided(job))),
         Admission::KeyReused => Err(Some(ApiError::KeyReused)),
+        Admission::Unsupported(refused) => Err(Some(refused.into())),
         Admission::UnknownEvent => Err(None),
         Admission::UnknownSeats(seats) => {
             let names: Vec<&str> = seats.iter().map(|s| s.as_str()).collect();

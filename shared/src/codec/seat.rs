@@ -17,6 +17,8 @@ pub struct SeatRecord {
     pub job_id: Option<String>,
     /// The hold's deadline in milliseconds, while HELD.
     pub hold_until: Option<i64>,
+    /// Where it sits (JSON of the domain's `Place`), if its event was created with places.
+    pub place: Option<String>,
 }
 
 impl SeatRecord {
@@ -39,6 +41,12 @@ impl SeatRecord {
             seat_id: SeatId::parse(&self.seat_id).map_err(|_| corrupt("an invalid id"))?,
             section: Section::parse(&self.section).map_err(|_| corrupt("an invalid section"))?,
             state,
+            place: self
+                .place
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|_| corrupt("an unreadable place"))?,
         })
     }
 }

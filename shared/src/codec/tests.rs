@@ -43,6 +43,7 @@ fn a_held_seat_without_a_deadline_is_inconsistent() {
         state: "HELD".into(),
         job_id: Some(JobId::new().to_string()),
         hold_until: None,
+        place: None,
     };
     assert!(
         record

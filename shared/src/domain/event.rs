@@ -6,8 +6,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
 use super::{
-    EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Prices, SeatId, SeatLimit, Section,
-    ValidationError, Waitlist,
+    Best, EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Place, Prices, SeatId, SeatLimit, Seating,
+    Section, ValidationError, Waitlist, places,
 };
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
@@ -42,6 +42,13 @@ pub struct SeatSpec {
     pub section: String,
     /// The seat's price in minor units, the same for every seat of its section (default 0).
     pub price: Option<u64>,
+    /// Its row's label ("1", "AA"); with `position`, it makes the seat adjacent to the seats of
+    /// its row at the next positions. Rows labelled by numbers come first, by value.
+    pub row: Option<String>,
+    /// Its position in the row.
+    pub position: Option<i64>,
+    /// Its rank in the event's preference, lower is better (with `"best": "rank"`).
+    pub rank: Option<i64>,
 }
 
 /// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
@@ -67,6 +74,10 @@ pub struct EventSpec {
     pub waitlist: Option<bool>,
     /// The prices' ISO 4217 currency ("EUR"); required when any price is above 0.
     pub currency: Option<String>,
+    /// Which seats section requests get first: `"front-center"` (the default: the lowest row,
+    /// then closest to the row's middle) or `"rank"` (the seats' ranks, lower first; every seat
+    /// must have one). An explicit seat list whose seats all have ranks defaults to `"rank"`.
+    pub best: Option<String>,
     /// When the sale starts (RFC 3339): intents admitted before it wait in the pre-queue and
     /// are decided from then on, in a random order (`None`: the sale is open at once).
     pub sale_starts_at: Option<String>,
@@ -97,6 +108,10 @@ pub struct NewEvent {
     pub waitlist: Waitlist,
     /// When its sale starts, if the organiser announced it.
     pub sale_starts_at: Option<Timestamp>,
+    /// Which seats it prefers.
+    pub best: Best,
+    /// Where each seat of `seats` sits, in the same order.
+    pub places: Vec<Place>,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -132,14 +147,16 @@ impl NewEvent {
         }
         let max_seats_per_buyer = spec.max_seats_per_buyer.map(SeatLimit::parse).transpose()?;
         let extension = hold_extension(spec.hold_extension_seconds, spec.max_hold_extensions)?;
-        let (seats, prices) = match (spec.sections, spec.seats) {
+        let (seats, prices, seating) = match (spec.sections, spec.seats) {
             (Some(sections), None) => (
                 expand_sections(&sections)?,
                 section_prices(sections.iter().map(|s| (&s.section, s.price)))?,
+                generated_seating(&sections),
             ),
             (None, Some(seats)) => (
                 list_seats(&seats)?,
                 section_prices(seats.iter().map(|s| (&s.section, s.price)))?,
+                listed_seating(&seats)?,
             ),
             _ => {
                 return Err(ValidationError::new(
@@ -149,7 +166,22 @@ impl NewEvent {
             }
         };
         check_unique(&seats)?;
+        let best = match spec.best.as_deref() {
+            Some(text) => Best::parse(text)?,
+            None if seating.iter().all(|seat| seat.rank.is_some()) => Best::Rank,
+            None => Best::FrontCenter,
+        };
+        if best == Best::Rank && seating.iter().any(|seat| seat.rank.is_none()) {
+            return Err(ValidationError::new(
+                "best",
+                "\"rank\" needs a rank on every seat",
+            ));
+        }
+        let sections: Vec<&str> = seats.iter().map(|(_, section)| section.as_str()).collect();
+        let places = places(&sections, &seating, best);
         Ok(Self {
+            best,
+            places,
             event_id,
             name,
             hold: SignedDuration::from_secs(i64::from(hold_seconds)),
@@ -247,6 +279,49 @@ fn expand_sections(sections: &[SectionSpec]) -> Result<Vec<(SeatId, Section)>, V
         }
     }
     Ok(seats)
+}
+
+/// Generated seats sit in their rows: `S-r-n` is row `r`, position `n`.
+fn generated_seating(sections: &[SectionSpec]) -> Vec<Seating> {
+    sections
+        .iter()
+        .flat_map(|spec| {
+            (1..=spec.rows).flat_map(move |row| {
+                (1..=spec.seats_per_row).map(move |number| Seating {
+                    row: Some((row.to_string(), i64::from(number))),
+                    rank: None,
+                })
+            })
+        })
+        .collect()
+}
+
+/// Listed seats sit where the organiser says: a row and a position, both or neither.
+fn listed_seating(seats: &[SeatSpec]) -> Result<Vec<Seating>, ValidationError> {
+    seats
+        .iter()
+        .map(|seat| {
+            let row = match (&seat.row, seat.position) {
+                (Some(row), Some(position)) if !row.trim().is_empty() && row.len() <= 32 => {
+                    Some((row.trim().to_owned(), position))
+                }
+                (None, None) => None,
+                _ => {
+                    return Err(ValidationError::new(
+                        "seats",
+                        format!(
+                            "seat {} must give both row (1 to 32 characters) and position, or neither",
+                            seat.seat_id
+                        ),
+                    ));
+                }
+            };
+            Ok(Seating {
+                row,
+                rank: seat.rank,
+            })
+        })
+        .collect()
 }
 
 fn list_seats(seats: &[SeatSpec]) -> Result<Vec<(SeatId, Section)>, ValidationError> {
@@ -366,11 +441,17 @@ mod tests {
                 seat_id: "x".into(),
                 section: "A".into(),
                 price: None,
+                position: None,
+                rank: None,
+                row: None,
             },
             SeatSpec {
                 seat_id: "x".into(),
                 section: "B".into(),
                 price: None,
+                position: None,
+                rank: None,
+                row: None,
             },
         ]);
         let err = NewEvent::parse(dup).unwrap_err();
@@ -406,6 +487,9 @@ mod tests {
             seat_id: "x".into(),
             section: "A".into(),
             price: None,
+            position: None,
+            rank: None,
+            row: None,
         }]);
         assert!(NewEvent::parse(both).is_err());
     }
@@ -430,11 +514,17 @@ mod tests {
                 seat_id: "x".into(),
                 section: "A".into(),
                 price: Some(100),
+                position: None,
+                rank: None,
+                row: None,
             },
             SeatSpec {
                 seat_id: "y".into(),
                 section: "A".into(),
                 price: Some(200),
+                position: None,
+                rank: None,
+                row: None,
             },
         ]);
         let err = NewEvent::parse(listed).unwrap_err();

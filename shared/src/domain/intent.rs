@@ -16,12 +16,16 @@ pub const MAX_SEATS_PER_INTENT: usize = 10;
 pub enum SeatRequest {
     /// These exact seats.
     Seats(Vec<SeatId>),
-    /// Any `quantity` seats that are free in `section`.
+    /// `quantity` seats that are free in `section`, the best first; with `together`, seats
+    /// adjacent in one row.
     Section {
         /// The section to pick from.
         section: Section,
         /// How many seats.
         quantity: u8,
+        /// Whether the seats must be adjacent in one row (absent in older messages: false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        together: bool,
     },
 }
 
@@ -60,7 +64,25 @@ impl SeatRequest {
                     format!("must be between 1 and {MAX_SEATS_PER_INTENT}"),
                 )
             })?;
-        Ok(Self::Section { section, quantity })
+        Ok(Self::Section {
+            section,
+            quantity,
+            together: false,
+        })
+    }
+
+    /// [`SeatRequest::in_section`], for seats adjacent in one row.
+    pub fn together_in(section: &str, quantity: i64) -> Result<Self, ValidationError> {
+        match Self::in_section(section, quantity)? {
+            Self::Section {
+                section, quantity, ..
+            } => Ok(Self::Section {
+                section,
+                quantity,
+                together: true,
+            }),
+            exact => Ok(exact),
+        }
     }
 
     /// How many seats the request wants.

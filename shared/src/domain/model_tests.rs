@@ -39,6 +39,7 @@ fn op() -> impl Strategy<Value = Op> {
         SeatRequest::Section {
             section: Section::parse(s).unwrap(),
             quantity,
+            together: false,
         }
     });
     prop_oneof![
@@ -69,6 +70,7 @@ impl Model {
                 section: Section::parse(&seat_id.as_str()[..1]).unwrap(),
                 seat_id,
                 state: SeatState::Available,
+                place: None,
             })
             .collect();
         Self {
@@ -129,6 +131,7 @@ impl Model {
             self.now,
             HOLD,
             &Prices::default(),
+            Best::FrontCenter,
         ) {
             ClaimDecision::Hold {
                 seat_ids,

@@ -3,7 +3,10 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::{JobId, Money, Prices, SeatId, SeatRequest, Section};
+use super::{
+    Best, JobId, Money, Place, Prices, SeatId, SeatRequest, Section, best_first, choose_block,
+    no_block_reason,
+};
 
 /// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
 pub const REASON_UNAVAILABLE: &str = "seat no longer available";
@@ -71,6 +74,9 @@ pub struct Seat {
     pub section: Section,
     /// Its state in the inventory.
     pub state: SeatState,
+    /// Where it sits, for the choice of the best seats (`None`: an event created before seats
+    /// had places; its seats are taken in the organiser's order).
+    pub place: Option<Place>,
 }
 
 /// What a claim should do.
@@ -105,6 +111,7 @@ pub fn decide_claim(
     now: Timestamp,
     hold: SignedDuration,
     prices: &Prices,
+    best: Best,
 ) -> ClaimDecision {
     let chosen: Vec<&Seat> = match request {
         SeatRequest::Seats(wanted) => {
@@ -120,16 +127,31 @@ pub fn decide_claim(
             }
             chosen
         }
-        SeatRequest::Section { section, quantity } => {
-            let chosen: Vec<&Seat> = candidates
-                .iter()
-                .filter(|s| &s.section == section && s.state.is_claimable(now))
-                .take(usize::from(*quantity))
-                .collect();
-            if chosen.len() < usize::from(*quantity) {
-                return reject(format!("not enough seats available in section {section}"));
+        SeatRequest::Section {
+            section,
+            quantity,
+            together,
+        } => {
+            let claimable = best_first(
+                candidates
+                    .iter()
+                    .filter(|s| &s.section == section && s.state.is_claimable(now)),
+            );
+            let wanted = usize::from(*quantity);
+            if *together {
+                let Some(block) = choose_block(&claimable, wanted, best) else {
+                    return reject(no_block_reason(wanted, section.as_str()));
+                };
+                claimable
+                    .into_iter()
+                    .filter(|seat| block.contains(&seat.seat_id))
+                    .collect()
+            } else {
+                if claimable.len() < wanted {
+                    return reject(format!("not enough seats available in section {section}"));
+                }
+                claimable.into_iter().take(wanted).collect()
             }
-            chosen
         }
     };
     ClaimDecision::Hold {
@@ -165,6 +187,7 @@ mod tests {
             seat_id: SeatId::parse(id).unwrap(),
             section: Section::parse(section).unwrap(),
             state,
+            place: None,
         }
     }
 
@@ -197,7 +220,8 @@ mod tests {
         let request = SeatRequest::exact(&["a".into()]).unwrap();
         let seats = [seat("a", "A", SeatState::Available)];
         let now = Timestamp::new(100, 817_596_413).unwrap();
-        let ClaimDecision::Hold { until, .. } = decide_claim(&request, &seats, now, HOLD, &FREE)
+        let ClaimDecision::Hold { until, .. } =
+            decide_claim(&request, &seats, now, HOLD, &FREE, Best::FrontCenter)
         else {
             panic!("the free seat is held");
         };
@@ -212,7 +236,7 @@ mod tests {
         };
         let seats = [seat("a", "A", SeatState::Available), seat("b", "A", taken)];
         assert_eq!(
-            decide_claim(&request, &seats, at(0), HOLD, &FREE),
+            decide_claim(&request, &seats, at(0), HOLD, &FREE, Best::FrontCenter),
             ClaimDecision::Reject {
                 reason: REASON_UNAVAILABLE.into()
             }
@@ -222,7 +246,8 @@ mod tests {
     #[test]
     fn an_exact_claim_of_a_missing_seat_names_it() {
         let request = SeatRequest::exact(&["zz".into()]).unwrap();
-        let ClaimDecision::Reject { reason } = decide_claim(&request, &[], at(0), HOLD, &FREE)
+        let ClaimDecision::Reject { reason } =
+            decide_claim(&request, &[], at(0), HOLD, &FREE, Best::FrontCenter)
         else {
             panic!("expected a rejection");
         };
@@ -249,7 +274,7 @@ mod tests {
             seat("a3", "A", SeatState::Available),
         ];
         assert_eq!(
-            decide_claim(&request, &seats, at(10), HOLD, &FREE),
+            decide_claim(&request, &seats, at(10), HOLD, &FREE, Best::FrontCenter),
             ClaimDecision::Hold {
                 seat_ids: vec![SeatId::parse("a2").unwrap(), SeatId::parse("a3").unwrap()],
                 until: at(70),
@@ -258,7 +283,7 @@ mod tests {
         );
         let three = SeatRequest::in_section("A", 3).unwrap();
         assert!(matches!(
-            decide_claim(&three, &seats, at(10), HOLD, &FREE),
+            decide_claim(&three, &seats, at(10), HOLD, &FREE, Best::FrontCenter),
             ClaimDecision::Reject { .. }
         ));
     }
@@ -279,7 +304,7 @@ mod tests {
         ];
         let exact = SeatRequest::exact(&["a1".into(), "b1".into()]).unwrap();
         let ClaimDecision::Hold { amount_due, .. } =
-            decide_claim(&exact, &seats, at(0), HOLD, &prices)
+            decide_claim(&exact, &seats, at(0), HOLD, &prices, Best::FrontCenter)
         else {
             panic!("both seats are free");
         };

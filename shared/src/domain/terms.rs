@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{
-    ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, Section,
+    Best, ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, Section,
     Waitlist, decide_claim,
 };
 
@@ -26,6 +26,8 @@ pub struct SaleTerms {
     pub waitlist: Waitlist,
     /// When the sale starts, if it was announced: intents admitted before it wait for it.
     pub opens_at: Option<Timestamp>,
+    /// Which seats the event prefers, for section requests.
+    pub best: Best,
 }
 
 /// The most extensions an event may allow one hold.
@@ -95,7 +97,7 @@ impl SaleTerms {
         candidates: &[Seat],
         now: Timestamp,
     ) -> ClaimDecision {
-        decide_claim(request, candidates, now, self.hold, &self.prices)
+        decide_claim(request, candidates, now, self.hold, &self.prices, self.best)
     }
 
     /// The most seats the intent's buyer may already count for this claim to be allowed

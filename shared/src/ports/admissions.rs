@@ -1,7 +1,9 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section};
+use crate::domain::{
+    BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section, ValidationError,
+};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +27,8 @@ pub enum Admission {
     UnknownSeats(Vec<SeatId>),
     /// The event has no seats in this section.
     UnknownSection(Section),
+    /// This backend does not build what the request asks for (the field and why).
+    Unsupported(ValidationError),
     /// The event's sale has not started and this buyer already waits in its pre-queue with
     /// this job: one intent per buyer there.
     AlreadyQueued(JobId),

@@ -138,6 +138,7 @@ impl DynamoStore {
             // Events on DynamoDB are created without a waitlist (`catalog.rs`).
             waitlist: Waitlist::None,
             opens_at: None,
+            best: crate::domain::Best::FrontCenter,
         };
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,

@@ -30,6 +30,7 @@ pub(super) fn seat_from_item(item: &Item) -> Result<Seat, BackendError> {
         state: get_s(item, "state")?.to_owned(),
         job_id: opt_s(item, "job_id").map(str::to_owned),
         hold_until: opt_n(item, "hold_until")?,
+        place: None,
     }
     .into_seat()
 }

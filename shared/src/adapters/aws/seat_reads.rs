@@ -112,6 +112,7 @@ impl DynamoStore {
                     section: crate::domain::Section::parse(section)
                         .map_err(|_| BackendError::permanent("invalid section"))?,
                     state: SeatState::Available,
+                    place: None,
                 })
             })
             .collect()
@@ -121,9 +122,9 @@ impl DynamoStore {
     pub(super) async fn candidates(&self, intent: &Intent) -> Result<Vec<Seat>, BackendError> {
         match &intent.request {
             SeatRequest::Seats(ids) => self.read_seats(&intent.event_id, ids).await,
-            SeatRequest::Section { section, quantity } => {
-                self.free_seats(intent, section.as_str(), *quantity).await
-            }
+            SeatRequest::Section {
+                section, quantity, ..
+            } => self.free_seats(intent, section.as_str(), *quantity).await,
         }
     }
 }

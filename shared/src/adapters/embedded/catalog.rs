@@ -3,7 +3,8 @@ use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
 use crate::codec::{
-    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, from_ms, to_ms,
+    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, from_ms, to_json,
+    to_ms,
 };
 use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatLimit};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
@@ -18,8 +19,8 @@ impl Catalog for EmbeddedStore {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
                 "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
-                                     prices, extension, waitlist, sale_starts_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (event_id) DO NOTHING",
+                                     prices, extension, waitlist, sale_starts_at, best)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
@@ -30,21 +31,27 @@ impl Catalog for EmbeddedStore {
                     encode_extension(event.extension)?,
                     event.waitlist.as_str(),
                     event.sale_starts_at.map(to_ms),
+                    event.best.as_str(),
                 ],
             )?;
             if inserted == 0 {
                 return Ok(EventCreation::AlreadyExists);
             }
             let mut insert = tx.prepare_cached(
-                "INSERT INTO seats (event_id, seat_id, section, position, state)
-                     VALUES (?1, ?2, ?3, ?4, 'AVAILABLE')",
+                "INSERT INTO seats (event_id, seat_id, section, position, state, preference, place)
+                     VALUES (?1, ?2, ?3, ?4, 'AVAILABLE', ?5, ?6)",
             )?;
             for (position, (seat_id, section)) in event.seats.iter().enumerate() {
+                let place = event.places.get(position);
                 insert.execute(params![
                     event.event_id.as_str(),
                     seat_id.as_str(),
                     section.as_str(),
                     i64::try_from(position).unwrap_or(i64::MAX),
+                    place.map_or(i64::try_from(position).unwrap_or(i64::MAX), |p| {
+                        i64::from(p.preference)
+                    }),
+                    place.map(to_json).transpose()?,
                 ])?;
             }
             Ok(EventCreation::Created(event.seats.len()))
@@ -139,7 +146,7 @@ impl Catalog for EmbeddedStore {
 }
 
 /// The `seats` columns [`read_seat`] expects, in order.
-pub(super) const SEAT_COLUMNS: &str = "seat_id, section, state, job_id, hold_until";
+pub(super) const SEAT_COLUMNS: &str = "seat_id, section, state, job_id, hold_until, place";
 
 /// Reads the columns of [`SEAT_COLUMNS`] into the seat's stored shape.
 pub(super) fn read_seat(row: &rusqlite::Row<'_>) -> rusqlite::Result<SeatRecord> {
@@ -149,5 +156,6 @@ pub(super) fn read_seat(row: &rusqlite::Row<'_>) -> rusqlite::Result<SeatRecord>
         state: row.get(2)?,
         job_id: row.get(3)?,
         hold_until: row.get(4)?,
+        place: row.get(5)?,
     })
 }

@@ -199,6 +199,7 @@ mod tests {
             request: crate::domain::SeatRequest::Section {
                 section: crate::domain::Section::parse("A").unwrap(),
                 quantity: 1,
+                together: false,
             },
             accepted_at: jiff::Timestamp::UNIX_EPOCH,
         };

@@ -257,16 +257,25 @@ fn candidate_seats(
             }
             rows
         }
-        SeatRequest::Section { section, quantity } => {
-            let wanted = usize::from(*quantity);
+        SeatRequest::Section {
+            section,
+            quantity,
+            together,
+        } => {
+            // The best few of each kind are the best of all; a block needs every claimable seat.
+            let wanted = if *together {
+                usize::MAX
+            } else {
+                usize::from(*quantity)
+            };
             let mut free = tx.prepare_cached(&format!(
                 "SELECT {SEAT_COLUMNS} FROM seats
-                 WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY position"
+                 WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY preference"
             ))?;
             let mut lapsed = tx.prepare_cached(&format!(
                 "SELECT {SEAT_COLUMNS} FROM seats
                  WHERE event_id = ?1 AND section = ?2 AND state = 'HELD' AND hold_until <= ?3
-                 ORDER BY position"
+                 ORDER BY preference"
             ))?;
             free.query_map(params![event, section.as_str()], read_seat)?
                 .take(wanted)

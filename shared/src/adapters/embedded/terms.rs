@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::codec::{decode_extension, decode_prices, decode_waitlist, from_ms, seat_limit, to_ms};
-use crate::domain::{BuyerId, EventId, SaleTerms};
+use crate::domain::{Best, BuyerId, EventId, SaleTerms};
 use crate::ports::BackendError;
 
 /// The terms of `event_id`, or `None` if the event does not exist.
@@ -23,10 +23,11 @@ pub(super) fn terms(
         Option<String>,
         String,
         Option<i64>,
+        String,
     );
     let row: Option<Row> = tx
         .prepare_cached(
-            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at
+            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at, best
              FROM events WHERE event_id = ?1",
         )?
         .query_row([event_id.as_str()], |row| {
@@ -37,19 +38,27 @@ pub(super) fn terms(
                 row.get(3)?,
                 row.get(4)?,
                 row.get(5)?,
+                row.get(6)?,
             ))
         })
         .optional()?;
-    row.map(|(hold_ms, limit, prices, extension, waitlist, starts)| {
-        Ok(SaleTerms {
-            hold: SignedDuration::from_millis(hold_ms),
-            limit: seat_limit(event_id.as_str(), limit)?,
-            prices: Arc::new(decode_prices(prices.as_deref())?),
-            extension: decode_extension(extension.as_deref())?,
-            waitlist: decode_waitlist(event_id.as_str(), &waitlist)?,
-            opens_at: starts.map(from_ms).transpose()?,
-        })
-    })
+    row.map(
+        |(hold_ms, limit, prices, extension, waitlist, starts, best)| {
+            Ok(SaleTerms {
+                hold: SignedDuration::from_millis(hold_ms),
+                limit: seat_limit(event_id.as_str(), limit)?,
+                prices: Arc::new(decode_prices(prices.as_deref())?),
+                extension: decode_extension(extension.as_deref())?,
+                waitlist: decode_waitlist(event_id.as_str(), &waitlist)?,
+                opens_at: starts.map(from_ms).transpose()?,
+                best: Best::parse(&best).map_err(|_| {
+                    BackendError::permanent(format!(
+                        "event {event_id} has an unknown preference {best:?}"
+                    ))
+                })?,
+            })
+        },
+    )
     .transpose()
 }
 

@@ -17,10 +17,12 @@ impl Catalog for MemoryStore {
         let seats: Vec<Seat> = event
             .seats
             .iter()
-            .map(|(seat_id, section)| Seat {
+            .enumerate()
+            .map(|(at, (seat_id, section))| Seat {
                 seat_id: seat_id.clone(),
                 section: section.clone(),
                 state: SeatState::Available,
+                place: event.places.get(at).copied(),
             })
             .collect();
         let position: BTreeMap<_, _> = seats
@@ -42,6 +44,7 @@ impl Catalog for MemoryStore {
                 position,
                 created,
                 opens_at: event.sale_starts_at,
+                best: event.best,
                 opening: None,
                 opening_published: false,
             },

@@ -11,6 +11,7 @@ use super::waitlist;
 use crate::domain::{
     ClaimDecision, EventId, HoldExtension, Intent, Job, JobAction, JobId, JobStatus, Payment,
     REASON_UNAVAILABLE, Seat, SeatId, SeatRequest, SeatState, Section, Settlement, Settling,
+    best_first,
 };
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 
@@ -133,28 +134,39 @@ fn over_limit(
 }
 
 /// The seats the decision needs: the requested ones that exist; for a section, its free seats
-/// and then its lapsed holds, in the organiser's order, enough of each to satisfy the request.
+/// and then its lapsed holds, the best first, enough of each to satisfy the request (every one
+/// for a block).
 fn candidate_seats(event: &StoredEvent, request: &SeatRequest, now: Timestamp) -> Vec<Seat> {
     match request {
         SeatRequest::Seats(wanted) => wanted
             .iter()
             .filter_map(|id| event.position.get(id).map(|at| event.seats[*at].clone()))
             .collect(),
-        SeatRequest::Section { section, quantity } => {
-            claimable_in(event, section, now, usize::from(*quantity))
+        SeatRequest::Section {
+            section,
+            quantity,
+            together,
+        } => {
+            let most = if *together {
+                usize::MAX
+            } else {
+                usize::from(*quantity)
+            };
+            claimable_in(event, section, now, most)
         }
     }
 }
 
-/// Claimable seats of `section` in the organiser's order, free ones first and then lapsed
-/// holds, at most `most` of each.
+/// Claimable seats of `section` in the event's order of preference, free ones first and then
+/// lapsed holds, at most `most` of each.
 pub(super) fn claimable_in(
     event: &StoredEvent,
     section: &Section,
     now: Timestamp,
     most: usize,
 ) -> Vec<Seat> {
-    let in_section = || event.seats.iter().filter(|seat| &seat.section == section);
+    let seats = best_first(event.seats.iter().filter(|seat| &seat.section == section));
+    let in_section = || seats.iter().copied();
     let free = in_section().filter(|seat| seat.state == SeatState::Available);
     let lapsed = in_section()
         .filter(|seat| matches!(seat.state, SeatState::Held { until, .. } if until <= now));

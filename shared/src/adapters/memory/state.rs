@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleOpened, SaleTerms,
-    Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
+    Best, BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleOpened,
+    SaleTerms, Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -30,6 +30,8 @@ pub(super) struct StoredEvent {
     pub(super) created: u64,
     /// When its sale starts, if announced.
     pub(super) opens_at: Option<Timestamp>,
+    /// Which seats it prefers.
+    pub(super) best: Best,
     /// The opening's draw, once made.
     pub(super) opening: Option<SaleOpened>,
     /// Whether the relay published the draw.
@@ -46,6 +48,7 @@ impl StoredEvent {
             extension: self.extension,
             waitlist: self.waitlist,
             opens_at: self.opens_at,
+            best: self.best,
         }
     }
 }

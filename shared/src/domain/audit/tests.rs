@@ -15,6 +15,7 @@ fn seat(id: &str, state: SeatState) -> Seat {
         seat_id: SeatId::parse(id).unwrap(),
         section: Section::parse("A").unwrap(),
         state,
+        place: None,
     }
 }
 

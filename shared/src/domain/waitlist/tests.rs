@@ -20,6 +20,7 @@ fn terms(waitlist: Waitlist, limit: Option<u32>) -> SaleTerms {
         extension: HoldExtension::NONE,
         waitlist,
         opens_at: None,
+        best: crate::domain::Best::FrontCenter,
     }
 }
 
@@ -29,6 +30,7 @@ fn free(ids: &[&str]) -> Vec<Seat> {
             seat_id: SeatId::parse(id).unwrap(),
             section: Section::parse(&id[..1]).unwrap(),
             state: SeatState::Available,
+            place: None,
         })
         .collect()
 }
