@@ -28,6 +28,8 @@ mod prefer_wait;
 mod queue_position;
 #[path = "http_contract/settle_races.rs"]
 mod settle_races;
+#[path = "http_contract/together.rs"]
+mod together;
 #[path = "http_contract/waitlist.rs"]
 mod waitlist;
 

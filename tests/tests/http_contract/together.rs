@@ -1,0 +1,125 @@
+//! Seats together over HTTP: `"together": true` holds the best block of adjacent seats in one
+//! row, or is REJECTED with `no N adjacent seats in section S`; an explicit seat list places its
+//! seats in rows and may rank them (`"best": "rank"`); bad places and preferences are 422.
+
+use axum::http::{Method, StatusCode};
+use seatclaim_e2e::{TestApp, assert_problem, test_backend};
+use seatclaim_shared::config::BackendKind;
+use serde_json::{Value, json};
+
+/// Reserves `body` in `event` under `key`, asking for the decision in the answer.
+async fn reserve(app: &TestApp, event: &str, key: &str, body: Value) -> (StatusCode, Value) {
+    let reply = app
+        .request(Method::POST, &format!("/v1/events/{event}/reservations"))
+        .header("idempotency-key", key)
+        .header("prefer", "wait=10")
+        .json(&body)
+        .send()
+        .await;
+    (reply.status, reply.json())
+}
+
+#[tokio::test]
+async fn a_together_request_holds_the_best_block_or_is_rejected() {
+    let app = TestApp::spawn().await;
+    let created = app
+        .create_event(&json!({"event_id": "tg", "name": "Together",
+            "sections": [{"section": "S", "rows": 3, "seats_per_row": 6}]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let together = |buyer: &str, quantity: u8| json!({"buyer_id": buyer, "section": "S", "quantity": quantity, "together": true});
+    let (status, pair) = reserve(&app, "tg", "k1", together("b1", 2)).await;
+    if test_backend() == BackendKind::Aws {
+        let problem = assert_problem_json(status, &pair);
+        assert!(problem.starts_with("together"), "{problem}");
+        return;
+    }
+    assert_eq!(status, StatusCode::OK, "{pair}");
+    assert_eq!(
+        (&pair["status"], &pair["seat_ids"]),
+        (&json!("HELD"), &json!(["S-1-3", "S-1-4"]))
+    );
+    let (_, seven) = reserve(&app, "tg", "k2", together("b2", 7)).await;
+    assert_eq!(
+        (&seven["status"], &seven["reason"]),
+        (
+            &json!("REJECTED"),
+            &json!("no 7 adjacent seats in section S")
+        )
+    );
+    let (_, single) = reserve(
+        &app,
+        "tg",
+        "k3",
+        json!({"buyer_id": "b3", "section": "S", "quantity": 1}),
+    )
+    .await;
+    assert_eq!(single["seat_ids"], json!(["S-1-2"]), "the best seat left");
+    let (status, problem) = reserve(
+        &app,
+        "tg",
+        "k4",
+        json!({"buyer_id": "b4", "seat_ids": ["S-3-1"], "together": true}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert!(problem["detail"].as_str().unwrap().starts_with("together"));
+}
+
+/// The `detail` of a 422 problem answered as JSON.
+fn assert_problem_json(status: StatusCode, body: &Value) -> String {
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    body["detail"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn ranked_seats_in_named_rows_give_the_block_with_the_lowest_ranks() {
+    let app = TestApp::spawn().await;
+    let seat = |id: &str, position: i64, rank: i64| json!({"seat_id": id, "section": "B", "row": "AA", "position": position, "rank": rank});
+    let created = app
+        .create_event(&json!({"event_id": "rk", "name": "Ranked", "best": "rank",
+            "seats": [seat("b1", 1, 9), seat("b2", 2, 5), seat("b3", 3, 1), seat("b4", 4, 2)]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    if test_backend() == BackendKind::Aws {
+        return;
+    }
+    // 3-4 has the lowest sum (3) and strands nothing; 2-3 (6) would strand b1.
+    let (_, held) = reserve(
+        &app,
+        "rk",
+        "k1",
+        json!({"buyer_id": "b1", "section": "B", "quantity": 2, "together": true}),
+    )
+    .await;
+    assert_eq!(held["seat_ids"], json!(["b3", "b4"]), "{held}");
+}
+
+#[tokio::test]
+async fn places_and_preferences_are_checked() {
+    let app = TestApp::spawn().await;
+    for (body, field) in [
+        (
+            json!({"event_id": "x1", "name": "x", "best": "cheapest",
+                "sections": [{"section": "S", "rows": 1, "seats_per_row": 2}]}),
+            "best",
+        ),
+        (
+            json!({"event_id": "x2", "name": "x", "best": "rank",
+                "seats": [{"seat_id": "a", "section": "S", "rank": 1}, {"seat_id": "b", "section": "S"}]}),
+            "best",
+        ),
+        (
+            json!({"event_id": "x3", "name": "x",
+                "seats": [{"seat_id": "a", "section": "S", "row": "1"}]}),
+            "seats",
+        ),
+    ] {
+        let created = app.create_event(&body).await;
+        let problem = assert_problem(&created, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(
+            problem["detail"].as_str().unwrap().starts_with(field),
+            "{problem}"
+        );
+    }
+}
