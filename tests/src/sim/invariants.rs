@@ -13,8 +13,8 @@ use seatclaim_shared::adapters::memory::{Lane, Memory, State};
 use seatclaim_shared::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
 
 use super::rules::{
-    Look, QUEUE_REDRIVE, allowed, check_audit, check_event, check_limits, check_line, late_sale,
-    names,
+    Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, check_line,
+    late_sale, names,
 };
 
 /// Follows the store from step to step.
@@ -131,6 +131,7 @@ impl Observer {
                 ));
             }
             check_event(job, history, event, now)?;
+            check_block(job, event)?;
             if let Some(until) = late_sale(history, event, now) {
                 return Err(format!(
                     "job {} was sold at {now} although its hold lapsed at {until}",

@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_shared::adapters::memory::{Lane, State};
 use seatclaim_shared::domain::{
-    AuditLimits, Job, JobId, JobStatus, ReservationEvent, SeatState, Section, audit,
+    AuditLimits, Job, JobId, JobStatus, ReservationEvent, SeatRequest, SeatState, Section, audit,
 };
 
 /// A cheap fingerprint of what the checks read: the outbox's length, every job's status,
@@ -94,6 +94,37 @@ pub(super) fn allowed(from: JobStatus, event: &ReservationEvent) -> bool {
 /// An event says what its move did, when it did: a hold has seats and a deadline; a sale was
 /// decided before the deadline; an expiry reached the store (at `now`) no sooner than the
 /// deadline, whatever "now" it was decided with; no event is dated after the store's clock.
+/// A block's hold is adjacent seats of one row: `S-r-n` with one `r` and consecutive `n`.
+pub(super) fn check_block(job: &Job, event: &ReservationEvent) -> Result<(), String> {
+    let SeatRequest::Section { together: true, .. } = job.request else {
+        return Ok(());
+    };
+    if event.status != JobStatus::Held || event.hold_extensions.is_some() {
+        return Ok(());
+    }
+    let mut places: Vec<(String, u32)> = event
+        .seat_ids
+        .iter()
+        .filter_map(|id| {
+            let (row, number) = id.as_str().rsplit_once('-')?;
+            Some((row.to_owned(), number.parse().ok()?))
+        })
+        .collect();
+    places.sort();
+    let block = places.len() == event.seat_ids.len()
+        && places
+            .windows(2)
+            .all(|pair| pair[0].0 == pair[1].0 && pair[1].1 == pair[0].1 + 1);
+    if block {
+        Ok(())
+    } else {
+        Err(format!(
+            "job {} asked for seats together and holds {:?}",
+            job.job_id, event.seat_ids
+        ))
+    }
+}
+
 pub(super) fn check_event(
     job: &Job,
     history: &[ReservationEvent],

@@ -91,6 +91,10 @@ impl Plan {
         let section = if dice.chance(0.75) { "A" } else { "B" };
         let quantity = if dice.chance(0.7) { 1 } else { 2 };
         if dice.chance(0.5) {
+            // Some section requests want their seats side by side.
+            if dice.chance(0.4) {
+                return SeatRequest::together_in(section, quantity).unwrap();
+            }
             return SeatRequest::in_section(section, quantity).unwrap();
         }
         let seats: Vec<&SeatId> = self
