@@ -9,7 +9,7 @@ import { api } from './api.js';
 import { $, announce, showIf } from './dom.js';
 import { renderForm } from './form.js';
 import { serverTime, showExtension } from './job_view.js';
-import { page } from './page_state.js';
+import { formOpen, page } from './page_state.js';
 import { drive, onReserve, settle, startOver } from './reservation.js';
 import { onSeatClick, onSeatKey, onSectionChange, refreshMap, scheduleMap } from './seat_map.js';
 import { readJson, reservationKey } from './storage.js';
@@ -23,6 +23,7 @@ function wireEventPage() {
   $('[data-form]').addEventListener('submit', onReserve);
   $('[data-field="section"]').addEventListener('change', onSectionChange);
   $('[data-field="quantity"]').addEventListener('input', renderForm);
+  $('[data-field="together"]').addEventListener('change', renderForm);
   $('[data-action="confirm"]').addEventListener('click', () => settle('confirm'));
   $('[data-action="cancel"]').addEventListener('click', () => settle('cancel'));
   $('[data-action="extend"]').addEventListener('click', () => settle('extend'));
@@ -129,8 +130,9 @@ function countDownToOpening(startsAt) {
 }
 
 /**
- * After a token is pasted: a reservation stopped for want of one (a 401) goes on.
+ * After a token is pasted: a reservation stopped for want of one (a 401) goes on; one that
+ * ended without seats stays ended, its form open for the next.
  */
 export function resumeReservation() {
-  if (page.reservation) drive();
+  if (!formOpen()) drive();
 }

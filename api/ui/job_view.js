@@ -6,7 +6,8 @@
  */
 
 import { $, announce, showIf, showText } from './dom.js';
-import { FINAL, page } from './page_state.js';
+import { describeSection, renderForm } from './form.js';
+import { ENDED_WITHOUT_SEATS, FINAL, page } from './page_state.js';
 import { paintSeats, refreshMap } from './seat_map.js';
 
 /** @typedef {import('./page_state.js').Job} Job */
@@ -28,6 +29,27 @@ export function showReservation() {
 }
 
 /**
+ * Brings the form back under a reservation that ended without seats, and unlocks the map: the
+ * buyer tries other seats at once, with the outcome and its reason still in sight, rather than
+ * first clearing it with "New reservation".
+ */
+function reopenForm() {
+  showIf($('[data-form]'), true);
+  $('[data-seat-map]').classList.remove('locked');
+  renderForm();
+}
+
+/**
+ * Gives `node` the focus when the focus was lost (the button the buyer pressed is hidden now),
+ * never taking it from wherever the buyer has moved it since.
+ * @param {HTMLElement} node
+ */
+function focusIfLost(node) {
+  const active = document.activeElement;
+  if (!active || active === document.body || active.closest('[hidden]')) node.focus();
+}
+
+/**
  * The seats to show for a job: its own, or those the stored request asked for (unless the job
  * was sent from elsewhere, whose request this page does not know).
  * @param {Job} job
@@ -35,7 +57,7 @@ export function showReservation() {
 function seatsOf(job) {
   const asked = page.reservation?.sent_elsewhere ? undefined : page.reservation?.body;
   if (job.seat_ids?.length) return job.seat_ids.join(', ');
-  if (asked && 'section' in asked) return `${asked.quantity} in section ${asked.section}`;
+  if (asked && 'section' in asked) return describeSection(asked);
   if (asked && 'seat_ids' in asked) return asked.seat_ids.join(', ');
   return '';
 }
@@ -69,18 +91,22 @@ export function showJob(job) {
   showExtension(job);
   showLine(job);
   showIf($('[data-action="retry"]'), false);
-  showIf($('[data-action="new"]'), FINAL.has(job.status));
+  // Ended without seats, the form itself is back (reopenForm): nothing to start over.
+  const ended = ENDED_WITHOUT_SEATS.has(job.status);
+  showIf($('[data-action="new"]'), FINAL.has(job.status) && !ended);
   clearInterval(page.countdown);
   if (held) {
     tick();
     page.countdown = window.setInterval(tick, 1000);
   }
   if (job.status !== before) {
-    announce(sentence(job));
+    announce(ended ? `${sentence(job)} You can choose seats again.` : sentence(job));
+    if (ended) reopenForm();
     paintSeats();
     // The seats changed hands (ours now, or someone else's after a rejection): show it.
     if (before) refreshMap();
-    if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
+    if (ended) focusIfLost($('[data-action="reserve"]'));
+    else if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
   }
 }
 

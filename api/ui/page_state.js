@@ -9,6 +9,12 @@
 export const MAX_SEATS = 10;
 /** Statuses after which nothing more happens to a job. */
 export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILED']);
+/**
+ * Final statuses that leave the buyer holding nothing: the form comes back beside the outcome at
+ * once, so the buyer can try other seats without starting over first (a new attempt, under a
+ * new Idempotency-Key). Not FAILED: an operator may replay it, and the page keeps following it.
+ */
+export const ENDED_WITHOUT_SEATS = new Set(['REJECTED', 'CANCELLED', 'EXPIRED']);
 
 /**
  * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
@@ -19,7 +25,9 @@ export const FINAL = new Set(['REJECTED', 'SOLD', 'CANCELLED', 'EXPIRED', 'FAILE
  * A PENDING job's place in line: before the sale's opening only `opens_at` (places are drawn
  * at the start), after it the requests ahead and, once the server knows a rate, an estimate.
  * @typedef {{ahead?: number, estimated_decision_at?: string | null, opens_at?: string}} Queue
- * @typedef {{seat_ids: string[]} | {section: string, quantity: number}} SeatRequest
+ * Seats picked on the map, or `quantity` seats of a section: any (the best first) or, with
+ * `together`, side by side in one row (sent only when true: the API refuses it with seat_ids).
+ * @typedef {{seat_ids: string[]} | {section: string, quantity: number, together?: true}} SeatRequest
  * A reservation as kept in localStorage, written before the POST is sent: the key and the body
  * make a retry (after a reload, a double click or a network error) the same request, which the
  * API answers with the same job. `sent_elsewhere` is the problem's detail when the API named
@@ -60,3 +68,11 @@ export const page = {
   /** @type {Promise<void>} map reads run one after another, never two at once */
   mapQueue: Promise.resolve(),
 };
+
+/**
+ * Whether the buyer may ask for seats now: no reservation runs, or the last one ended without
+ * seats (ENDED_WITHOUT_SEATS), whose outcome stays shown until the next one replaces it.
+ */
+export function formOpen() {
+  return page.reservation === null || ENDED_WITHOUT_SEATS.has(page.job?.status ?? '');
+}

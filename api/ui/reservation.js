@@ -3,7 +3,8 @@
  * A reservation from the click to its final status: stored with its Idempotency-Key before it is
  * sent (so a double click, a retry or a reload never makes a second one), sent until the API
  * answers for it, then followed (long polls while PENDING, reads while HELD) until it is final;
- * bought or released while HELD; forgotten when the buyer starts over.
+ * bought or released while HELD; forgotten when the buyer starts over, or replaced (under a new
+ * key) when the buyer reserves again after it ended without seats.
  */
 
 import { signedOut } from './account.js';
@@ -11,7 +12,7 @@ import { api, config, problem, retryAfter } from './api.js';
 import { $, announce, showIf } from './dom.js';
 import { currentRequest, formError, renderForm } from './form.js';
 import { note, serverTime, showJob, showReservation } from './job_view.js';
-import { FINAL, MAX_SEATS, page } from './page_state.js';
+import { FINAL, MAX_SEATS, formOpen, page } from './page_state.js';
 import { paintSeats, refreshMap } from './seat_map.js';
 import { BUYER_KEY, reservationKey, token } from './storage.js';
 
@@ -81,19 +82,23 @@ function requestBody() {
 }
 
 /**
- * The reserve button. The reservation is stored before it is sent; while one is stored for this
- * event, another click only resumes it, so a double click never makes a second reservation.
+ * The reserve button. The reservation is stored before it is sent; while one runs for this
+ * event, another click only resumes it (same key, same body), so a double click never makes a
+ * second reservation. One that ended without seats (REJECTED, ...) is done with: the click is a
+ * new attempt, with a new key, which the API must not answer with the old job.
  * @param {Event} event
  */
 export function onReserve(event) {
   event.preventDefault();
-  if (page.reservation) {
+  if (!formOpen()) {
     drive();
     return;
   }
   const body = requestBody();
   if (!body) return;
   formError('');
+  // The ended reservation, if any, gives way: its outcome stays shown until the new one's.
+  forget();
   page.reservation = { key: newKey(), body, job_id: null };
   store();
   page.selected.clear();
@@ -297,11 +302,11 @@ export async function settle(action) {
 }
 
 /**
- * Forgets the stored reservation and brings the form back: after a final status ("new
- * reservation"), or with `why` when the request itself was refused.
- * @param {string} [why] shown on the form
+ * Stops the stored reservation's loops and forgets it, here and in localStorage. A loop still
+ * running (a HELD read between polls when the buyer released the seats) sees page.run moved on
+ * and stops without touching what comes next.
  */
-export function startOver(why = '') {
+function forget() {
   page.run += 1;
   page.driving = false;
   page.abort?.abort();
@@ -310,6 +315,15 @@ export function startOver(why = '') {
   store();
   clearInterval(page.countdown);
   note('');
+}
+
+/**
+ * Forgets the stored reservation and brings the form back: after a final status ("new
+ * reservation"), or with `why` when the request itself was refused.
+ * @param {string} [why] shown on the form
+ */
+export function startOver(why = '') {
+  forget();
   showIf($('[data-reservation]'), false);
   showIf($('[data-form]'), true);
   $('[data-seat-map]').classList.remove('locked');

@@ -8,7 +8,7 @@
 import { api, problem } from './api.js';
 import { $, el, message, setIfChanged, showIf } from './dom.js';
 import { formError, renderForm } from './form.js';
-import { MAX_SEATS, page } from './page_state.js';
+import { MAX_SEATS, formOpen, page } from './page_state.js';
 
 /** How often the seat map is read again while the page is visible. */
 const MAP_REFRESH_MS = 2000;
@@ -171,14 +171,14 @@ export function scheduleMap() {
 
 /**
  * Clicks on seats: toggles the selection, refusing taken seats and an 11th one with a reason
- * (the form is closed while a reservation runs).
+ * (the form is closed while a reservation runs, and open again once one ended without seats).
  * @param {Event} event
  */
 export function onSeatClick(event) {
   const button = /** @type {HTMLElement} */ (event.target).closest('button[data-seat-id]');
   if (!(button instanceof HTMLButtonElement)) return;
   moveFocus(button);
-  if (page.reservation) return;
+  if (!formOpen()) return;
   const id = button.dataset.seatId ?? '';
   formError('');
   if (page.selected.has(id)) {

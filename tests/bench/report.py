@@ -23,6 +23,7 @@ for workload in ("uniform", "hot"):
     redis = number(r"([\d.]+) requests per second", read(f"redis-{workload}.txt"))
     claim[workload] = (ours, path, pg, redis)
 
+pairs = {r: json.loads(read(f"claim-seatclaim-{r}.json"))["claims_per_sec"] for r in ("section", "together")}
 real = number(r"Requests/sec:\s+([\d.]+)", read("wrk-real.txt"))
 bare = number(r"Requests/sec:\s+([\d.]+)", read("wrk-bare.txt"))
 non2xx = number(r"Non-2xx or 3xx responses: (\d+)", read("wrk-real.txt"))
@@ -124,6 +125,7 @@ for workload in ("uniform", "hot"):
     lines.append(f"| claim step, {workload} seats: claims/s vs PostgreSQL | {ours:,.0f} | {pg:,.0f} | {ours / pg:.2f}x | >= 2x |")
     lines.append(f"| claim step, {workload} seats: claims/s vs Redis (AOF always) | {ours:,.0f} | {redis:,.0f} | {ours / redis:.2f}x | {'>= 2x' if workload == 'uniform' else '>= 1.5x'} |")
     lines.append(f"| worker path, {workload} seats (receive, decide, acknowledge): claims/s vs PostgreSQL's claim | {path:,.0f} | {pg:,.0f} | {path / pg:.2f}x | for reference |")
+lines.append(f"| claim step, two seats together in one row vs two seats of the section: claims/s | {pairs['together']:,.0f} | {pairs['section']:,.0f} | {pairs['together'] / pairs['section']:.2f}x | for reference |")
 lines += [
     f"| admission: POST req/s vs bare axum 202 | {real:,.0f} | {bare:,.0f} | {real / bare:.0%} | >= 50% |",
     f"| end to end: sustained decisions/s (closed loop, 256 buyers) | {closed['decided_per_sec']:,.0f} | | | >= 10,000 |",

@@ -78,6 +78,12 @@ for workload in uniform hot; do
     redis-cli -p 26379 EVAL "for i = 0, tonumber(ARGV[1]) - 1 do redis.call('SET', 'seat:' .. string.format('%012d', i), 'AVAILABLE') end" 0 "$SEATS" >/dev/null
     redis-benchmark -p 26379 -c 8 -n "$INTENTS" -r "$pool" -q EVAL "$REDIS_SCRIPT" 1 "seat:__rand_int__" job > "$OUT/redis-$workload.txt" 2>&1
 done
+# Seats together: two seats of the section, best first, against two adjacent in one row.
+for requests in section together; do
+    log "claim step: two seats, $requests"
+    "$BIN/seatclaim-bench" claim --intents "$INTENTS" --seats "$SEATS" --requests "$requests" \
+        --timed decision --data-dir "$OUT/claim-$requests" > "$OUT/claim-seatclaim-$requests.json"
+done
 
 # ---- 2. admission -----------------------------------------------------------------------------
 log "admission: the real endpoint"

@@ -1,5 +1,6 @@
-// Expiry: with a 2 s hold the buyer does nothing, and EXPIRED appears on its own.
-import { env, jobStatus, nameBuyer, scenario, seatState, select, assert } from './lib.mjs';
+// Expiry: with a 2 s hold the buyer does nothing, and EXPIRED appears on its own, with the form
+// back beside it.
+import { env, jobStatus, nameBuyer, scenario, seatState, select, assert, until } from './lib.mjs';
 
 const event = env('SEATCLAIM_EVENT');
 
@@ -12,4 +13,6 @@ await scenario('expiry: a hold nobody confirms ends', async ({ open }) => {
   await jobStatus(page, 'EXPIRED');
   await seatState(page, 'A-1-1', 'AVAILABLE');
   assert(await page.locator('[data-action="confirm"]').isHidden(), 'an expired hold still offers to buy');
+  // The hold ended without seats: the form is back at once for another try.
+  await until('the form back after the hold ended', () => page.locator('[data-action="reserve"]').isVisible());
 });

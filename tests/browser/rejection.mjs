@@ -1,5 +1,6 @@
 // A rejection: two buyers pick the same seat; the second to reserve sees REJECTED with the
-// reason, and a map refreshed to show the seat HELD (by the other buyer).
+// reason, and a map refreshed to show the seat HELD (by the other buyer); the form is back beside
+// the rejection at once, so other seats can be picked without starting over first.
 import { jobStatus, nameBuyer, scenario, seatState, select, until, assert, env } from './lib.mjs';
 
 const event = env('SEATCLAIM_EVENT');
@@ -25,6 +26,10 @@ await scenario('rejection: the other buyer was first', async ({ open }) => {
   // All or none: the other seat of the rejected request is still free.
   await seatState(late, 'A-1-2', 'AVAILABLE');
   assert(await late.locator('[data-action="confirm"]').isHidden(), 'a rejected reservation offers to buy');
-  await until('a way to start over', () => late.locator('[data-action="new"]').isVisible());
+  // Nothing to press before trying again: the form is back, the reason still in sight.
+  await until('the form back beside the rejection', () => late.locator('[data-action="reserve"]').isVisible());
+  assert(await late.locator('[data-action="new"]').isHidden(), 'a rejection still asks for "New reservation"');
+  await select(late, ['A-1-2']);
+  assert(await late.locator('[data-job-reason]').isVisible(), 'picking a seat hid the reason');
   console.log(`rejected: ${reason}`);
 });

@@ -1,6 +1,7 @@
 //! The buyer page (`api/ui/`) in a real browser: each scenario is a node script in
 //! `tests/browser/` that drives Debian's Chromium through playwright-core against an app served
-//! on a socket: the whole flow to SOLD, a rejection, a cancel, an expiry, a reload while PENDING
+//! on a socket: the whole flow to SOLD, a rejection, a cancel, an expiry, seats together (a block
+//! ringed on the map, and a new try straight after a rejection), a reload while PENDING
 //! (one reservation, however often the page is reloaded or clicked), a reservation sent before a
 //! sale's opening (the countdown, the line for the opening, the hold after it), keyboard-only
 //! use, a bearer token with authentication on, and signing in with OpenID Connect (authorization
@@ -221,6 +222,72 @@ async fn a_buyer_waits_on_the_waitlist_and_is_served_when_a_seat_comes_free() {
     )
     .await;
     assert_eq!(seats_in(&app.seat_map("wl").await, "HELD"), ["W-1-1"]);
+}
+
+/// Seats together: the page asks for 3 seats together in section A (2 rows of 6) and rings the
+/// block it holds; another buyer's 7 together (more than a row) is REJECTED, and that page
+/// reserves a seat it picks straight after, under a new key, without "New reservation".
+#[tokio::test]
+async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_rejection() {
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    let created = app
+        .create_event(
+            &json!({"event_id": "tg", "name": "Together", "hold_seconds": 300,
+            "sections": [{"section": "A", "rows": 2, "seats_per_row": 6}]}),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    if seatclaim_e2e::test_backend() == seatclaim_shared::config::BackendKind::Aws {
+        // No seats together on DynamoDB yet: the request is refused, so there is no page to test.
+        let body = json!({"buyer_id": "tess", "section": "A", "quantity": 3, "together": true});
+        let refused = app.reserve("tg", "together", &body).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.text()
+        );
+        return;
+    }
+    let printed = run(&app, "together", &[("SEATCLAIM_EVENT", "tg")]).await;
+    let job_id = |name: &str| {
+        printed
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .unwrap_or_else(|| panic!("the script prints {name}"))
+            .to_owned()
+    };
+    let block = app.job(&job_id("TOGETHER_JOB=")).await;
+    assert_eq!(
+        (&block["status"], &block["buyer_id"]),
+        (&json!("HELD"), &json!("tess")),
+        "{block}"
+    );
+    assert_eq!(block["seat_ids"].as_array().unwrap().len(), 3, "{block}");
+    let rejected = app.job(&job_id("REJECTED_JOB=")).await;
+    assert_eq!(
+        (
+            &rejected["status"],
+            &rejected["reason"],
+            &rejected["buyer_id"]
+        ),
+        (
+            &json!("REJECTED"),
+            &json!("no 7 adjacent seats in section A"),
+            &json!("uma")
+        ),
+        "{rejected}"
+    );
+    let single = app.job(&job_id("SINGLE_JOB=")).await;
+    assert_eq!(
+        (&single["status"], &single["buyer_id"]),
+        (&json!("HELD"), &json!("uma")),
+        "{single}"
+    );
+    assert_eq!(single["seat_ids"].as_array().unwrap().len(), 1, "{single}");
+    assert_eq!(seats_in(&app.seat_map("tg").await, "HELD").len(), 4);
 }
 
 /// How long after the event is created its sale opens in the opening scenario: time for a

@@ -175,41 +175,88 @@ struct Block<'a> {
 /// that does. `None` when no row has that many adjacent claimable seats.
 #[must_use]
 pub fn choose_block(claimable: &[&Seat], quantity: usize, best: Best) -> Option<Vec<SeatId>> {
-    let mut rows: BTreeMap<u32, Vec<(i64, &Seat)>> = BTreeMap::new();
+    let mut rows: BTreeMap<u32, Vec<&Seat>> = BTreeMap::new();
     let mut loose: Vec<&Seat> = Vec::new();
     for seat in claimable {
-        match seat.place {
-            Some(Place {
-                row: Some(row),
-                position,
-                ..
-            }) => {
-                rows.entry(row).or_default().push((position, seat));
-            }
-            _ => loose.push(seat),
+        match seat.place.and_then(|p| p.row) {
+            Some(row) => rows.entry(row).or_default().push(seat),
+            None => loose.push(seat),
         }
     }
-    let mut blocks: Vec<Block<'_>> = Vec::new();
-    for (row, seats) in &mut rows {
-        seats.sort_by_key(|(position, _)| *position);
-        blocks.extend(blocks_in_row(*row, seats, quantity, best));
+    let mut search = BlockSearch::new(quantity, best);
+    for seats in rows.values() {
+        if search.row(seats) {
+            break;
+        }
     }
-    let chosen = blocks
-        .iter()
-        .filter(|block| !block.strands)
-        .min_by_key(|block| block.score)
-        .or_else(|| blocks.iter().min_by_key(|block| block.score));
-    if let Some(block) = chosen {
-        return Some(block.seats.iter().map(|(_, s)| s.seat_id.clone()).collect());
+    search.loose(&loose);
+    search.chosen()
+}
+
+/// The search for the best block, fed one row at a time from the front (a store may read rows
+/// lazily): under `"front-center"` a block that strands nothing ends it, since no later row can
+/// beat it; under `"rank"` every row is looked at.
+#[derive(Debug)]
+pub struct BlockSearch {
+    quantity: usize,
+    best: Best,
+    /// The best block that strands nothing, and the best that does, with their scores.
+    clean: Option<((i64, i64, i64), Vec<SeatId>)>,
+    stranding: Option<((i64, i64, i64), Vec<SeatId>)>,
+}
+
+impl BlockSearch {
+    /// A search for `quantity` adjacent seats under `best`.
+    #[must_use]
+    pub const fn new(quantity: usize, best: Best) -> Self {
+        Self {
+            quantity,
+            best,
+            clean: None,
+            stranding: None,
+        }
     }
-    // A seat with no row is a block of one on its own.
-    (quantity == 1)
-        .then(|| {
-            best_first(loose.into_iter())
-                .first()
-                .map(|s| vec![s.seat_id.clone()])
-        })
-        .flatten()
+
+    /// Looks at the claimable seats of the next row (all of one row, any order); `true` once
+    /// no later row can change the choice.
+    pub fn row(&mut self, seats: &[&Seat]) -> bool {
+        let Some(row) = seats.first().and_then(|s| s.place).and_then(|p| p.row) else {
+            return false;
+        };
+        let mut by_position: Vec<(i64, &Seat)> = seats
+            .iter()
+            .filter_map(|s| Some((s.place?.position, *s)))
+            .collect();
+        by_position.sort_by_key(|(position, _)| *position);
+        for block in blocks_in_row(row, &by_position, self.quantity, self.best) {
+            let kept = if block.strands {
+                &mut self.stranding
+            } else {
+                &mut self.clean
+            };
+            if kept.as_ref().is_none_or(|(score, _)| block.score < *score) {
+                let ids = block.seats.iter().map(|(_, s)| s.seat_id.clone()).collect();
+                *kept = Some((block.score, ids));
+            }
+        }
+        self.best == Best::FrontCenter && self.clean.is_some()
+    }
+
+    /// Looks at the claimable seats that have no row: each a block of one on its own.
+    pub fn loose(&mut self, seats: &[&Seat]) {
+        if self.quantity != 1 || self.clean.is_some() || self.stranding.is_some() {
+            return;
+        }
+        if let Some(seat) = best_first(seats.iter().copied()).first() {
+            self.clean = Some(((i64::MAX, 0, 0), vec![seat.seat_id.clone()]));
+        }
+    }
+
+    /// The block chosen: the best that strands nothing, else the best that does.
+    #[must_use]
+    pub fn chosen(self) -> Option<Vec<SeatId>> {
+        self.clean.or(self.stranding).map(|(_, ids)| ids)
+    }
 }
 
 /// Every run of `quantity` consecutive positions in one row (its claimable seats, by position).

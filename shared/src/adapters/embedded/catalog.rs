@@ -38,8 +38,9 @@ impl Catalog for EmbeddedStore {
                 return Ok(EventCreation::AlreadyExists);
             }
             let mut insert = tx.prepare_cached(
-                "INSERT INTO seats (event_id, seat_id, section, position, state, preference, place)
-                     VALUES (?1, ?2, ?3, ?4, 'AVAILABLE', ?5, ?6)",
+                "INSERT INTO seats (event_id, seat_id, section, position, state, preference, place,
+                                    row_order)
+                     VALUES (?1, ?2, ?3, ?4, 'AVAILABLE', ?5, ?6, ?7)",
             )?;
             for (position, (seat_id, section)) in event.seats.iter().enumerate() {
                 let place = event.places.get(position);
@@ -52,6 +53,7 @@ impl Catalog for EmbeddedStore {
                         i64::from(p.preference)
                     }),
                     place.map(to_json).transpose()?,
+                    place.and_then(|p| p.row),
                 ])?;
             }
             Ok(EventCreation::Created(event.seats.len()))

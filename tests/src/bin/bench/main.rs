@@ -52,6 +52,9 @@ enum Command {
         /// Every intent wants one of this many seats (0: any seat, uniformly).
         #[arg(long, default_value_t = 0)]
         hot: u32,
+        /// What each intent asks for.
+        #[arg(long, value_enum, default_value_t = Requests::Exact)]
+        requests: Requests,
         /// Intents per receive and claim transaction.
         #[arg(long, default_value_t = 100)]
         batch: usize,
@@ -88,6 +91,17 @@ enum Command {
     },
 }
 
+/// What each intent of a claim run asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Requests {
+    /// One named seat (of the pool `--hot` sets).
+    Exact,
+    /// Two seats of the section, the best first.
+    Section,
+    /// Two seats together in one row.
+    Together,
+}
+
 /// The part of the claim step a run times.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Timed {
@@ -104,11 +118,12 @@ async fn main() -> anyhow::Result<()> {
             intents,
             seats,
             hot,
+            requests,
             batch,
             timed,
             data_dir,
         } => {
-            let backend = filled(intents, seats, hot, data_dir).await?;
+            let backend = filled(intents, seats, (hot, requests), data_dir).await?;
             let started = Instant::now();
             let tally = match timed {
                 Timed::Decision => decide(&backend, batch).await?,
@@ -119,7 +134,7 @@ async fn main() -> anyhow::Result<()> {
             println!(
                 "{}",
                 json!({"system": "seatclaim-embedded", "timed": format!("{timed:?}").to_lowercase(),
-                       "intents": intents, "seats": pool, "batch": batch, "held": tally.held, "rejected": tally.rejected,
+                       "intents": intents, "seats": pool, "requests": format!("{requests:?}").to_lowercase(), "batch": batch, "held": tally.held, "rejected": tally.rejected,
                        "seconds": seconds, "claims_per_sec": f64::from(intents) / seconds})
             );
             Ok(())
@@ -140,11 +155,12 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-/// A fresh embedded backend with one event and `intents` admitted intents for single seats.
+/// A fresh embedded backend with one event and `intents` admitted intents, each for one seat of
+/// the `hot` pool (all seats if 0) or for two seats of the section.
 async fn filled(
     intents: u32,
     seats: u32,
-    hot: u32,
+    (hot, requests): (u32, Requests),
     data_dir: std::path::PathBuf,
 ) -> anyhow::Result<Arc<Backend>> {
     let backend = Backend::open(&BackendSettings::in_folder(data_dir))
@@ -176,7 +192,13 @@ async fn filled(
             job_id: backend.admissions.new_job_id(&buyer_id, &key),
             event_id: EventId::parse("bench")?,
             buyer_id,
-            request: SeatRequest::exact(&[format!("A-{}-{}", seat / 100 + 1, seat % 100 + 1)])?,
+            request: match requests {
+                Requests::Exact => {
+                    SeatRequest::exact(&[format!("A-{}-{}", seat / 100 + 1, seat % 100 + 1)])?
+                }
+                Requests::Section => SeatRequest::in_section("A", 2)?,
+                Requests::Together => SeatRequest::together_in("A", 2)?,
+            },
             accepted_at: backend.clock.now(),
         };
         let backend = Arc::clone(&backend);
