@@ -69,7 +69,10 @@ async fn a_together_request_holds_the_best_block_or_is_rejected() {
 /// The `detail` of a 422 problem answered as JSON.
 fn assert_problem_json(status: StatusCode, body: &Value) -> String {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    body["detail"].as_str().unwrap().to_owned()
+    let Some(detail) = body["detail"].as_str() else {
+        panic!("a problem without a detail: {body}");
+    };
+    detail.to_owned()
 }
 
 #[tokio::test]
