@@ -8,8 +8,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_shared::app::{self, Limits};
 use seatclaim_shared::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent, SeatRequest,
-    SectionSpec, Seed, digest, shuffle,
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent, SaleOpened,
+    SeatRequest, SectionSpec, Seed, digest, shuffle,
 };
 use seatclaim_shared::ports::{Admission, EventCreation, Message};
 
@@ -65,6 +65,12 @@ async fn admit(f: &Fixture, event: &EventId, buyer: &str, key: &str) -> (Intent,
     let intent = intent(f, event, buyer, &key);
     let admission = f.backend.admissions.admit(&key, &intent).await.unwrap();
     (intent, admission)
+}
+
+/// The event's draw, once made.
+async fn drawn(f: &Fixture, event: &EventId) -> Option<SaleOpened> {
+    let opening = f.backend.catalog.opening(event).await.unwrap();
+    opening.expect("an event with a start").draw
 }
 
 /// Every delivery the queue has now, in the order received.
@@ -123,14 +129,7 @@ pub async fn a_sale_opens_in_the_order_its_seed_draws(f: Fixture) {
         "after the start"
     );
     let received = receive_all(&f).await;
-    let draw = f
-        .backend
-        .catalog
-        .opening(&event)
-        .await
-        .unwrap()
-        .unwrap()
-        .draw;
+    let draw = drawn(&f, &event).await;
     let draw = draw.expect("drawn at the first receive after the start");
     eprintln!("seed {}", draw.seed);
     assert_eq!(draw.shuffled, 6);
@@ -182,14 +181,7 @@ pub async fn arriving_first_buys_no_advantage_at_the_opening(f: Fixture) {
             winners_by_quarter[rank / 250] += 1;
         }
     }
-    let draw = f
-        .backend
-        .catalog
-        .opening(&event)
-        .await
-        .unwrap()
-        .unwrap()
-        .draw;
+    let draw = drawn(&f, &event).await;
     eprintln!(
         "seed {}: winners by quarter of arrival {winners_by_quarter:?}",
         draw.map(|d| d.seed).unwrap_or_default()
