@@ -17,7 +17,8 @@ use seatclaim_shared::{Backend, app};
 
 pub use crate::extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
 pub use crate::openings::{
-    a_sale_opens_in_the_order_its_seed_draws, arriving_first_buys_no_advantage_at_the_opening,
+    a_pre_queued_intent_ages_from_the_opening, a_sale_opens_in_the_order_its_seed_draws,
+    arriving_first_buys_no_advantage_at_the_opening,
 };
 pub use crate::queue_positions::a_pending_jobs_line_is_the_undecided_intents_admitted_before_it;
 pub use crate::races::{
@@ -102,6 +103,7 @@ fn keyed(
         buyer_id,
         request,
         accepted_at: f.backend.clock.now(),
+        opens_at: None,
     }
 }
 
@@ -974,6 +976,7 @@ macro_rules! port_contract {
             a_sections_line_is_served_in_order_and_nobody_passes_it,
             a_sale_opens_in_the_order_its_seed_draws,
             arriving_first_buys_no_advantage_at_the_opening,
+            a_pre_queued_intent_ages_from_the_opening,
             a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
             racing_blocks_fill_a_section_with_adjacent_holds,
         );

@@ -57,6 +57,7 @@ fn intent(f: &Fixture, event: &EventId, buyer: &str, key: &IdempotencyKey) -> In
         buyer_id,
         request: SeatRequest::in_section("O", 1).unwrap(),
         accepted_at: f.backend.clock.now(),
+        opens_at: None,
     }
 }
 
@@ -152,6 +153,41 @@ pub async fn a_sale_opens_in_the_order_its_seed_draws(f: Fixture) {
     assert_eq!(unpublished, [draw]);
     app::relay_once(&f.backend).await.unwrap();
     assert_eq!(f.backend.catalog.unpublished_openings().await.unwrap(), []);
+}
+
+/// An intent admitted an hour before its sale opens is not "request expired" at the opening:
+/// its age counts from the opening, not from its admission.
+pub async fn a_pre_queued_intent_ages_from_the_opening(f: Fixture) {
+    let starts_in = SignedDuration::from_hours(1);
+    let starts = Timestamp::from_second(f.backend.clock.now().as_second()).unwrap() + starts_in;
+    let event = NewEvent::parse(EventSpec {
+        event_id: "early".into(),
+        name: "an early line".into(),
+        sections: Some(vec![SectionSpec {
+            section: "O".into(),
+            rows: 1,
+            seats_per_row: 1,
+            price: None,
+        }]),
+        sale_starts_at: Some(starts.to_string()),
+        ..EventSpec::default()
+    })
+    .unwrap();
+    if let EventCreation::Unsupported(_) = f.backend.catalog.create_event(&event).await.unwrap() {
+        return;
+    }
+    let (intent, _) = admit(&f, &event.event_id, "b1", "k1").await;
+    f.clock
+        .advance(starts.duration_since(f.backend.clock.now()) + SignedDuration::from_secs(1));
+    let batch = f.backend.queue.receive(10, Duration::ZERO).await.unwrap();
+    let limits = Limits::attempts(5);
+    assert!(
+        limits.max_intent_age < starts_in,
+        "the wait is longer than an intent's age"
+    );
+    let outcome = process_batch(&f.backend, batch, limits).await;
+    let job = f.backend.jobs.job(intent.job_id).await.unwrap().unwrap();
+    assert_eq!(job.status, JobStatus::Held, "{outcome:?}");
 }
 
 /// Arriving first buys nothing: 1,000 buyers pre-queued for 250 seats win in the drawn order, so

@@ -72,6 +72,7 @@ fn crowd_intent(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) ->
         buyer_id: racer(n),
         request,
         accepted_at: f.backend.clock.now(),
+        opens_at: None,
     }
 }
 

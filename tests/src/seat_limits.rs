@@ -51,6 +51,7 @@ async fn admitted(f: &Fixture, event: &EventId, buyer: &str, quantity: i64) -> I
         buyer_id,
         request: SeatRequest::in_section("L", quantity).unwrap(),
         accepted_at: f.backend.clock.now(),
+        opens_at: None,
     };
     assert_eq!(
         f.backend.admissions.admit(&key, &intent).await.unwrap(),

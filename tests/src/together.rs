@@ -26,6 +26,7 @@ async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> 
         buyer_id: buyer,
         request,
         accepted_at: f.backend.clock.now(),
+        opens_at: None,
     };
     match f.backend.admissions.admit(&key, &intent).await.unwrap() {
         Admission::Accepted(_) => Some(intent),

@@ -161,6 +161,7 @@ fn intent(event: &EventId, buyer: &str, at: jiff::Timestamp) -> Intent {
         buyer_id,
         request: SeatRequest::in_section("A", 1).unwrap(),
         accepted_at: at,
+        opens_at: None,
     }
 }
 
@@ -370,6 +371,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     let limits = AuditLimits {
         max_pending: SignedDuration::from_mins(5),
         max_outbox_lag: SignedDuration::from_hours(1),
+        opens_at: None,
     };
     let report = audit_event(&backend, &event, limits)
         .await

@@ -66,6 +66,7 @@ async fn admitted(backend: &Backend, buyer: &str) -> Intent {
         buyer_id,
         request: SeatRequest::exact(&["A-1-1".to_owned()]).unwrap(),
         accepted_at: backend.clock.now(),
+        opens_at: None,
     };
     backend.admissions.admit(&key, &intent).await.unwrap();
     intent

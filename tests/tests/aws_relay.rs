@@ -66,6 +66,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
                 buyer_id,
                 request: SeatRequest::in_section("A", 1).unwrap(),
                 accepted_at: backend.clock.now(),
+                opens_at: None,
             }
         })
         .collect();

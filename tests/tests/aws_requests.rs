@@ -83,6 +83,7 @@ async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_te
             buyer_id: BuyerId::parse(&format!("b{n}")).unwrap(),
             request: SeatRequest::exact(&["A-1-1".to_owned()]).unwrap(),
             accepted_at: backend.clock.now(),
+            opens_at: None,
         })
         .collect();
     log.take();

@@ -131,6 +131,7 @@ async fn the_idempotency_records_of_a_version_one_folder_still_decide_retries() 
         buyer_id,
         request: SeatRequest::exact(&["A-1-1".into(), "A-1-2".into()]).unwrap(),
         accepted_at: backend.clock.now(),
+        opens_at: None,
     };
     assert_eq!(
         backend.admissions.admit(&key, &retry).await.unwrap(),
@@ -296,6 +297,7 @@ async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
         buyer_id: BuyerId::parse("payer").unwrap(),
         request: SeatRequest::exact(&["P-1-1".into(), "P-1-2".into()]).unwrap(),
         accepted_at: now,
+        opens_at: None,
     };
     let key = IdempotencyKey::parse("priced-1").unwrap();
     assert!(matches!(

@@ -22,6 +22,7 @@ pub async fn admit(
         buyer_id,
         request,
         accepted_at: backend.clock.now(),
+        opens_at: None,
     };
     let admission = if decide {
         backend.admissions.admit_and_decide(key, &intent).await?

@@ -16,7 +16,8 @@ pub struct AuditReport {
     pub violations: Vec<Violation>,
 }
 
-/// Audits `event_id` now under `limits`; `None` for an unknown event.
+/// Audits `event_id` now under `limits` (the event's own opening, if any, counted in); `None` for
+/// an unknown event.
 pub async fn audit_event(
     backend: &Backend,
     event_id: &EventId,
@@ -27,6 +28,11 @@ pub async fn audit_event(
     };
     let jobs = backend.jobs.of_event(event_id).await?;
     let oldest_unpublished = backend.outbox.oldest_unpublished().await?;
+    let opening = backend.catalog.opening(event_id).await?;
+    let limits = AuditLimits {
+        opens_at: opening.map(|opening| opening.sale_starts_at),
+        ..limits
+    };
     let violations = audit(
         &seats,
         &jobs,

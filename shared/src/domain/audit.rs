@@ -16,6 +16,9 @@ pub struct AuditLimits {
     pub max_pending: SignedDuration,
     /// An event recorded longer ago than this and still unpublished means the relay is stuck.
     pub max_outbox_lag: SignedDuration,
+    /// When the event's sale opens, if it announced a start: a job pending before then waits for
+    /// the opening, and counts as pending only from it.
+    pub opens_at: Option<Timestamp>,
 }
 
 /// One broken invariant, in words an operator can act on.
@@ -118,7 +121,10 @@ pub fn audit(
     check_owned_seats(seats, &owners, &mut violations);
     check_seat_jobs(seats, jobs, now, &mut violations);
     for job in jobs.iter().filter(|job| job.status == JobStatus::Pending) {
-        let pending_for = now.duration_since(job.accepted_at);
+        let since = limits
+            .opens_at
+            .map_or(job.accepted_at, |opens| opens.max(job.accepted_at));
+        let pending_for = now.duration_since(since);
         if pending_for > limits.max_pending {
             violations.push(Violation::PendingTooLong {
                 job: job.job_id,

@@ -131,14 +131,22 @@ pub struct Intent {
     pub request: SeatRequest,
     /// When admission accepted it; lets operators see queueing delay.
     pub accepted_at: Timestamp,
+    /// When its sale opens, for an intent admitted before it (it waits in the pre-queue till
+    /// then); absent otherwise, and in older messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opens_at: Option<Timestamp>,
 }
 
 impl Intent {
     /// Whether the intent is too old to claim seats for: after a long outage or a late replay the
-    /// buyer has stopped waiting, so it is rejected ("request expired") rather than held.
+    /// buyer has stopped waiting, so it is rejected ("request expired") rather than held. Its
+    /// age counts from its admission, or from its sale's opening if it waited for that.
     #[must_use]
     pub fn is_stale(&self, now: Timestamp, max_age: jiff::SignedDuration) -> bool {
-        now.duration_since(self.accepted_at) > max_age
+        let since = self
+            .opens_at
+            .map_or(self.accepted_at, |opens| opens.max(self.accepted_at));
+        now.duration_since(since) > max_age
     }
 }
 
@@ -154,11 +162,19 @@ mod tests {
             buyer_id: BuyerId::parse("b1").unwrap(),
             request: SeatRequest::in_section("A", 1).unwrap(),
             accepted_at: Timestamp::UNIX_EPOCH,
+            opens_at: None,
         };
         let max_age = jiff::SignedDuration::from_secs(60);
         let at = |secs| Timestamp::from_second(secs).unwrap();
         assert!(!intent.is_stale(at(60), max_age));
         assert!(intent.is_stale(at(61), max_age));
+        // Admitted before its sale opened at 100: it has waited only since then.
+        let waiting = Intent {
+            opens_at: Some(at(100)),
+            ..intent
+        };
+        assert!(!waiting.is_stale(at(160), max_age));
+        assert!(waiting.is_stale(at(161), max_age));
     }
 
     #[test]
@@ -207,6 +223,7 @@ mod tests {
             buyer_id: BuyerId::parse("b1").unwrap(),
             request: SeatRequest::in_section("A", 2).unwrap(),
             accepted_at: Timestamp::UNIX_EPOCH,
+            opens_at: None,
         };
         let text = serde_json::to_string(&intent).unwrap();
         assert_eq!(serde_json::from_str::<Intent>(&text).unwrap(), intent);

@@ -278,6 +278,7 @@ pub(super) fn check_audit(state: &State, now: Timestamp) -> Result<(), String> {
     let lax = AuditLimits {
         max_pending: SignedDuration::from_hours(1_000),
         max_outbox_lag: SignedDuration::from_hours(1_000),
+        opens_at: None,
     };
     let jobs: Vec<Job> = state.jobs().cloned().collect();
     for (_, seats, _) in state.events() {

@@ -43,6 +43,7 @@ pub(super) async fn run(backend: &Backend, args: AuditArgs) -> anyhow::Result<Ex
         let limits = AuditLimits {
             max_pending: args.max_pending,
             max_outbox_lag: args.max_outbox_lag,
+            opens_at: None,
         };
         let Some(report) = audit_event(backend, &event_id, limits).await? else {
             bail!("no event {event_id}");

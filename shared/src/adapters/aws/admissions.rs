@@ -93,6 +93,7 @@ impl DynamoStore {
                 buyer_id: job.buyer_id,
                 request: job.request,
                 accepted_at: job.accepted_at,
+                opens_at: None,
             };
             self.queue.send(&[intent]).await?;
         }

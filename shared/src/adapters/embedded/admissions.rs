@@ -95,7 +95,12 @@ fn admit_one(
     };
     let pending = Job::pending(intent);
     if waits_for_opening(tx, &intent.event_id, now)? {
-        if let Some(queued) = park(tx, intent)? {
+        // It waits for the opening: its age counts from then.
+        let waiting = Intent {
+            opens_at: event_terms.opens_at,
+            ..intent.clone()
+        };
+        if let Some(queued) = park(tx, &waiting)? {
             return Ok(Admission::AlreadyQueued(queued));
         }
         insert_job(tx, &pending, &admitted)?;

@@ -204,6 +204,7 @@ mod tests {
             buyer_id: BuyerId::parse("b1").expect("id"),
             request: SeatRequest::exact(&["A-1-1".to_owned()]).expect("request"),
             accepted_at: SystemClock.now(),
+            opens_at: None,
         };
         let key = IdempotencyKey::parse("k1").expect("key");
         api.admit(&key, &intent).await.expect("admit");

@@ -202,6 +202,7 @@ mod tests {
                 together: false,
             },
             accepted_at: jiff::Timestamp::UNIX_EPOCH,
+            opens_at: None,
         };
         let job = crate::domain::Job::pending(&intent);
         ReservationEvent::of(&job, jiff::Timestamp::UNIX_EPOCH)

@@ -40,7 +40,12 @@ impl Admissions for MemoryStore {
             )));
         }
         if state.waits_for_opening(&intent.event_id, now) {
-            if let Some(queued) = state.park(intent, body) {
+            // It waits for the opening: its age counts from then.
+            let waiting = Intent {
+                opens_at: state.opens_at(&intent.event_id),
+                ..intent.clone()
+            };
+            if let Some(queued) = state.park(intent, encode_intent(&waiting)?) {
                 return Ok(Admission::AlreadyQueued(queued));
             }
             state.keys.insert(record, key_record(intent));

@@ -4,6 +4,7 @@ use crate::domain::{BuyerId, EventId, SeatRequest, Section};
 const LIMITS: AuditLimits = AuditLimits {
     max_pending: SignedDuration::from_secs(60),
     max_outbox_lag: SignedDuration::from_secs(60),
+    opens_at: None,
 };
 
 fn at(secs: i64) -> Timestamp {
@@ -129,6 +130,14 @@ fn long_pending_jobs_and_a_stuck_outbox_are_reported() {
     let found = audit(&[], &[pending], Some(at(0)), at(61), LIMITS);
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(audit(&[], &[], Some(at(0)), at(60), LIMITS), []);
+    // A job waiting for its sale's opening at 30 is pending only from then.
+    let opening = AuditLimits {
+        opens_at: Some(at(30)),
+        ..LIMITS
+    };
+    let waiting = job(JobStatus::Pending, &[], 0);
+    assert_eq!(audit(&[], &[waiting.clone()], None, at(90), opening), []);
+    assert_eq!(audit(&[], &[waiting], None, at(91), opening).len(), 1);
 }
 
 #[test]

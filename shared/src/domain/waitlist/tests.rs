@@ -43,6 +43,7 @@ fn waiting(buyer: &str, quantity: i64) -> Job {
         buyer_id: BuyerId::parse(buyer).unwrap(),
         request: SeatRequest::in_section("A", quantity).unwrap(),
         accepted_at: at(0),
+        opens_at: None,
     };
     Job::pending(&intent).join_waitlist(at(0)).unwrap().job
 }

@@ -200,6 +200,7 @@ async fn filled(
                 Requests::Together => SeatRequest::together_in("A", 2)?,
             },
             accepted_at: backend.clock.now(),
+            opens_at: None,
         };
         let backend = Arc::clone(&backend);
         admitting.spawn(async move { backend.admissions.admit(&key, &intent).await });

@@ -138,6 +138,7 @@ pub fn intents(
                 buyer_id,
                 request,
                 accepted_at: at,
+                opens_at: None,
             }
         })
         .collect()
