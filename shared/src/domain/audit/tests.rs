@@ -136,7 +136,10 @@ fn long_pending_jobs_and_a_stuck_outbox_are_reported() {
         ..LIMITS
     };
     let waiting = job(JobStatus::Pending, &[], 0);
-    assert_eq!(audit(&[], &[waiting.clone()], None, at(90), opening), []);
+    assert_eq!(
+        audit(&[], std::slice::from_ref(&waiting), None, at(90), opening),
+        []
+    );
     assert_eq!(audit(&[], &[waiting], None, at(91), opening).len(), 1);
 }
 
