@@ -94,7 +94,9 @@ fn admit_one(
         at: now,
     };
     let pending = Job::pending(intent);
-    if waits_for_opening(tx, &intent.event_id, now)? {
+    // Only an event that announced a start has an opening to look up.
+    let opens = event_terms.opens_at.is_some();
+    if opens && waits_for_opening(tx, &intent.event_id, now)? {
         // It waits for the opening: its age counts from then.
         let waiting = Intent {
             opens_at: event_terms.opens_at,
@@ -106,7 +108,7 @@ fn admit_one(
         insert_job(tx, &pending, &admitted)?;
         return Ok(Admission::Prequeued(intent.job_id));
     }
-    if decide && is_empty(tx)? && !opening_undrawn(tx, &intent.event_id)? {
+    if decide && is_empty(tx)? && !(opens && opening_undrawn(tx, &intent.event_id)?) {
         let mut known = HashMap::from([(intent.event_id.clone(), event_terms)]);
         let transition = decide_pending(tx, &mut known, &pending, intent, now)?;
         insert_decided(tx, &transition, &admitted)?;
