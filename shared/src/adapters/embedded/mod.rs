@@ -6,6 +6,7 @@
 
 mod admissions;
 mod backup;
+mod candidates;
 mod catalog;
 mod db;
 mod dead_letter_queue;
