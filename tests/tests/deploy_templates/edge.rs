@@ -431,18 +431,7 @@ pub(crate) fn the_load_balancer_logs_its_requests_to_the_stacks_bucket() {
         Some("AES256"),
         "ALB log delivery supports SSE-S3 only"
     );
-    for setting in [
-        "BlockPublicAcls",
-        "BlockPublicPolicy",
-        "IgnorePublicAcls",
-        "RestrictPublicBuckets",
-    ] {
-        assert_eq!(
-            properties["PublicAccessBlockConfiguration"][setting].as_bool(),
-            Some(true),
-            "{setting}"
-        );
-    }
+    assert_blocks_public_access(properties, "the log bucket");
     let expiring: Vec<Option<&str>> = sequence(&properties["LifecycleConfiguration"]["Rules"])
         .iter()
         .filter(|rule| rule["Status"].as_str() == Some("Enabled"))

@@ -225,6 +225,22 @@ fn depends_on(resource: &Value) -> Vec<&str> {
 }
 
 mod capacity;
+/// Asserts that a bucket's properties block every kind of public access.
+fn assert_blocks_public_access(properties: &Value, bucket: &str) {
+    for setting in [
+        "BlockPublicAcls",
+        "BlockPublicPolicy",
+        "IgnorePublicAcls",
+        "RestrictPublicBuckets",
+    ] {
+        assert_eq!(
+            properties["PublicAccessBlockConfiguration"][setting].as_bool(),
+            Some(true),
+            "{bucket}: {setting}"
+        );
+    }
+}
+
 mod conditions;
 mod edge;
 mod events;

@@ -189,18 +189,7 @@ pub(crate) fn the_page_is_served_from_its_bucket_through_an_origin_access_contro
 
     // The bucket is private and encrypted.
     let properties = &deployed[bucket.as_str()]["Properties"];
-    for setting in [
-        "BlockPublicAcls",
-        "BlockPublicPolicy",
-        "IgnorePublicAcls",
-        "RestrictPublicBuckets",
-    ] {
-        assert_eq!(
-            properties["PublicAccessBlockConfiguration"][setting].as_bool(),
-            Some(true),
-            "{bucket}: {setting}"
-        );
-    }
+    assert_blocks_public_access(properties, &bucket);
     assert_eq!(
         sequence(&properties["BucketEncryption"]["ServerSideEncryptionConfiguration"])[0]
             ["ServerSideEncryptionByDefault"]["SSEAlgorithm"]
