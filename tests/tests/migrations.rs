@@ -1,6 +1,7 @@
 //! An upgrade never loses data: a data folder written by the 407513e binaries (schema version 1,
 //! the last build without migrations; `tests/fixtures/v1/make.sh` says how it was made) opens
-//! with this build, every record in it reads back, and the intents it left queued are decided.
+//! with this build, every record in it reads back, and the intents it left queued are decided;
+//! its events open at once (no `sale_starts_at`) and choose seats in the organiser's order.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
@@ -366,4 +367,67 @@ async fn an_older_folder_gains_no_extension_or_waitlist_and_its_queued_intents_s
     }
     aheads.sort_unstable();
     assert_eq!(aheads, [0, 1]);
+}
+
+#[tokio::test]
+async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_organisers_order() {
+    let dir = copy_of_fixture();
+    let backend = open(dir.path(), Timestamp::now()).await;
+    let e1 = EventId::parse("e1").unwrap();
+    let events = backend.catalog.events().await.unwrap();
+    assert!(
+        events.iter().all(|e| e.sale_starts_at.is_none()),
+        "{events:?}"
+    );
+    assert_eq!(backend.catalog.opening(&e1).await.unwrap(), None);
+    let seats = backend.catalog.seat_map(&e1).await.unwrap().unwrap();
+    assert!(
+        seats.iter().all(|seat| seat.place.is_none()),
+        "no places before version 11"
+    );
+
+    // A section request takes the first free seats of the section as the organiser listed them,
+    // as before; a block finds no adjacent seats among seats without places.
+    let free = seats
+        .iter()
+        .find(|seat| seat.state == seatclaim_shared::domain::SeatState::Available)
+        .expect("the fixture left a seat free");
+    let section = free.section.as_str().to_owned();
+    let intent_for = |key: &str, request: SeatRequest| {
+        let buyer = BuyerId::parse("upgraded").unwrap();
+        let key = IdempotencyKey::parse(key).unwrap();
+        Intent {
+            job_id: backend.admissions.new_job_id(&buyer, &key),
+            event_id: e1.clone(),
+            buyer_id: buyer,
+            request,
+            accepted_at: backend.clock.now(),
+            opens_at: None,
+        }
+    };
+    let intent = intent_for("k-upgrade", SeatRequest::in_section(&section, 1).unwrap());
+    let key = IdempotencyKey::parse("k-upgrade").unwrap();
+    assert!(matches!(
+        backend.admissions.admit(&key, &intent).await.unwrap(),
+        Admission::Accepted(_) | Admission::Decided(_)
+    ));
+    assert_eq!(
+        backend
+            .jobs
+            .line(&backend.jobs.job(intent.job_id).await.unwrap().unwrap())
+            .await
+            .unwrap()
+            .opens_at,
+        None
+    );
+    let decided =
+        seatclaim_shared::app::claim(&backend, std::slice::from_ref(&intent), backend.clock.now())
+            .await
+            .unwrap();
+    let job = backend.jobs.job(intent.job_id).await.unwrap().unwrap();
+    assert_eq!(
+        job.seat_ids,
+        std::slice::from_ref(&free.seat_id),
+        "{decided:?}"
+    );
 }
