@@ -54,6 +54,19 @@ impl SeatRequest {
 
     /// Checks an any-in-section request: a valid section and a quantity of 1 to 10.
     pub fn in_section(section: &str, quantity: i64) -> Result<Self, ValidationError> {
+        Self::section_request(section, quantity, false)
+    }
+
+    /// [`SeatRequest::in_section`], for seats adjacent in one row.
+    pub fn together_in(section: &str, quantity: i64) -> Result<Self, ValidationError> {
+        Self::section_request(section, quantity, true)
+    }
+
+    fn section_request(
+        section: &str,
+        quantity: i64,
+        together: bool,
+    ) -> Result<Self, ValidationError> {
         let section = Section::parse(section)?;
         let quantity = u8::try_from(quantity)
             .ok()
@@ -67,22 +80,8 @@ impl SeatRequest {
         Ok(Self::Section {
             section,
             quantity,
-            together: false,
+            together,
         })
-    }
-
-    /// [`SeatRequest::in_section`], for seats adjacent in one row.
-    pub fn together_in(section: &str, quantity: i64) -> Result<Self, ValidationError> {
-        match Self::in_section(section, quantity)? {
-            Self::Section {
-                section, quantity, ..
-            } => Ok(Self::Section {
-                section,
-                quantity,
-                together: true,
-            }),
-            exact => Ok(exact),
-        }
     }
 
     /// How many seats the request wants.
