@@ -4,8 +4,7 @@
 //! place may be given up; an admin closes the waitlist.
 
 use axum::http::{Method, StatusCode};
-use seatclaim_e2e::{TestApp, assert_problem, eventually, test_backend};
-use seatclaim_shared::config::BackendKind;
+use seatclaim_e2e::{TestApp, eventually};
 use serde_json::{Value, json};
 
 use super::DECIDED_WITHIN;
@@ -39,15 +38,6 @@ async fn a_sections_line_is_served_in_order_and_closes() {
         .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
             "sections": [{"section": "W", "rows": 1, "seats_per_row": 3}]}))
         .await;
-    if test_backend() == BackendKind::Aws {
-        // Not built on DynamoDB yet: refused, never silently created without one.
-        let problem = assert_problem(&created, StatusCode::UNPROCESSABLE_ENTITY);
-        assert!(
-            problem["detail"].as_str().unwrap().starts_with("waitlist"),
-            "{problem}"
-        );
-        return;
-    }
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
     assert_eq!(listed_waitlist(&app).await, true);
 
@@ -141,9 +131,6 @@ async fn a_sections_line_is_served_in_order_and_closes() {
 
 #[tokio::test]
 async fn an_operator_closes_a_waitlist_with_seatclaimctl() {
-    if test_backend() == BackendKind::Aws {
-        return; // no waitlist events there yet (see above)
-    }
     let app = TestApp::spawn().await;
     let created = app
         .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,

@@ -21,6 +21,17 @@ const READY: &str = "READY";
 /// The event item's per-buyer seat limit, absent when the event has none.
 const LIMIT: &str = "max_seats_per_buyer";
 
+/// The event item's waitlist (`open` or `closed`), absent when the event has none.
+pub(super) const WAITLIST: &str = "waitlist";
+
+/// The waitlist an event item names; an item without one (every event before waitlists) has
+/// none.
+fn waitlist_of(item: &super::item::Item) -> Waitlist {
+    opt_s(item, WAITLIST)
+        .and_then(Waitlist::parse)
+        .unwrap_or_default()
+}
+
 impl DynamoStore {
     /// The event's hold and sections, from the cache or the table; `None` unless the event is READY.
     pub(super) async fn event_meta(
@@ -70,6 +81,7 @@ impl DynamoStore {
             seat_limit,
             prices: Arc::new(decode_prices(opt_s(item, "prices"))?),
             extension: decode_extension(opt_s(item, "extension"))?,
+            waitlist: waitlist_of(item),
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -78,6 +90,36 @@ impl DynamoStore {
         self.events
             .insert(event_id.clone(), meta.clone(), self.clock.now())?;
         Ok(Some(meta))
+    }
+
+    /// The events whose waitlist is open, from a paginated scan of the events table (a few
+    /// items per event): the sweeper's list of lines to serve.
+    pub(super) async fn events_with_open_waitlists(&self) -> Result<Vec<EventId>, BackendError> {
+        let items = all_pages(|start| async {
+            let page = self
+                .db
+                .scan()
+                .table_name(&self.names.events_table)
+                .filter_expression("#waitlist = :open AND #status = :ready")
+                .expression_attribute_names("#waitlist", WAITLIST)
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":open", s(Waitlist::Open.as_str()))
+                .expression_attribute_values(":ready", s(READY))
+                .projection_expression("event_id")
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify("Scan events with waitlists", e))?;
+            Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
+        })
+        .await?;
+        items
+            .iter()
+            .map(|item| {
+                EventId::parse(get_s(item, "event_id")?)
+                    .map_err(|e| BackendError::permanent(e.to_string()))
+            })
+            .collect()
     }
 
     /// Every seat id of an event, from a read of the ids alone (an event's seats are all
@@ -105,12 +147,6 @@ impl Catalog for DynamoStore {
     /// item flips to READY: readers ignore an event until it is READY, so a half-created event
     /// is never visible. An event left CREATING by a crash keeps its id taken (409).
     async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
-        if event.waitlist.is_open() {
-            return Ok(EventCreation::Unsupported(ValidationError::new(
-                "waitlist",
-                "is not built on the AWS backend yet (the embedded backend keeps waitlists)",
-            )));
-        }
         if event.sale_starts_at.is_some() {
             return Ok(EventCreation::Unsupported(ValidationError::new(
                 "sale_starts_at",
@@ -151,6 +187,9 @@ impl Catalog for DynamoStore {
         }
         if let Some(extension) = encode_extension(event.extension)? {
             put = put.item("extension", s(extension));
+        }
+        if event.waitlist != Waitlist::None {
+            put = put.item(WAITLIST, s(event.waitlist.as_str()));
         }
         if let Some(prices) = encode_prices(&event.prices)? {
             put = put.item("prices", s(prices));
@@ -208,7 +247,7 @@ impl Catalog for DynamoStore {
                 .expression_attribute_names("#status", "status")
                 .expression_attribute_values(":ready", s(READY))
                 .projection_expression(
-                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension",
+                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension, waitlist",
                 )
                 .expression_attribute_names("#name", "name")
                 .set_exclusive_start_key(start)
@@ -228,7 +267,7 @@ impl Catalog for DynamoStore {
                     opt_n(item, LIMIT)?,
                     opt_s(item, "prices"),
                     opt_s(item, "extension"),
-                    Waitlist::None,
+                    waitlist_of(item),
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;

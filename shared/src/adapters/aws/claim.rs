@@ -14,7 +14,7 @@ use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
-    ReservationEvent, SaleTerms, SeatId, SeatRequest, Waitlist,
+    ReservationEvent, SaleTerms, SeatId, SeatRequest,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
@@ -98,7 +98,7 @@ impl DynamoStore {
         claimed.into_iter().map(|(_, result)| result).collect()
     }
 
-    fn hold_write(
+    pub(super) fn hold_write(
         &self,
         job: &Job,
         seat: &SeatId,
@@ -130,16 +130,7 @@ impl DynamoStore {
         let meta = self.event_meta(&intent.event_id).await?.ok_or_else(|| {
             BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
         })?;
-        let terms = SaleTerms {
-            hold: SignedDuration::from_millis(meta.hold_ms),
-            limit: meta.seat_limit,
-            prices: meta.prices,
-            extension: meta.extension,
-            // Events on DynamoDB are created without a waitlist (`catalog.rs`).
-            waitlist: Waitlist::None,
-            opens_at: None,
-            best: crate::domain::Best::FrontCenter,
-        };
+        let terms = meta.terms();
         let ceiling = match terms.ceiling(intent) {
             Ok(ceiling) => ceiling,
             Err(reason) => return self.reject(&job, &reason, now).await,
@@ -178,7 +169,9 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let hold = match terms.decide_freely(&intent.request, &candidates, now) {
+            let lined = self.lined_sections(intent, &terms, &candidates).await?;
+            let decided = terms.decide(&intent.request, &candidates, now, |s| lined.contains(s));
+            let hold = match decided {
                 ClaimDecision::Hold {
                     seat_ids,
                     until,
@@ -192,7 +185,7 @@ impl DynamoStore {
                     return self.reject(job, &reason, now).await.map(Attempt::decided);
                 }
                 ClaimDecision::Waitlist => {
-                    return Err(BackendError::permanent("no waitlist on DynamoDB"));
+                    return self.wait_in_line(job, now).await.map(Attempt::decided);
                 }
             };
             match self.hold_seats(job, hold, now, ceiling).await? {
@@ -281,7 +274,7 @@ impl DynamoStore {
     /// record first. It waits rather than failing: a failure would spend one of the intent's
     /// attempts, and an intent whose attempts ran out on a decided job would be dead-lettered
     /// with its rejection never published.
-    async fn already_decided(
+    pub(super) async fn already_decided(
         &self,
         job_id: JobId,
         now: Timestamp,

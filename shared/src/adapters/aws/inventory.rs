@@ -1,5 +1,5 @@
 //! The inventory port on DynamoDB: the claim (`claim.rs`), settlements (`settle.rs`) and the
-//! sweeper's expiry of lapsed holds.
+//! sweeper's expiry of lapsed holds, after which it serves the waitlists (`serve.rs`).
 
 use async_trait::async_trait;
 use futures_util::{StreamExt, TryStreamExt};
@@ -10,7 +10,9 @@ use super::error::classify;
 use super::item::{get_s, n, s};
 use super::keys::held_shard_key;
 use super::names::HELD_JOBS_INDEX;
-use crate::domain::{EventId, Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent};
+use crate::domain::{
+    EventId, Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent, Waitlist,
+};
 use crate::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
 
 /// `held-by-deadline` shards the sweeper reads at once.
@@ -83,10 +85,14 @@ impl Inventory for DynamoStore {
         self.settle_job(job_id, action, payment).await
     }
 
-    /// No DynamoDB event has a waitlist to close (they are created without one): the event is
-    /// answered for as it is.
     async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
-        Ok(self.event_meta(event_id).await?.map(|_| 0))
+        let Some(meta) = self.event_meta(event_id).await? else {
+            return Ok(None);
+        };
+        if meta.waitlist == Waitlist::None {
+            return Ok(Some(0));
+        }
+        self.close_lines(event_id, &meta.sections).await.map(Some)
     }
 
     async fn release_lapsed_holds(
@@ -105,9 +111,11 @@ impl Inventory for DynamoStore {
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()
             .await?;
-        Ok(settled
+        let expired = settled
             .iter()
             .filter(|s| matches!(s, Settled::Done(job) if job.status == JobStatus::Expired))
-            .count())
+            .count();
+        self.serve_open_lines().await?;
+        Ok(expired)
     }
 }

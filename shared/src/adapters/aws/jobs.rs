@@ -186,9 +186,8 @@ impl Jobs for DynamoStore {
         self.line_of(job).await
     }
 
-    /// No job waits in line on DynamoDB: its events are created without a waitlist.
-    async fn waitlist_position(&self, _job: &Job) -> Result<Option<u64>, BackendError> {
-        Ok(None)
+    async fn waitlist_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        self.line_position(job).await
     }
 
     async fn close(

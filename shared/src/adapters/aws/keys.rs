@@ -15,6 +15,9 @@ pub(super) const FREE_SHARD_SEATS: usize = 1_000;
 /// Shards of the outbox's `unpublished` index, each leased by one relay at a time. Fixed: a
 /// job's events always land in one shard, which keeps them in order.
 pub(super) const OUTBOX_SHARDS: u32 = 256;
+/// Shards of a section's waitlist (`waitlist.rs`): a line's joins spread over this many
+/// partitions of the outbox table, and whether a line exists is read from all of them.
+pub(super) const LINE_SHARDS: u32 = 8;
 /// The default number of `held-by-deadline` shards (`SEATCLAIM_HELD_SHARDS`).
 pub const DEFAULT_HELD_SHARDS: u32 = 128;
 
@@ -80,6 +83,16 @@ pub(super) fn held_shard(job_id: JobId, shards: u32) -> String {
 /// The `held-by-deadline` key of shard `shard`.
 pub(super) fn held_shard_key(shard: u32) -> String {
     format!("held#{shard}")
+}
+
+/// The outbox-table partition of shard `shard` of a section's waitlist.
+pub(super) fn line_key(event_id: &EventId, section: &str, shard: u32) -> String {
+    format!("line#{event_id}#{section}#{shard}")
+}
+
+/// The waitlist shard a job's place in line lands in.
+pub(super) fn line_shard(job_id: JobId) -> u32 {
+    u32::try_from(shard_of(job_id, LINE_SHARDS)).unwrap_or(0)
 }
 
 /// The `unpublished` shard of a job's events.

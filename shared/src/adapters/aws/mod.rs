@@ -33,8 +33,10 @@ mod seat_counts;
 mod seat_items;
 mod seat_reads;
 mod send_batcher;
+mod serve;
 mod settings;
 mod settle;
+mod waitlist;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
@@ -51,13 +53,16 @@ pub use names::{
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use settings::AwsSettings;
 
-use crate::domain::{HoldExtension, Prices, SeatId, SeatLimit};
+use jiff::SignedDuration;
+
+use crate::domain::{Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, Waitlist};
 use crate::ports::Backend;
 use crate::ports::{BackendError, Clock};
 use event_bus::EventBus;
 use queue::SqsQueue;
 
-/// What the store remembers of an event: events never change once created, so this is cached.
+/// What the store remembers of an event: events never change once created (but for the
+/// waitlist's closing), so this is cached.
 #[derive(Debug, Clone)]
 struct EventMeta {
     hold_ms: i64,
@@ -67,6 +72,10 @@ struct EventMeta {
     prices: Arc<Prices>,
     /// How its holds may be extended.
     extension: HoldExtension,
+    /// Whether its section requests wait in line (`waitlist.rs`); the one field that changes,
+    /// when an operator closes the waitlist, which a process that cached it learns from the
+    /// line's own closed marker.
+    waitlist: Waitlist,
     sections: Vec<String>,
     /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
     free_shards: HashMap<String, u32>,
@@ -76,6 +85,22 @@ struct EventMeta {
     /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
     /// first exact-seat admission only: claims and the seat map never need it.
     seat_ids: Arc<tokio::sync::OnceCell<HashSet<SeatId>>>,
+}
+
+impl EventMeta {
+    /// The terms the event's claims are decided under.
+    fn terms(&self) -> SaleTerms {
+        SaleTerms {
+            hold: SignedDuration::from_millis(self.hold_ms),
+            limit: self.seat_limit,
+            prices: Arc::clone(&self.prices),
+            extension: self.extension,
+            waitlist: self.waitlist,
+            // Events on DynamoDB are created without an announced start (`catalog.rs`).
+            opens_at: None,
+            best: Best::FrontCenter,
+        }
+    }
 }
 
 /// The DynamoDB-backed ports.

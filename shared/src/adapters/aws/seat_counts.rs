@@ -127,8 +127,10 @@ impl DynamoStore {
                 lapsed.push(job_id);
             }
         }
+        // Not served to a waitlist here (a claim or a serving is under way): the sweeper's
+        // pass serves the seats.
         for job_id in &lapsed {
-            self.settle_job(*job_id, JobAction::Expire, None).await?;
+            self.settle_write(*job_id, JobAction::Expire, None).await?;
         }
         let seats = opt_n(item, SEATS)?;
         let has_room = ceiling.is_none_or(|ceiling| seats.is_none_or(|n| n <= i64::from(ceiling)));

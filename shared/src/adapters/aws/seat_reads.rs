@@ -9,14 +9,14 @@ use super::item::{Item, get_s, s};
 use super::keys::{free_key, seat_key};
 use super::names::FREE_SEATS_INDEX;
 use super::seat_items::seat_from_item;
-use crate::domain::{Intent, Seat, SeatId, SeatRequest, SeatState};
+use crate::domain::{EventId, Intent, Seat, SeatId, SeatRequest, SeatState};
 use crate::ports::BackendError;
 
 impl DynamoStore {
     /// Reads seats with strongly consistent reads, in the order asked.
     pub(super) async fn read_seats(
         &self,
-        job_event: &crate::domain::EventId,
+        job_event: &EventId,
         ids: &[SeatId],
     ) -> Result<Vec<Seat>, BackendError> {
         if ids.is_empty() {
@@ -60,14 +60,14 @@ impl DynamoStore {
     /// concurrent claims can each pick different ones. A large section's free list is sharded:
     /// the read starts at a random shard and moves on until it has enough, so an empty result
     /// means every shard was empty. Eventually consistent: the conditional write is the authority.
-    async fn free_seats(
+    pub(super) async fn free_seats(
         &self,
-        intent: &Intent,
+        event_id: &EventId,
         section: &str,
         quantity: u8,
     ) -> Result<Vec<Seat>, BackendError> {
         let shards = self
-            .event_meta(&intent.event_id)
+            .event_meta(event_id)
             .await?
             .and_then(|meta| meta.free_shards.get(section).copied())
             .unwrap_or(1)
@@ -75,7 +75,7 @@ impl DynamoStore {
         let first = fastrand::u32(..shards);
         let mut seats = Vec::new();
         for step in 0..shards {
-            let key = free_key(&intent.event_id, section, (first + step) % shards, shards);
+            let key = free_key(event_id, section, (first + step) % shards, shards);
             seats.extend(self.free_page(key, section, quantity).await?);
             if seats.len() >= usize::from(quantity) {
                 break;
@@ -124,7 +124,10 @@ impl DynamoStore {
             SeatRequest::Seats(ids) => self.read_seats(&intent.event_id, ids).await,
             SeatRequest::Section {
                 section, quantity, ..
-            } => self.free_seats(intent, section.as_str(), *quantity).await,
+            } => {
+                self.free_seats(&intent.event_id, section.as_str(), *quantity)
+                    .await
+            }
         }
     }
 }

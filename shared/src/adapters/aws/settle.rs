@@ -1,5 +1,7 @@
 //! Settling (or extending) a hold on DynamoDB: the seat writes conditioned on this job's hold, and the job's
 //! transition, in one transaction; a race with another writer decides again on fresh state.
+//! Seats given back (or a place in line given up) on an event with a waitlist are served to the
+//! line right after the commit (`serve.rs`).
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -7,8 +9,8 @@ use super::DynamoStore;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
-    HoldExtension, Job, JobAction, JobConflict, JobId, Payment, Seat, SeatState, Settlement,
-    Settling,
+    HoldExtension, Job, JobAction, JobConflict, JobId, JobStatus, Payment, Seat, SeatState,
+    Section, Settlement, Settling,
 };
 use crate::ports::{BackendError, Settled};
 
@@ -69,15 +71,31 @@ impl DynamoStore {
             .map(Some)
     }
 
-    /// Confirms, cancels or expires a job as the domain's `Job::settle` decides, at the instant
-    /// its conditional write is sent: "now" is read after every read of the round, so only the
-    /// request's own flight separates the decision from the commit.
+    /// Settles a job ([`Self::settle_write`]), then serves the waitlist the seats it gave back
+    /// (or the place it gave up) belong to.
     pub(super) async fn settle_job(
         &self,
         job_id: JobId,
         action: JobAction,
         payment: Option<&Payment>,
     ) -> Result<Settled, BackendError> {
+        let (settled, freed) = self.settle_write(job_id, action, payment).await?;
+        if let (Settled::Done(job), Some(freed)) = (&settled, freed) {
+            self.serve_after(job, freed).await;
+        }
+        Ok(settled)
+    }
+
+    /// Confirms, cancels or expires a job as the domain's `Job::settle` decides, at the instant
+    /// its conditional write is sent: "now" is read after every read of the round, so only the
+    /// request's own flight separates the decision from the commit. A release also returns the
+    /// sections of the seats it gave back.
+    pub(super) async fn settle_write(
+        &self,
+        job_id: JobId,
+        action: JobAction,
+        payment: Option<&Payment>,
+    ) -> Result<(Settled, Option<Vec<Section>>), BackendError> {
         for round in 1..=SETTLE_ROUNDS {
             let loaded = self.load_job(job_id).await?;
             let (seats, meta) = match &loaded {
@@ -97,23 +115,29 @@ impl DynamoStore {
                 },
             ) = match Settled::plan(loaded, action, payment, extension, self.clock.now()) {
                 Ok(plan) => plan,
-                Err(answer) => return Ok(answer),
+                Err(answer) => return Ok((answer, None)),
             };
             let Some(mut writes) = self.settlement_writes(&job, &seats, settlement)? else {
                 if round == SETTLE_ROUNDS {
                     // Still not its seats on fresh reads: another job took one over, on a clock
                     // that saw this hold lapse first. The hold is gone; it cannot be sold.
-                    return Ok(Settled::Conflict(JobConflict::HoldLapsed));
+                    return Ok((Settled::Conflict(JobConflict::HoldLapsed), None));
                 }
                 // A racing settlement moved the seats after the job was read: read again.
                 continue;
             };
             writes.extend(self.transition(&transition)?);
-            if limited {
+            let waiting = job.status == JobStatus::Waitlisted;
+            if waiting {
+                // A place given up: no seats, no count, the place itself.
+                writes.push(self.leave_line(&job)?);
+            } else if limited {
                 writes.push(self.count_settle(&job, settlement)?);
             }
             if let Transacted::Committed = transact(&self.db, writes).await? {
-                return Ok(Settled::Done(Box::new(transition.job)));
+                let freed = (settlement == Settlement::Release)
+                    .then(|| seats.into_iter().map(|seat| seat.section).collect());
+                return Ok((Settled::Done(Box::new(transition.job)), freed));
             }
             // Something changed between the read and the write: decide again on fresh state.
         }

@@ -1,0 +1,354 @@
+//! The waitlist on DynamoDB. A WAITLISTED job's place in line is an item of the outbox table in
+//! one of [`LINE_SHARDS`] partitions of its section's line (`line#event#section#shard`), sorted
+//! by its intent's admission instant (to the millisecond; then by job id, which orders intents
+//! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better). Joining is one transaction: the job's move to
+//! WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
+//! join racing the waitlist's closing either lands before it (and is closed with the rest) or
+//! fails. Whether a line exists, and who heads it, are strongly consistent reads of every shard;
+//! a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
+//! to the line right after it commits (`serve.rs`), and the sweeper serves every open line on
+//! each pass, so a process that died between the two leaves the seats for seconds, not for good.
+
+use std::collections::BTreeSet;
+
+use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, Select, TransactWriteItem};
+use futures_util::{StreamExt, TryStreamExt};
+use jiff::Timestamp;
+
+use super::DynamoStore;
+use super::catalog::WAITLIST;
+use super::claim::Claimed;
+use super::error::{build_error, classify};
+use super::item::{Item, Transacted, all_pages, get_s, s, transact};
+use super::keys::{LINE_SHARDS, line_key, line_shard};
+use crate::domain::{
+    EventId, Intent, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, SaleTerms, Seat, Section,
+    Waitlist,
+};
+use crate::ports::{BackendError, ClaimOutcome};
+
+/// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
+/// and letters), so reads of places (`id >= "0"`) never see it.
+const MARKER: &str = "#closed";
+/// The lowest sort key of a place in line.
+const FIRST_PLACE: &str = "0";
+/// Line shards read or written at once.
+const SHARD_READS: usize = 16;
+
+/// The sort key of `job`'s place: its admission instant, then its id.
+fn place_id(job: &Job) -> String {
+    format!("{:013}#{}", job.accepted_at.as_millisecond(), job.job_id)
+}
+
+/// The job a place's sort key names.
+fn placed_job(place: &str) -> Option<JobId> {
+    place.split_once('#').and_then(|(_, job)| JobId::parse(job))
+}
+
+/// The key of `job`'s place in its section's line.
+fn place_key(job: &Job, section: &str) -> Item {
+    Item::from([
+        (
+            "job_id".to_owned(),
+            s(line_key(&job.event_id, section, line_shard(job.job_id))),
+        ),
+        ("id".to_owned(), s(place_id(job))),
+    ])
+}
+
+fn marker_key(event_id: &EventId, section: &str, shard: u32) -> Item {
+    Item::from([
+        ("job_id".to_owned(), s(line_key(event_id, section, shard))),
+        ("id".to_owned(), s(MARKER)),
+    ])
+}
+
+/// The section whose line a waiting job stands in.
+pub(super) fn section_of(job: &Job) -> Result<&Section, BackendError> {
+    job.request.section().ok_or_else(|| {
+        BackendError::permanent(format!("job {} waits without a section", job.job_id))
+    })
+}
+
+impl DynamoStore {
+    /// The deletion of `job`'s place in line, in the transaction that ends its wait.
+    pub(super) fn leave_line(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
+        let key = place_key(job, section_of(job)?.as_str());
+        let delete = Delete::builder()
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(key))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// The places (sort keys) of one line shard in order, strongly consistent: the first
+    /// `limit`, or all of them.
+    async fn places(&self, key: String, limit: Option<i32>) -> Result<Vec<String>, BackendError> {
+        let items = all_pages(|start| {
+            let key = key.clone();
+            async move {
+                let page = self
+                    .db
+                    .query()
+                    .table_name(&self.names.outbox_table)
+                    .key_condition_expression("job_id = :key AND id >= :first")
+                    .expression_attribute_values(":key", s(key))
+                    .expression_attribute_values(":first", s(FIRST_PLACE))
+                    .projection_expression("id")
+                    .consistent_read(true)
+                    .set_limit(limit)
+                    .set_exclusive_start_key(start)
+                    .send()
+                    .await
+                    .map_err(|e| classify("Query line", e))?;
+                let next = limit.is_none().then(|| page.last_evaluated_key().cloned());
+                Ok((page.items().to_vec(), next.flatten()))
+            }
+        })
+        .await?;
+        items
+            .iter()
+            .map(|item| get_s(item, "id").map(str::to_owned))
+            .collect()
+    }
+
+    /// How many places of one line shard come up to `place` (included), as the line stood a
+    /// moment ago: an eventually consistent count, half the price of a strong one.
+    async fn places_upto(&self, key: String, place: &str) -> Result<usize, BackendError> {
+        let (mut counted, mut start) = (0, None);
+        loop {
+            let page = self
+                .db
+                .query()
+                .table_name(&self.names.outbox_table)
+                .key_condition_expression("job_id = :key AND id BETWEEN :first AND :place")
+                .expression_attribute_values(":key", s(key.clone()))
+                .expression_attribute_values(":first", s(FIRST_PLACE))
+                .expression_attribute_values(":place", s(place))
+                .select(Select::Count)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify("Query line position", e))?;
+            counted += usize::try_from(page.count()).unwrap_or(0);
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(counted);
+            }
+        }
+    }
+
+    /// The first `limit` job ids of a section's line, in admission order (every shard read
+    /// strongly consistent, then merged).
+    pub(super) async fn line_head(
+        &self,
+        event_id: &EventId,
+        section: &str,
+        limit: usize,
+    ) -> Result<Vec<JobId>, BackendError> {
+        let per_shard = Some(i32::try_from(limit).unwrap_or(i32::MAX));
+        let shards = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| self.places(line_key(event_id, section, shard), per_shard))
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        let mut places: Vec<String> = shards.into_iter().flatten().collect();
+        places.sort();
+        Ok(places
+            .iter()
+            .take(limit)
+            .filter_map(|place| placed_job(place))
+            .collect())
+    }
+
+    /// Every job id of a section's line (the closing's read).
+    async fn whole_line(
+        &self,
+        event_id: &EventId,
+        section: &str,
+    ) -> Result<Vec<JobId>, BackendError> {
+        let shards = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| self.places(line_key(event_id, section, shard), None))
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(shards
+            .into_iter()
+            .flatten()
+            .filter_map(|place| placed_job(&place))
+            .collect())
+    }
+
+    /// A WAITLISTED job's place in its line, from 1: the places up to its own, counted in
+    /// every shard.
+    pub(super) async fn line_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        if job.status != JobStatus::Waitlisted {
+            return Ok(None);
+        }
+        let section = section_of(job)?.as_str();
+        let place = place_id(job);
+        let counts = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| {
+                let key = line_key(&job.event_id, section, shard);
+                self.places_upto(key, &place)
+            })
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        let position: usize = counts.iter().sum();
+        Ok(Some(u64::try_from(position.max(1)).unwrap_or(u64::MAX)))
+    }
+
+    /// The sections among the claim's (its section, or its seats') that have a line, where the
+    /// event's waitlist is open.
+    pub(super) async fn lined_sections(
+        &self,
+        intent: &Intent,
+        terms: &SaleTerms,
+        candidates: &[Seat],
+    ) -> Result<BTreeSet<Section>, BackendError> {
+        let mut lined = BTreeSet::new();
+        if !terms.waitlist.is_open() {
+            return Ok(lined);
+        }
+        let sections: BTreeSet<&Section> = intent
+            .request
+            .section()
+            .into_iter()
+            .chain(candidates.iter().map(|seat| &seat.section))
+            .collect();
+        for section in sections {
+            if !self
+                .line_head(&intent.event_id, section.as_str(), 1)
+                .await?
+                .is_empty()
+            {
+                lined.insert(section.clone());
+            }
+        }
+        Ok(lined)
+    }
+
+    /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED, its event
+    /// and its place, on condition that the line is not closed. A line closed since this
+    /// process read the event's terms is a retry's matter: the terms are forgotten here, and
+    /// the retry decides as the event now stands.
+    pub(super) async fn wait_in_line(
+        &self,
+        job: &Job,
+        now: Timestamp,
+    ) -> Result<Claimed, BackendError> {
+        let Ok(waiting) = job.join_waitlist(now) else {
+            return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+        };
+        let section = section_of(job)?.as_str();
+        let place = Put::builder()
+            .table_name(&self.names.outbox_table)
+            .set_item(Some(place_key(job, section)))
+            .build()
+            .map_err(build_error)?;
+        let open = ConditionCheck::builder()
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(marker_key(
+                &job.event_id,
+                section,
+                line_shard(job.job_id),
+            )))
+            .condition_expression("attribute_not_exists(id)")
+            .build()
+            .map_err(build_error)?;
+        let mut writes = self.transition(&waiting)?;
+        writes.push(TransactWriteItem::builder().put(place).build());
+        writes.push(TransactWriteItem::builder().condition_check(open).build());
+        match transact(&self.db, writes).await? {
+            Transacted::Committed => Ok((ClaimOutcome::of(&waiting), None)),
+            Transacted::ConditionFailed(failed) if failed.first().copied().unwrap_or(false) => {
+                self.already_decided(job.job_id, now).await
+            }
+            Transacted::ConditionFailed(_) => {
+                self.set_cached_waitlist(&job.event_id, Waitlist::Closed)?;
+                Err(BackendError::transient(format!(
+                    "job {}: the waitlist of event {} closed while it joined",
+                    job.job_id, job.event_id
+                )))
+            }
+        }
+    }
+
+    /// Marks this process's cached terms of `event_id` with `waitlist`.
+    fn set_cached_waitlist(
+        &self,
+        event_id: &EventId,
+        waitlist: Waitlist,
+    ) -> Result<(), BackendError> {
+        let now = self.clock.now();
+        if let Some(mut meta) = self.events.get(event_id, now)? {
+            meta.waitlist = waitlist;
+            self.events.insert(event_id.clone(), meta, now)?;
+        }
+        Ok(())
+    }
+
+    /// Closes `event_id`'s waitlist: the event item says so, every line shard gets its closed
+    /// marker (after which no join commits), and then every job still in a line is REJECTED
+    /// ("waitlist closed"), each with its event. Returns how many were waiting.
+    pub(super) async fn close_lines(
+        &self,
+        event_id: &EventId,
+        sections: &[String],
+    ) -> Result<usize, BackendError> {
+        self.db
+            .update_item()
+            .table_name(&self.names.events_table)
+            .key("event_id", s(event_id.as_str()))
+            .update_expression("SET #waitlist = :closed")
+            .expression_attribute_names("#waitlist", WAITLIST)
+            .expression_attribute_values(":closed", s(Waitlist::Closed.as_str()))
+            .send()
+            .await
+            .map_err(|e| classify("UpdateItem event waitlist", e))?;
+        self.set_cached_waitlist(event_id, Waitlist::Closed)?;
+        let mut markers = Vec::new();
+        for section in sections {
+            for shard in 0..LINE_SHARDS {
+                let put = self
+                    .db
+                    .put_item()
+                    .table_name(&self.names.outbox_table)
+                    .set_item(Some(marker_key(event_id, section, shard)));
+                markers.push(put.send());
+            }
+        }
+        futures_util::stream::iter(markers)
+            .buffer_unordered(SHARD_READS)
+            .map_err(|e| classify("PutItem line marker", e))
+            .try_collect::<Vec<_>>()
+            .await?;
+        let mut closed = 0;
+        for section in sections {
+            for job_id in self.whole_line(event_id, section).await? {
+                if self.end_wait(job_id, REASON_WAITLIST_CLOSED).await? {
+                    closed += 1;
+                }
+            }
+        }
+        Ok(closed)
+    }
+
+    /// REJECTS a WAITLISTED job for `reason`, leaving its place; `false` if it no longer waits.
+    pub(super) async fn end_wait(&self, job_id: JobId, reason: &str) -> Result<bool, BackendError> {
+        let Some(job) = self.load_job(job_id).await? else {
+            return Ok(false);
+        };
+        let Ok(rejected) = job.reject_waiting(reason, self.clock.now()) else {
+            return Ok(false);
+        };
+        let mut writes = self.transition(&rejected)?;
+        writes.push(self.leave_line(&job)?);
+        Ok(matches!(
+            transact(&self.db, writes).await?,
+            Transacted::Committed
+        ))
+    }
+}
