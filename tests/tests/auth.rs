@@ -283,7 +283,8 @@ async fn creating_an_event_needs_the_admin_scope() {
 }
 
 #[tokio::test]
-async fn where_operators_create_events_the_api_refuses_them_and_seatclaimctl_creates_them() {
+async fn where_operators_create_events_the_api_refuses_them_and_seatclaimctl_creates_them_and_closes_waitlists()
+ {
     let app = TestApp::spawn_with(AppOptions {
         auth: Some(hs256(SECRET)),
         creates_events: false,
@@ -318,6 +319,16 @@ async fn where_operators_create_events_the_api_refuses_them_and_seatclaimctl_cre
     assert_eq!(map["seats"].as_array().map(Vec::len), Some(2));
     let (again, _) = app.ctl(&["events", "create", "--file", &file]);
     assert_eq!(again, 1, "the event exists already");
+
+    // Closing a waitlist changes the event too: seatclaimctl's, not the API's.
+    let close = "/v1/events/e3/waitlist/close";
+    let refused = call(&app, Method::POST, close, Some(&admin()), None).await;
+    let problem = assert_problem(&refused, StatusCode::FORBIDDEN);
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("seatclaimctl events close-waitlist"),
+        "{detail}"
+    );
 }
 
 #[tokio::test]

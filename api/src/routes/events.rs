@@ -128,7 +128,8 @@ pub struct WaitlistClosed {
 
 /// `POST /v1/events/{event_id}/waitlist/close`: every WAITLISTED job of the event is REJECTED
 /// with the reason "waitlist closed", and from then on the event behaves as one without a
-/// waitlist. Needs the admin scope. Closing again rejects nobody more.
+/// waitlist. Needs the admin scope, on a deployment whose API creates events (403 where
+/// operators do, with `seatclaimctl events close-waitlist`). Closing again rejects nobody more.
 #[utoipa::path(
     post,
     path = "/v1/events/{event_id}/waitlist/close",
@@ -140,7 +141,8 @@ pub struct WaitlistClosed {
         (status = 200, description = "The waitlist is closed; how many were waiting.",
             body = WaitlistClosed),
         (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
-        (status = 403, description = "A token without the admin scope."),
+        (status = 403, description = "A token without the admin scope, or a deployment whose \
+            operators close waitlists (SEATCLAIM_API_CREATES_EVENTS=false)."),
         (status = 404, description = "No such event."),
     ),
 )]
@@ -150,6 +152,15 @@ pub async fn close_waitlist(
     ApiPath(raw): ApiPath<String>,
 ) -> Result<Json<WaitlistClosed>, ApiError> {
     caller.require_admin(&state.access.admin_scope)?;
+    if !state.access.creates_events {
+        // Closing changes the event, which such a deployment's API may not write.
+        return Err(ApiError::Forbidden {
+            detail: "waitlists are closed by this deployment's operators: \
+                     seatclaimctl events close-waitlist"
+                .into(),
+            scope: None,
+        });
+    }
     let unknown = || ApiError::NotFound(format!("event {raw} does not exist"));
     let event_id = EventId::parse(&raw).map_err(|_| unknown())?;
     match state.backend.inventory.close_waitlist(&event_id).await? {
