@@ -30,6 +30,7 @@ pub use crate::together::{
     a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
     racing_blocks_fill_a_section_with_adjacent_holds,
 };
+pub use crate::waitlist_races::racing_cancels_serve_a_line_in_order;
 pub use crate::waitlists::a_sections_line_is_served_in_order_and_nobody_passes_it;
 use crate::{JumpClock, eventually};
 
@@ -974,6 +975,7 @@ macro_rules! port_contract {
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
             a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
             a_sections_line_is_served_in_order_and_nobody_passes_it,
+            racing_cancels_serve_a_line_in_order,
             a_sale_opens_in_the_order_its_seed_draws,
             arriving_first_buys_no_advantage_at_the_opening,
             a_pre_queued_intent_ages_from_the_opening,

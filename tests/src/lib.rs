@@ -30,6 +30,7 @@ pub mod stripe;
 mod together;
 pub mod tokens;
 mod wait;
+mod waitlist_races;
 mod waitlists;
 
 pub use app::{AppOptions, TestApp, assert_problem, hs256, test_backend};
