@@ -103,7 +103,7 @@ pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
     let mut waiting = Vec::new();
     let mut holders: HashMap<SeatId, JobId> = HashMap::new();
     for intent in &intents {
-        let job = job(&f, intent.job_id).await;
+        let job = job(f, intent.job_id).await;
         match job.status {
             JobStatus::Held => served.push(order[&job.job_id]),
             JobStatus::Waitlisted => waiting.push(order[&job.job_id]),
@@ -125,7 +125,7 @@ pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
         "seats left free while a line waits: {} of {SEATS} held",
         holders.len()
     );
-    for seat in seats_of(&f, &event.event_id).await {
+    for seat in seats_of(f, &event.event_id).await {
         if let SeatState::Held { job_id, .. } = seat.state {
             assert_eq!(
                 holders.get(&seat.seat_id),

@@ -7,7 +7,7 @@
 use jiff::SignedDuration;
 use seatclaim_shared::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_RESERVED,
-    REASON_WAITLIST_CLOSED, SeatRequest, SectionSpec,
+    REASON_WAITLIST_CLOSED, SeatRequest, SeatState, SectionSpec,
 };
 use seatclaim_shared::ports::{ClaimOutcome, EventCreation, Settled};
 
@@ -98,11 +98,17 @@ pub async fn a_sections_line_is_served_in_order_and_nobody_passes_it(f: Fixture)
         (position(&f, &pair).await, position(&f, &single).await),
         (Some(1), Some(2))
     );
+    // The one free seat (which one depends on the backend's order of preference).
+    let seats = f.backend.catalog.seat_map(&event).await.unwrap().unwrap();
+    let free = seats
+        .iter()
+        .find(|seat| seat.state == SeatState::Available)
+        .expect("one seat is free");
     let (_, around) = claimed(
         &f,
         &event,
         "b4",
-        SeatRequest::exact(&["W-1-3".to_owned()]).unwrap(),
+        SeatRequest::exact(&[free.seat_id.to_string()]).unwrap(),
     )
     .await;
     assert_eq!(

@@ -169,7 +169,7 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let lined = self.lined_sections(intent, &terms, &candidates).await?;
+            let lined = self.lined_sections(intent, terms, &candidates, now).await?;
             let decided = terms.decide(&intent.request, &candidates, now, |s| lined.contains(s));
             let hold = match decided {
                 ClaimDecision::Hold {

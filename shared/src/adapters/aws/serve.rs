@@ -74,7 +74,7 @@ impl DynamoStore {
         section: &Section,
     ) -> Result<Vec<Job>, BackendError> {
         let ids = self
-            .line_head(event_id, section.as_str(), LINE_PAGE)
+            .line_head(event_id, section.as_str(), LINE_PAGE, true)
             .await?;
         let jobs = futures_util::stream::iter(ids)
             .map(|job_id| self.load_job(job_id))

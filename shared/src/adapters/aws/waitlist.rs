@@ -9,7 +9,7 @@
 //! to the line right after it commits (`serve.rs`), and the sweeper serves every open line on
 //! each pass, so a process that died between the two leaves the seats for seconds, not for good.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, Select, TransactWriteItem};
 use futures_util::{StreamExt, TryStreamExt};
@@ -82,9 +82,13 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
-    /// The places (sort keys) of one line shard in order, strongly consistent: the first
-    /// `limit`, or all of them.
-    async fn places(&self, key: String, limit: Option<i32>) -> Result<Vec<String>, BackendError> {
+    /// The places (sort keys) of one line shard in order: the first `limit`, or all of them.
+    async fn places(
+        &self,
+        key: String,
+        limit: Option<i32>,
+        consistent: bool,
+    ) -> Result<Vec<String>, BackendError> {
         let items = all_pages(|start| {
             let key = key.clone();
             async move {
@@ -96,7 +100,7 @@ impl DynamoStore {
                     .expression_attribute_values(":key", s(key))
                     .expression_attribute_values(":first", s(FIRST_PLACE))
                     .projection_expression("id")
-                    .consistent_read(true)
+                    .consistent_read(consistent)
                     .set_limit(limit)
                     .set_exclusive_start_key(start)
                     .send()
@@ -139,17 +143,18 @@ impl DynamoStore {
         }
     }
 
-    /// The first `limit` job ids of a section's line, in admission order (every shard read
-    /// strongly consistent, then merged).
+    /// The first `limit` job ids of a section's line, in admission order (every shard read,
+    /// then merged).
     pub(super) async fn line_head(
         &self,
         event_id: &EventId,
         section: &str,
         limit: usize,
+        consistent: bool,
     ) -> Result<Vec<JobId>, BackendError> {
         let per_shard = Some(i32::try_from(limit).unwrap_or(i32::MAX));
         let shards = futures_util::stream::iter(0..LINE_SHARDS)
-            .map(|shard| self.places(line_key(event_id, section, shard), per_shard))
+            .map(|shard| self.places(line_key(event_id, section, shard), per_shard, consistent))
             .buffer_unordered(SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
@@ -169,7 +174,7 @@ impl DynamoStore {
         section: &str,
     ) -> Result<Vec<JobId>, BackendError> {
         let shards = futures_util::stream::iter(0..LINE_SHARDS)
-            .map(|shard| self.places(line_key(event_id, section, shard), None))
+            .map(|shard| self.places(line_key(event_id, section, shard), None, true))
             .buffer_unordered(SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
@@ -201,29 +206,31 @@ impl DynamoStore {
     }
 
     /// The sections among the claim's (its section, or its seats') that have a line, where the
-    /// event's waitlist is open.
+    /// event's waitlist is open. Where the line decides whether seats may be taken (a section
+    /// request, a seat claimable at `now`) it is read strongly consistent; for a taken seat it
+    /// only names the rejection's reason, and an eventually consistent read (half the price, on
+    /// the hot seats' section above all) does.
     pub(super) async fn lined_sections(
         &self,
         intent: &Intent,
         terms: &SaleTerms,
         candidates: &[Seat],
+        now: Timestamp,
     ) -> Result<BTreeSet<Section>, BackendError> {
         let mut lined = BTreeSet::new();
         if !terms.waitlist.is_open() {
             return Ok(lined);
         }
-        let sections: BTreeSet<&Section> = intent
-            .request
-            .section()
-            .into_iter()
-            .chain(candidates.iter().map(|seat| &seat.section))
-            .collect();
-        for section in sections {
-            if !self
-                .line_head(&intent.event_id, section.as_str(), 1)
-                .await?
-                .is_empty()
-            {
+        let mut sections: BTreeMap<&Section, bool> = BTreeMap::new();
+        if let Some(section) = intent.request.section() {
+            sections.insert(section, true);
+        }
+        for seat in candidates {
+            *sections.entry(&seat.section).or_default() |= seat.state.is_claimable(now);
+        }
+        for (section, consistent) in sections {
+            let head = self.line_head(&intent.event_id, section.as_str(), 1, consistent);
+            if !head.await?.is_empty() {
                 lined.insert(section.clone());
             }
         }

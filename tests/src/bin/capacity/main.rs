@@ -65,27 +65,40 @@ struct Cli {
     /// Relays side by side in the runs (a backend instance each, as a worker process each).
     #[arg(long, default_value_t = 2)]
     relays: usize,
+    /// A sale with a waitlist: section requests that find too few seats wait in line, and
+    /// `--lapse-share` of the holds end unpaid and go to the line before the rest are bought.
+    #[arg(long)]
+    waitlist: bool,
+    /// Share of holds that end unpaid, with `--waitlist`.
+    #[arg(long, default_value_t = 0.1)]
+    lapse_share: f64,
     /// Seed of the buyers' choices.
     #[arg(long, env = "SEATCLAIM_TEST_SEED")]
     seed: Option<u64>,
     /// Where to write the JSON report.
     #[arg(long, default_value = "deploy/capacity.json")]
     out: std::path::PathBuf,
-    /// The document whose report section (between its `capacity report` markers) is replaced.
+    /// The document whose report section (between its `<marker>: start` and `<marker>: end`
+    /// comments) is replaced.
     #[arg(long, default_value = "docs/capacity.md")]
     document: std::path::PathBuf,
+    /// The name of the report's markers in the document.
+    #[arg(long, default_value = "capacity report")]
+    marker: String,
 }
 
-/// Replaces what stands between the report markers of `document` with `report`.
-fn update_document(document: &std::path::Path, report: &str) -> anyhow::Result<()> {
-    const START: &str = "<!-- capacity report: start -->\n";
-    const END: &str = "<!-- capacity report: end -->";
+/// Replaces what stands between the `marker` comments of `document` with `report`.
+fn update_document(document: &std::path::Path, marker: &str, report: &str) -> anyhow::Result<()> {
+    let (start_mark, end_mark) = (
+        format!("<!-- {marker}: start -->\n"),
+        format!("<!-- {marker}: end -->"),
+    );
     let text = std::fs::read_to_string(document)
         .with_context(|| format!("cannot read {}", document.display()))?;
-    let (Some(start), Some(end)) = (text.find(START), text.find(END)) else {
-        anyhow::bail!("{} has no capacity report markers", document.display());
+    let (Some(start), Some(end)) = (text.find(&start_mark), text.find(&end_mark)) else {
+        anyhow::bail!("{} has no {marker} markers", document.display());
     };
-    let updated = format!("{}{START}{report}{}", &text[..start], &text[end..]);
+    let updated = format!("{}{start_mark}{report}{}", &text[..start], &text[end..]);
     std::fs::write(document, updated)
         .with_context(|| format!("cannot write {}", document.display()))
 }
@@ -201,6 +214,8 @@ async fn main() -> anyhow::Result<()> {
         hot_seats: cli.hot_seats,
         loops: cli.loops,
         confirm,
+        waitlist: cli.waitlist,
+        lapse_share: cli.lapse_share,
     };
 
     let keys_sale = shape(cli.seats, cli.slice, false);
@@ -241,26 +256,40 @@ async fn main() -> anyhow::Result<()> {
         sale: sale_units,
         sale_dynamodb_requests: sale_requests as f64,
         sale_counts: log.take(),
-        sale_events: (second.held * 2 + second.rejected) as f64,
+        // Held and Sold (or Cancelled), Rejected, and a place's Waitlisted and its end.
+        sale_events: (second.held * 2 + second.rejected + second.waitlisted * 2 + second.lapsed)
+            as f64,
         sale_intents: n,
         api_cpu: second.api_cpu / n,
         worker_cpu: second.worker_cpu / n,
     };
     let report = model::report(&inputs);
+    let args: Vec<String> = std::env::args().skip(1).collect();
     let report = serde_json::json!({
-        "command": "bash tests/capacity/run.sh",
+        "command": format!("bash tests/capacity/run.sh {}", args.join(" ")).trim_end(),
         "seed": seed,
         "runs": {
             "keys": {"seats": cli.seats, "buyers": cli.slice, "held": first.held, "rejected": first.rejected},
-            "sale": {"seats": whole.seats, "buyers": whole.buyers, "held": second.held, "rejected": second.rejected},
+            "sale": {"seats": whole.seats, "buyers": whole.buyers, "held": second.held, "rejected": second.rejected,
+                "waitlisted": second.waitlisted, "lapsed_into_line": second.lapsed},
         },
         "model": report,
     });
     std::fs::write(&cli.out, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("cannot write {}", cli.out.display()))?;
+    let line = if cli.waitlist {
+        format!(
+            " With a waitlist: run 1 waitlisted {}; run 2 waitlisted {}, {} holds lapsed into \
+             the line, the rest confirmed, then the waitlist closed.",
+            first.waitlisted, second.waitlisted, second.lapsed
+        )
+    } else {
+        String::new()
+    };
     let tables = format!(
-        "From `bash tests/capacity/run.sh` on {} (seed {seed}). Run 1: {} buyers on {} seats, {} held, \
-         {} rejected. Run 2: {} buyers on {} seats, {} held (all confirmed), {} rejected.\n\n{}",
+        "From `bash tests/capacity/run.sh{}` on {} (seed {seed}). Run 1: {} buyers on {} seats, {} held, \
+         {} rejected. Run 2: {} buyers on {} seats, {} held (all confirmed), {} rejected.{line}\n\n{}",
+        args.iter().map(|a| format!(" {a}")).collect::<String>(),
         jiff::Zoned::now().date(),
         cli.slice,
         cli.seats,
@@ -273,5 +302,5 @@ async fn main() -> anyhow::Result<()> {
         model::markdown(&report["model"])
     );
     println!("{tables}");
-    update_document(&cli.document, &tables)
+    update_document(&cli.document, &cli.marker, &tables)
 }

@@ -37,6 +37,12 @@ pub struct Sale {
     pub loops: usize,
     /// Whether every hold is confirmed (bought) after the claims.
     pub confirm: bool,
+    /// Whether the event keeps a waitlist: section requests that find too few seats wait in
+    /// line, and `lapse_share` of the holds end unpaid, their seats served to the line, before
+    /// the rest are confirmed and the waitlist closes.
+    pub waitlist: bool,
+    /// Share of holds that end unpaid in a sale with a waitlist.
+    pub lapse_share: f64,
 }
 
 /// What the sale did, and the CPU time it took.
@@ -46,6 +52,10 @@ pub struct Outcome {
     pub held: usize,
     /// Jobs rejected.
     pub rejected: usize,
+    /// Jobs that joined a waitlist.
+    pub waitlisted: usize,
+    /// Holds that ended unpaid (their seats served to the line).
+    pub lapsed: usize,
     /// CPU seconds of admission (the API's share), confirmations included.
     pub api_cpu: f64,
     /// CPU seconds of claims and relaying (the worker's share).
@@ -99,6 +109,7 @@ pub async fn create_event(
         name: "capacity".into(),
         hold_seconds: Some(600),
         sections: Some(sections),
+        waitlist: Some(sale.waitlist),
         ..EventSpec::default()
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
@@ -172,32 +183,25 @@ pub async fn admit(backend: &Backend, intents: &[Intent]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Decides `total` intents with `loops` claim loops.
-pub async fn decide(
-    backend: &Backend,
-    sale: &Sale,
-    total: usize,
-) -> anyhow::Result<(usize, usize)> {
-    let (held, rejected, done) = (
-        Arc::new(AtomicUsize::new(0)),
-        Arc::new(AtomicUsize::new(0)),
-        Arc::new(AtomicUsize::new(0)),
-    );
+/// Decides `total` intents with `loops` claim loops; returns how many were held, rejected and
+/// waitlisted.
+pub async fn decide(backend: &Backend, sale: &Sale, total: usize) -> anyhow::Result<[usize; 3]> {
+    let counts = Arc::new([(); 3].map(|()| AtomicUsize::new(0)));
+    let done = Arc::new(AtomicUsize::new(0));
     let claim_loop = |backend: Backend| {
-        let (held, rejected, done) = (held.clone(), rejected.clone(), done.clone());
+        let (counts, done) = (counts.clone(), done.clone());
         async move {
             while done.load(Ordering::Relaxed) < total {
                 let deliveries = backend.queue.receive(10, Duration::from_secs(1)).await?;
                 let outcome = process_batch(&backend, deliveries, Limits::attempts(20)).await;
-                held.fetch_add(outcome.held, Ordering::Relaxed);
-                rejected.fetch_add(outcome.rejected, Ordering::Relaxed);
+                let decided = [outcome.held, outcome.rejected, outcome.waitlisted];
+                for (count, n) in counts.iter().zip(decided) {
+                    count.fetch_add(n, Ordering::Relaxed);
+                }
                 // A batch that failed is claimed again intent by intent, and what it decided
                 // comes back as already decided: those are decisions of this sale too.
                 done.fetch_add(
-                    outcome.held
-                        + outcome.rejected
-                        + outcome.already_decided
-                        + outcome.dead_lettered,
+                    decided.iter().sum::<usize>() + outcome.already_decided + outcome.dead_lettered,
                     Ordering::Relaxed,
                 );
             }
@@ -206,10 +210,7 @@ pub async fn decide(
     };
     futures_util::future::try_join_all((0..sale.loops).map(|_| claim_loop(backend.clone())))
         .await?;
-    Ok((
-        held.load(Ordering::Relaxed),
-        rejected.load(Ordering::Relaxed),
-    ))
+    Ok(counts.each_ref().map(|count| count.load(Ordering::Relaxed)))
 }
 
 /// The relays of a run (a backend each, as each worker process is one relay), and a backend
@@ -246,38 +247,64 @@ async fn relay_all(relays: &Relays) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Settles every HELD job of `intents` for which `pick` says so with `action` (the buyers pay,
+/// or let the hold go), 32 at a time; returns how many.
+async fn settle_held(
+    backend: &Backend,
+    intents: &[Intent],
+    action: JobAction,
+    pick: impl Fn(usize) -> bool,
+) -> anyhow::Result<usize> {
+    let settled = futures_util::stream::iter(intents.iter().enumerate())
+        .filter(|(n, _)| std::future::ready(pick(*n)))
+        .map(|(_, intent)| async move {
+            let job = backend.jobs.job(intent.job_id).await?;
+            if !job.is_some_and(|job| job.status == seatclaim_shared::domain::JobStatus::Held) {
+                return anyhow::Ok(false);
+            }
+            // A transient failure (the API's 503) is retried, as a buyer's client does.
+            let mut attempt = 0;
+            loop {
+                match backend.inventory.settle(intent.job_id, action, None).await {
+                    Err(error) if error.is_transient() && attempt < 10 => attempt += 1,
+                    other => break other.map(|_| true).map_err(Into::into),
+                }
+            }
+        })
+        .buffer_unordered(32)
+        .collect::<Vec<_>>()
+        .await;
+    let mut count = 0;
+    for result in settled {
+        count += usize::from(result?);
+    }
+    Ok(count)
+}
+
 /// Confirms every HELD job of `intents` (the buyers pay), then relays the Sold events.
 pub async fn confirm_all(
     backend: &Backend,
     relays: &Relays,
     intents: &[Intent],
 ) -> anyhow::Result<()> {
-    let confirmed = futures_util::stream::iter(intents)
-        .map(|intent| async move {
-            let job = backend.jobs.job(intent.job_id).await?;
-            if job.is_some_and(|job| job.status == seatclaim_shared::domain::JobStatus::Held) {
-                // A transient failure (the API's 503) is retried, as a buyer's client does.
-                let mut attempt = 0;
-                loop {
-                    match backend
-                        .inventory
-                        .settle(intent.job_id, JobAction::Confirm, None)
-                        .await
-                    {
-                        Err(error) if error.is_transient() && attempt < 10 => attempt += 1,
-                        other => break other.map(|_| ())?,
-                    }
-                }
-            }
-            anyhow::Ok(())
-        })
-        .buffer_unordered(32)
-        .collect::<Vec<_>>()
-        .await;
-    for result in confirmed {
-        result?;
-    }
+    settle_held(backend, intents, JobAction::Confirm, |_| true).await?;
     relay_all(relays).await
+}
+
+/// A sale with a waitlist: `lapse_share` of the holds end unpaid (a cancel: the same release
+/// and serving of the line as the sweeper's expiry, without waiting out the hold), which hands
+/// their seats to the line; returns how many.
+async fn lapse_into_line(
+    backend: &Backend,
+    sale: &Sale,
+    intents: &[Intent],
+    rng: &mut fastrand::Rng,
+) -> anyhow::Result<usize> {
+    let lapsing: Vec<bool> = intents
+        .iter()
+        .map(|_| rng.f64() < sale.lapse_share)
+        .collect();
+    settle_held(backend, intents, JobAction::Cancel, |n| lapsing[n]).await
 }
 
 /// Intents admitted before the claim loops take them: SQS keeps a short queue in a sale, and
@@ -299,18 +326,30 @@ pub async fn run(
         let start = own_cpu_seconds();
         admit(backend, wave).await?;
         let admitted = own_cpu_seconds();
-        let (held, rejected) = decide(backend, sale, wave.len()).await?;
+        let [held, rejected, waitlisted] = decide(backend, sale, wave.len()).await?;
         outcome.api_cpu += admitted - start;
         outcome.worker_cpu += own_cpu_seconds() - admitted;
         outcome.held += held;
         outcome.rejected += rejected;
+        outcome.waitlisted += waitlisted;
     }
     let start = own_cpu_seconds();
     relay_all(relays).await?;
     outcome.worker_cpu += own_cpu_seconds() - start;
+    if sale.waitlist {
+        let start = own_cpu_seconds();
+        outcome.lapsed = lapse_into_line(backend, sale, &intents, rng).await?;
+        outcome.api_cpu += own_cpu_seconds() - start;
+    }
     if sale.confirm {
         let start = own_cpu_seconds();
         confirm_all(backend, relays, &intents).await?;
+        outcome.api_cpu += own_cpu_seconds() - start;
+    }
+    if sale.waitlist {
+        let start = own_cpu_seconds();
+        backend.inventory.close_waitlist(event).await?;
+        relay_all(relays).await?;
         outcome.api_cpu += own_cpu_seconds() - start;
     }
     Ok(outcome)
