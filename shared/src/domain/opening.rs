@@ -33,6 +33,14 @@ impl Seed {
         Self(bytes)
     }
 
+    /// 32 bytes from the operating system's CSPRNG; `None` if it has none to give.
+    #[must_use]
+    pub fn fresh() -> Option<Self> {
+        let mut bytes = [0_u8; 32];
+        getrandom::fill(&mut bytes).ok()?;
+        Some(Self(bytes))
+    }
+
     /// Reads a seed back from its 64 hex digits.
     #[must_use]
     pub fn parse(hex: &str) -> Option<Self> {

@@ -8,8 +8,9 @@ use async_trait::async_trait;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{Transacted, get_s, n, opt_s, put_new, s, transact};
+use super::item::{Item, Transacted, get_s, n, opt_s, put_new, s, transact};
 use super::jobs::{job_item, job_key};
+use super::prequeue::{List, Parked};
 use crate::domain::{
     BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest, ValidationError,
 };
@@ -80,24 +81,80 @@ impl DynamoStore {
 
     /// A retried admission whose job is still undecided sends its intent again: if the first
     /// attempt's send failed after the job was written, this is what gets it processed. A
-    /// duplicate message is harmless, the claim is idempotent.
+    /// duplicate message is harmless, the claim is idempotent. Not while its sale's opening is
+    /// still to be released: the release sends it, in its place.
     async fn resend_if_pending(&self, job_id: JobId) -> Result<(), BackendError> {
-        if let Some(job) = self
+        let Some(job) = self
             .load_job(job_id)
             .await?
             .filter(|job| job.status == JobStatus::Pending)
-        {
-            let intent = Intent {
-                job_id: job.job_id,
-                event_id: job.event_id,
-                buyer_id: job.buyer_id,
-                request: job.request,
-                accepted_at: job.accepted_at,
-                opens_at: None,
-            };
-            self.queue.send(&[intent]).await?;
+        else {
+            return Ok(());
+        };
+        let opens_at = self
+            .event_meta(&job.event_id)
+            .await?
+            .and_then(|m| m.opens_at);
+        if opens_at.is_some() && !self.sale_opened(&job.event_id).await? {
+            return Ok(());
         }
-        Ok(())
+        let intent = Intent {
+            job_id: job.job_id,
+            event_id: job.event_id,
+            buyer_id: job.buyer_id,
+            request: job.request,
+            accepted_at: job.accepted_at,
+            // A pre-queued intent ages from the opening.
+            opens_at: opens_at.filter(|opens| job.accepted_at < *opens),
+        };
+        self.queue.send(&[intent]).await
+    }
+
+    /// An event that announced a start keeps the intents admitted before it in its pre-queue,
+    /// and those admitted after it in its late list while the pre-queue is being released
+    /// (`prequeue.rs`); the answer, or `None` to admit the intent straight to SQS.
+    async fn wait_for_opening(
+        &self,
+        item: &Item,
+        intent: &Intent,
+    ) -> Result<Option<Admission>, BackendError> {
+        let Some(opens) = self
+            .event_meta(&intent.event_id)
+            .await?
+            .and_then(|meta| meta.opens_at)
+        else {
+            return Ok(None);
+        };
+        if self.clock.now() < opens {
+            let mut waiting_item = item.clone();
+            // Its place is drawn at the opening; it ages from then.
+            waiting_item.remove("ticket");
+            waiting_item.insert("prequeued".to_owned(), n(opens.as_millisecond()));
+            let waiting = Intent {
+                opens_at: Some(opens),
+                ..intent.clone()
+            };
+            match self.park(List::Prequeue, waiting_item, &waiting).await? {
+                Parked::Entered => return Ok(Some(Admission::Prequeued(intent.job_id))),
+                Parked::BuyerWaits(job_id) => return Ok(Some(Admission::AlreadyQueued(job_id))),
+                Parked::JobExists => {
+                    return Ok(self.earlier(intent).await?.map(|answer| match answer {
+                        Admission::Duplicate(job_id) => Admission::Prequeued(job_id),
+                        other => other,
+                    }));
+                }
+                // The opening has begun: admitted as after the start.
+                Parked::GateClosed => {}
+            }
+        }
+        if self.sale_opened(&intent.event_id).await? {
+            return Ok(None);
+        }
+        match self.park(List::Late, item.clone(), intent).await? {
+            Parked::Entered => Ok(Some(Admission::Accepted(intent.job_id))),
+            Parked::JobExists => self.earlier(intent).await,
+            Parked::GateClosed | Parked::BuyerWaits(_) => Ok(None),
+        }
     }
 }
 
@@ -139,6 +196,9 @@ impl Admissions for DynamoStore {
             "ticket".to_owned(),
             n(i64::try_from(ticket).unwrap_or(i64::MAX)),
         );
+        if let Some(answer) = self.wait_for_opening(&item, intent).await? {
+            return Ok(answer);
+        }
         let put = put_new(&self.names.jobs_table, item, "job_id")?;
         if let Transacted::Committed = transact(&self.db, vec![put]).await? {
             self.queue.send(std::slice::from_ref(intent)).await?;

@@ -11,9 +11,10 @@ use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
 use super::{DynamoStore, EventMeta};
 use crate::codec::{
-    decode_extension, decode_prices, encode_extension, encode_prices, event_info, seat_limit,
+    decode_extension, decode_prices, encode_extension, encode_prices, event_info, from_ms,
+    seat_limit,
 };
-use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatId, ValidationError, Waitlist};
+use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 const CREATING: &str = "CREATING";
@@ -21,6 +22,8 @@ const READY: &str = "READY";
 /// The event item's per-buyer seat limit, absent when the event has none.
 const LIMIT: &str = "max_seats_per_buyer";
 
+/// The event item's announced start in milliseconds, absent when the event has none.
+const SALE_STARTS_AT: &str = "sale_starts_at";
 /// The event item's waitlist (`open` or `closed`), absent when the event has none.
 pub(super) const WAITLIST: &str = "waitlist";
 
@@ -82,6 +85,7 @@ impl DynamoStore {
             prices: Arc::new(decode_prices(opt_s(item, "prices"))?),
             extension: decode_extension(opt_s(item, "extension"))?,
             waitlist: waitlist_of(item),
+            opens_at: opt_n(item, SALE_STARTS_AT)?.map(from_ms).transpose()?,
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -147,12 +151,6 @@ impl Catalog for DynamoStore {
     /// item flips to READY: readers ignore an event until it is READY, so a half-created event
     /// is never visible. An event left CREATING by a crash keeps its id taken (409).
     async fn create_event(&self, event: &NewEvent) -> Result<EventCreation, BackendError> {
-        if event.sale_starts_at.is_some() {
-            return Ok(EventCreation::Unsupported(ValidationError::new(
-                "sale_starts_at",
-                "is not built on the AWS backend yet (the embedded backend opens sales)",
-            )));
-        }
         let mut sections: Vec<String> = event
             .seats
             .iter()
@@ -187,6 +185,9 @@ impl Catalog for DynamoStore {
         }
         if let Some(extension) = encode_extension(event.extension)? {
             put = put.item("extension", s(extension));
+        }
+        if let Some(starts) = event.sale_starts_at {
+            put = put.item(SALE_STARTS_AT, n(starts.as_millisecond()));
         }
         if event.waitlist != Waitlist::None {
             put = put.item(WAITLIST, s(event.waitlist.as_str()));
@@ -247,7 +248,7 @@ impl Catalog for DynamoStore {
                 .expression_attribute_names("#status", "status")
                 .expression_attribute_values(":ready", s(READY))
                 .projection_expression(
-                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension, waitlist",
+                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at",
                 )
                 .expression_attribute_names("#name", "name")
                 .set_exclusive_start_key(start)
@@ -260,7 +261,7 @@ impl Catalog for DynamoStore {
         let mut events = items
             .iter()
             .map(|item| {
-                event_info(
+                let mut info = event_info(
                     get_s(item, "event_id")?,
                     get_s(item, "name")?.to_owned(),
                     get_n(item, "hold_ms")?,
@@ -268,24 +269,25 @@ impl Catalog for DynamoStore {
                     opt_s(item, "prices"),
                     opt_s(item, "extension"),
                     waitlist_of(item),
-                )
+                )?;
+                info.sale_starts_at = opt_n(item, SALE_STARTS_AT)?.map(from_ms).transpose()?;
+                Ok::<_, BackendError>(info)
             })
             .collect::<Result<Vec<_>, _>>()?;
         events.sort_by(|a, b| a.event_id.as_str().cmp(b.event_id.as_str()));
         Ok(events)
     }
 
-    /// No event here has an announced start (they are created without one): none opens.
-    async fn opening(&self, _event_id: &EventId) -> Result<Option<Opening>, BackendError> {
-        Ok(None)
+    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+        self.opening_of(event_id).await
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
-        Ok(Vec::new())
+        self.unpublished_draws().await
     }
 
-    async fn opening_published(&self, _event_id: &EventId) -> Result<(), BackendError> {
-        Ok(())
+    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
+        self.draw_published(event_id).await
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

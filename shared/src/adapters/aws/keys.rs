@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::item::{Item, s};
-use crate::domain::{EventId, JobId, SeatId};
+use crate::domain::{BuyerId, EventId, JobId, SeatId};
 
 /// Seats per block of the `by-block` index: a block is one page of the seat map.
 pub(super) const BLOCK_SEATS: usize = 1_000;
@@ -18,6 +18,9 @@ pub(super) const OUTBOX_SHARDS: u32 = 256;
 /// Shards of a section's waitlist (`waitlist.rs`): a line's joins spread over this many
 /// partitions of the outbox table, and whether a line exists is read from all of them.
 pub(super) const LINE_SHARDS: u32 = 8;
+/// Shards of a sale's pre-queue, and of its late list (`prequeue.rs`): an opening admitted at the
+/// target rate writes each under a third of its limit, and the draw reads them all.
+pub(super) const PREQUEUE_SHARDS: u32 = 256;
 /// The default number of `held-by-deadline` shards (`SEATCLAIM_HELD_SHARDS`).
 pub const DEFAULT_HELD_SHARDS: u32 = 128;
 
@@ -93,6 +96,29 @@ pub(super) fn line_key(event_id: &EventId, section: &str, shard: u32) -> String 
 /// The waitlist shard a job's place in line lands in.
 pub(super) fn line_shard(job_id: JobId) -> u32 {
     u32::try_from(shard_of(job_id, LINE_SHARDS)).unwrap_or(0)
+}
+
+/// The outbox-table partition of shard `shard` of `event_id`'s pre-queue (one entry per buyer).
+pub(super) fn prequeue_key(event_id: &EventId, shard: u32) -> String {
+    format!("prequeue#{event_id}#{shard}")
+}
+
+/// The outbox-table partition of shard `shard` of `event_id`'s late list (intents admitted after
+/// the start while the pre-queue was being released).
+pub(super) fn late_key(event_id: &EventId, shard: u32) -> String {
+    format!("late#{event_id}#{shard}")
+}
+
+/// The pre-queue shard of a buyer: the buyer keys its entry, so one buyer has one.
+pub(super) fn buyer_shard(buyer: &BuyerId) -> u32 {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(buyer.as_str().as_bytes());
+    u32::from_le_bytes([hash[0], hash[1], hash[2], hash[3]]) % PREQUEUE_SHARDS
+}
+
+/// The late-list shard of a job.
+pub(super) fn late_shard(job_id: JobId) -> u32 {
+    u32::try_from(shard_of(job_id, PREQUEUE_SHARDS)).unwrap_or(0)
 }
 
 /// The `unpublished` shard of a job's events.

@@ -19,6 +19,7 @@ use aws_sdk_dynamodb::types::ReturnValue;
 use super::DynamoStore;
 use super::error::classify;
 use super::item::{n, opt_n, s};
+use crate::codec::from_ms;
 use crate::domain::{EventId, Job, JobId, Line};
 use crate::ports::BackendError;
 
@@ -205,10 +206,16 @@ impl DynamoStore {
     /// job admitted before tickets existed counts every admission as ahead of it.
     pub(super) async fn line_of(&self, job: &Job) -> Result<Line, BackendError> {
         let counts = self.event_counts(&job.event_id).await?;
-        let ticket = self
-            .job_ticket(job.job_id)
-            .await?
-            .unwrap_or(counts.admitted);
+        let (ticket, prequeued) = self.job_ticket(job.job_id).await?;
+        if let (None, Some(opens_at)) = (ticket, prequeued) {
+            // In the pre-queue, not drawn yet: its place comes with the opening's release.
+            return Ok(Line {
+                ahead: 0,
+                decided: counts.decided,
+                opens_at: Some(from_ms(opens_at)?),
+            });
+        }
+        let ticket = ticket.unwrap_or(counts.admitted);
         Ok(Line {
             ahead: ticket.saturating_sub(1).saturating_sub(counts.decided),
             decided: counts.decided,
@@ -216,21 +223,22 @@ impl DynamoStore {
         })
     }
 
-    async fn job_ticket(&self, job_id: JobId) -> Result<Option<u64>, BackendError> {
+    /// A job's ticket, and the start its pre-queue waits for if it was pre-queued.
+    async fn job_ticket(&self, job_id: JobId) -> Result<(Option<u64>, Option<i64>), BackendError> {
         let output = self
             .db
             .get_item()
             .table_name(&self.names.jobs_table)
             .key("job_id", s(job_id.to_string()))
-            .projection_expression("ticket")
+            .projection_expression("ticket, prequeued")
             .send()
             .await
             .map_err(|e| classify("GetItem job ticket", e))?;
-        let ticket = output
-            .item()
-            .map(|item| opt_n(item, "ticket"))
-            .transpose()?;
-        Ok(ticket.flatten().and_then(|t| u64::try_from(t).ok()))
+        let Some(item) = output.item() else {
+            return Ok((None, None));
+        };
+        let ticket = opt_n(item, "ticket")?.and_then(|t| u64::try_from(t).ok());
+        Ok((ticket, opt_n(item, "prequeued")?))
     }
 }
 

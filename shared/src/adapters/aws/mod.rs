@@ -24,7 +24,9 @@ mod line_counts;
 mod migrate;
 mod migrate_tables;
 mod names;
+mod opening;
 mod outbox;
+mod prequeue;
 mod provision;
 mod queue;
 mod queue_depth;
@@ -72,6 +74,8 @@ struct EventMeta {
     prices: Arc<Prices>,
     /// How its holds may be extended.
     extension: HoldExtension,
+    /// When its sale starts, if it announced a start (`prequeue.rs`, `opening.rs`).
+    opens_at: Option<jiff::Timestamp>,
     /// Whether its section requests wait in line (`waitlist.rs`); the one field that changes,
     /// when an operator closes the waitlist, which a process that cached it learns from the
     /// line's own closed marker.
@@ -96,8 +100,7 @@ impl EventMeta {
             prices: Arc::clone(&self.prices),
             extension: self.extension,
             waitlist: self.waitlist,
-            // Events on DynamoDB are created without an announced start (`catalog.rs`).
-            opens_at: None,
+            opens_at: self.opens_at,
             best: Best::FrontCenter,
         }
     }
@@ -122,6 +125,8 @@ pub struct DynamoStore {
     leases: Mutex<HashSet<u32>>,
     /// This process's counts of each sale's line (`line_counts.rs`).
     lines: line_counts::LineCounts,
+    /// The openings this process knows of (`opening.rs`).
+    openings: opening::Openings,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or
@@ -179,7 +184,9 @@ pub async fn open_with(
         relay_id: uuid::Uuid::new_v4().to_string(),
         leases: Mutex::new(HashSet::new()),
         lines: line_counts::LineCounts::default(),
+        openings: opening::Openings::default(),
     });
+    queue.open_sales_with(&store);
     line_counts::spawn_flusher(Arc::downgrade(&store));
     let publisher = Arc::new(EventBus::new(
         aws_sdk_eventbridge::Client::new(config),

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 
 use super::AwsNames;
 use super::AwsSettings;
+use super::DynamoStore;
 use super::error::{build_error, classify};
 use super::send_batcher::{Outgoing, SQS_BATCH, SendBatcher};
 use crate::codec::{decode_message, encode_intent};
@@ -36,6 +37,9 @@ pub struct SqsQueue {
     pub(super) url: String,
     pub(super) dlq_url: String,
     visibility_timeout: Duration,
+    /// The store whose due sales each receive opens first (`opening.rs`): the first receive
+    /// after a start releases the pre-queue ahead of everything sent after it.
+    opener: std::sync::OnceLock<std::sync::Weak<DynamoStore>>,
 }
 
 /// SQS waits in whole seconds: a wait under one second becomes one, never a short poll, which
@@ -75,7 +79,13 @@ impl SqsQueue {
             url,
             dlq_url,
             visibility_timeout,
+            opener: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Makes each receive open `store`'s due sales first.
+    pub(super) fn open_sales_with(&self, store: &std::sync::Arc<DynamoStore>) {
+        let _ = self.opener.set(std::sync::Arc::downgrade(store));
     }
 
     /// Deletes received messages of `url` by their receipt handles, in batches.
@@ -183,6 +193,11 @@ impl IntentQueue for SqsQueue {
     }
 
     async fn receive(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, BackendError> {
+        if let Some(store) = self.opener.get().and_then(std::sync::Weak::upgrade)
+            && let Err(error) = store.open_due_sales().await
+        {
+            tracing::warn!(%error, "opening a sale failed; the next receive tries again");
+        }
         let output = self
             .sqs
             .receive_message()

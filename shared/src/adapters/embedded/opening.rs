@@ -150,10 +150,7 @@ fn open(
 
 /// 32 bytes from the operating system's CSPRNG.
 fn fresh_seed() -> Result<Seed, BackendError> {
-    let mut bytes = [0_u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| BackendError::transient(format!("no randomness for the draw: {e}")))?;
-    Ok(Seed::from_bytes(bytes))
+    Seed::fresh().ok_or_else(|| BackendError::transient("no randomness for the draw"))
 }
 
 /// A pre-queued job's line: waiting for the opening, or the PENDING jobs drawn before it.
