@@ -214,9 +214,16 @@ impl Ledger {
 }
 
 impl Ledger {
-    /// Books a read request.
+    /// Books a read request. DynamoDB charges a read that finds nothing (a `GetItem` of a
+    /// missing item, a `Query` of an empty partition) its minimum, half a unit eventually
+    /// consistent and one strongly; DynamoDB Local reports 0 for it, so the minimum is booked.
     fn book_read(&self, books: &mut Books, op: &str, request: &Value, answer: &Value) {
         let table = request["TableName"].as_str().unwrap_or_default();
+        let least = if request["ConsistentRead"].as_bool() == Some(true) {
+            1.0
+        } else {
+            0.5
+        };
         let table_units = |table: &str| {
             consumed_for(answer, table)
                 .and_then(|c| {
@@ -225,6 +232,7 @@ impl Ledger {
                         .or(c["CapacityUnits"].as_f64())
                 })
                 .unwrap_or(0.0)
+                .max(if op == "BatchGetItem" { 0.0 } else { least })
         };
         match op {
             "GetItem" => {
@@ -240,7 +248,8 @@ impl Ledger {
                 let units = match index {
                     Some(index) => consumed_for(answer, table)
                         .and_then(|c| c["GlobalSecondaryIndexes"][index]["CapacityUnits"].as_f64())
-                        .unwrap_or(0.0),
+                        .unwrap_or(0.0)
+                        .max(0.5),
                     None => table_units(table),
                 };
                 let key: Vec<String> = query_key(request).into_iter().collect();
@@ -391,6 +400,24 @@ mod tests {
         assert!((index.writes - 3.0).abs() < 1e-9, "{index:?}");
         let table = &usage[&("inventory".to_owned(), "e#A-1-1".to_owned())];
         assert!((table.writes - 3.0).abs() < 1e-9, "{table:?}");
+    }
+
+    #[test]
+    fn a_read_that_finds_nothing_costs_dynamodbs_minimum() {
+        let ledger = seats();
+        let empty = json!({"ConsumedCapacity": {"TableName": "p-inventory", "CapacityUnits": 0.0}})
+            .to_string();
+        for (consistent, key) in [(true, "strong"), (false, "eventual")] {
+            let query = json!({"TableName": "p-inventory", "ConsistentRead": consistent,
+                               "KeyConditionExpression": "seat_key = :k",
+                               "ExpressionAttributeValues": {":k": {"S": key}}})
+            .to_string();
+            ledger.observe("DynamoDB.Query", query.as_bytes(), 200, empty.as_bytes());
+        }
+        let (usage, _) = ledger.take();
+        let reads = |key: &str| usage[&("inventory".to_owned(), key.to_owned())].reads;
+        assert!((reads("strong") - 1.0).abs() < 1e-9);
+        assert!((reads("eventual") - 0.5).abs() < 1e-9);
     }
 
     #[test]
