@@ -1,7 +1,9 @@
 //! A sale's opening on DynamoDB. The first receive of any worker at or after an event's start
-//! (`SqsQueue::receive`) opens it, under a lease on the event item so that one process does:
+//! (`SqsQueue::receive`) opens it, under a lease on the event's opening item (in the outbox
+//! table, key `opening#<event>`, so that no task role writes the events table) so that one
+//! process does:
 //! it closes the pre-queue's gates, reads the whole pre-queue, draws the order (a fresh seed,
-//! recorded on the event item before anything is sent, so that a process taking over a lapsed
+//! recorded on the opening item before anything is sent, so that a process taking over a lapsed
 //! lease draws the same order), and releases the intents to SQS in it: windows of
 //! [`WINDOW_BATCHES`] batches of ten sent side by side, each job's place written as its ticket
 //! (its queue position), the count released recorded after each window (renewing the lease).
@@ -35,24 +37,39 @@ const TICKET_WRITES: usize = 32;
 /// How long a read of the events with an opening to make answers.
 const READ_EVERY: Duration = Duration::from_secs(1);
 
-/// An event whose opening is still to make or to publish, as its item says.
-#[derive(Debug, Clone)]
-struct Pending {
-    event_id: EventId,
-    starts: Timestamp,
+/// Where an event's opening stands, as its opening item says.
+#[derive(Debug, Clone, Default)]
+struct State {
     opened: bool,
     published: bool,
     draw: Option<SaleOpened>,
 }
 
-/// This process's view of the openings: the pending ones, and which events' sales are open.
+/// Events and their announced starts.
+type Starts = Vec<(EventId, Timestamp)>;
+
+/// This process's view of the openings: the events with a start (read at most once a
+/// [`READ_EVERY`]), and each due event's state (re-read after the same time, until its
+/// opening is made and published, which never changes again).
 #[derive(Debug, Default)]
 pub(super) struct Openings {
-    pending: Mutex<Option<(Instant, Vec<Pending>)>>,
-    opened: Mutex<HashMap<EventId, (Instant, bool)>>,
+    starts: Mutex<Option<(Instant, Starts)>>,
+    states: Mutex<HashMap<EventId, (Instant, State)>>,
 }
 
-/// The draw an event item records, if any.
+/// How far back an event's start is still looked at: the outbox's retention, past which no
+/// opening is left to make or publish.
+const LOOK_BACK: jiff::SignedDuration = jiff::SignedDuration::from_hours(7 * 24);
+
+/// The key of `event_id`'s opening item in the outbox table.
+fn opening_key(event_id: &EventId) -> Item {
+    Item::from([
+        ("job_id".to_owned(), s(format!("opening#{event_id}"))),
+        ("id".to_owned(), s("opening")),
+    ])
+}
+
+/// The draw an opening item records, if any.
 fn recorded_draw(
     event_id: &EventId,
     starts: Timestamp,
@@ -72,16 +89,11 @@ fn recorded_draw(
     }))
 }
 
-fn pending_of(item: &Item) -> Result<Pending, BackendError> {
-    let event_id = EventId::parse(get_s(item, "event_id")?)
-        .map_err(|e| BackendError::permanent(e.to_string()))?;
-    let starts = from_ms(opt_n(item, "sale_starts_at")?.unwrap_or(0))?;
-    Ok(Pending {
-        draw: recorded_draw(&event_id, starts, item)?,
-        event_id,
-        starts,
+fn state_of(event_id: &EventId, starts: Timestamp, item: &Item) -> Result<State, BackendError> {
+    Ok(State {
         opened: item.contains_key("opened"),
-        published: item.contains_key("opening_published"),
+        published: item.contains_key("published"),
+        draw: recorded_draw(event_id, starts, item)?,
     })
 }
 
@@ -101,25 +113,25 @@ fn decode(text: &str) -> Result<Intent, BackendError> {
 }
 
 impl DynamoStore {
-    /// The events with an opening to make or publish: a scan of the events table (a few items
-    /// per event) at most once a [`READ_EVERY`].
-    async fn pending_openings(&self) -> Result<Vec<Pending>, BackendError> {
-        if let Some((at, pending)) = lock(&self.openings.pending).as_ref()
+    /// The events with an announced start in the last [`LOOK_BACK`] or later: a scan of the
+    /// events table (a few items per event) at most once a [`READ_EVERY`].
+    async fn starts(&self) -> Result<Starts, BackendError> {
+        if let Some((at, starts)) = lock(&self.openings.starts).as_ref()
             && at.elapsed() < READ_EVERY
         {
-            return Ok(pending.clone());
+            return Ok(starts.clone());
         }
+        let since = (self.clock.now() - LOOK_BACK).as_millisecond();
         let items = all_pages(|start| async {
             let page = self
                 .db
                 .scan()
                 .table_name(&self.names.events_table)
-                .filter_expression(
-                    "attribute_exists(sale_starts_at) AND #status = :ready AND \
-                     (attribute_not_exists(opened) OR attribute_not_exists(opening_published))",
-                )
+                .filter_expression("sale_starts_at >= :since AND #status = :ready")
                 .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":since", n(since))
                 .expression_attribute_values(":ready", s("READY"))
+                .projection_expression("event_id, sale_starts_at")
                 .set_exclusive_start_key(start)
                 .send()
                 .await
@@ -127,62 +139,79 @@ impl DynamoStore {
             Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
         })
         .await?;
-        let pending = items
+        let starts = items
             .iter()
-            .map(pending_of)
-            .collect::<Result<Vec<_>, _>>()?;
-        *lock(&self.openings.pending) = Some((Instant::now(), pending.clone()));
-        Ok(pending)
+            .map(|item| {
+                let event_id = EventId::parse(get_s(item, "event_id")?)
+                    .map_err(|e| BackendError::permanent(e.to_string()))?;
+                Ok((
+                    event_id,
+                    from_ms(opt_n(item, "sale_starts_at")?.unwrap_or(0))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        *lock(&self.openings.starts) = Some((Instant::now(), starts.clone()));
+        Ok(starts)
     }
 
-    fn forget_openings(&self) {
-        *lock(&self.openings.pending) = None;
-    }
-
-    /// Whether `event_id`'s opening is made (its pre-queue and late list released): read at
-    /// most once a [`READ_EVERY`] per event, and never again once it is.
-    pub(super) async fn sale_opened(&self, event_id: &EventId) -> Result<bool, BackendError> {
-        if let Some((at, opened)) = lock(&self.openings.opened).get(event_id)
-            && (*opened || at.elapsed() < READ_EVERY)
+    /// The state of `event_id`'s opening, from this process's view unless it is stale.
+    async fn state(&self, event_id: &EventId, starts: Timestamp) -> Result<State, BackendError> {
+        if let Some((at, state)) = lock(&self.openings.states).get(event_id)
+            && ((state.opened && state.published) || at.elapsed() < READ_EVERY)
         {
-            return Ok(*opened);
+            return Ok(state.clone());
         }
+        let item = self.opening_item(event_id).await?.unwrap_or_default();
+        let state = state_of(event_id, starts, &item)?;
+        lock(&self.openings.states).insert(event_id.clone(), (Instant::now(), state.clone()));
+        Ok(state)
+    }
+
+    async fn opening_item(&self, event_id: &EventId) -> Result<Option<Item>, BackendError> {
         let output = self
             .db
             .get_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
-            .projection_expression("opened")
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(opening_key(event_id)))
+            .consistent_read(true)
             .send()
             .await
-            .map_err(|e| classify("GetItem event opened", e))?;
-        let opened = output
-            .item()
-            .is_some_and(|item| item.contains_key("opened"));
-        lock(&self.openings.opened).insert(event_id.clone(), (Instant::now(), opened));
-        Ok(opened)
+            .map_err(|e| classify("GetItem opening", e))?;
+        Ok(output.item().cloned())
+    }
+
+    fn forget_state(&self, event_id: &EventId) {
+        lock(&self.openings.states).remove(event_id);
+    }
+
+    /// Whether `event_id`'s opening is made (its pre-queue and late list released).
+    pub(super) async fn sale_opened(&self, event_id: &EventId) -> Result<bool, BackendError> {
+        let Some(starts) = self.event_meta(event_id).await?.and_then(|m| m.opens_at) else {
+            return Ok(true);
+        };
+        Ok(self.state(event_id, starts).await?.opened)
     }
 
     /// Opens every event whose start has come and whose opening is not made.
     pub(super) async fn open_due_sales(&self) -> Result<(), BackendError> {
         let now = self.clock.now();
-        for pending in self.pending_openings().await? {
-            if !pending.opened && pending.starts <= now {
-                self.open_sale(&pending.event_id, pending.starts).await?;
+        for (event_id, starts) in self.starts().await? {
+            if starts <= now && !self.state(&event_id, starts).await?.opened {
+                self.open_sale(&event_id, starts).await?;
             }
         }
         Ok(())
     }
 
-    /// Takes (or renews) the lease on `event_id`'s opening; the event item as it now stands,
+    /// Takes (or renews) the lease on `event_id`'s opening; its opening item as it now stands,
     /// or `None` while another process holds it or the opening is made.
     async fn lease_opening(&self, event_id: &EventId) -> Result<Option<Item>, BackendError> {
         let now = self.clock.now().as_millisecond();
         let taken = self
             .db
             .update_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(opening_key(event_id)))
             .update_expression("SET opener = :me, opener_until = :until")
             .condition_expression(
                 "attribute_not_exists(opened) AND (attribute_not_exists(opener_until) \
@@ -207,7 +236,7 @@ impl DynamoStore {
         }
     }
 
-    /// Records on the event item, while this process holds the lease, `set` (with `values`).
+    /// Records on the opening item, while this process holds the lease, `set` (with `values`).
     async fn record_opening(
         &self,
         event_id: &EventId,
@@ -217,8 +246,8 @@ impl DynamoStore {
         let mut update = self
             .db
             .update_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(opening_key(event_id)))
             .update_expression(set)
             .condition_expression("opener = :me")
             .expression_attribute_values(":me", s(self.relay_id.clone()));
@@ -319,7 +348,7 @@ impl DynamoStore {
             digest = %draw.opened.digest,
             "the sale opened: its pre-queue is drawn and released in that order"
         );
-        self.forget_openings();
+        self.forget_state(event_id);
         Ok(())
     }
 
@@ -384,29 +413,17 @@ impl DynamoStore {
         Ok(())
     }
 
-    /// Where `event_id`'s opening stands, from its item (strongly consistent); before the draw
+    /// Where `event_id`'s opening stands (its items read strongly consistent); before the draw
     /// the pre-queue is counted.
     pub(super) async fn opening_of(
         &self,
         event_id: &EventId,
     ) -> Result<Option<crate::ports::Opening>, BackendError> {
-        let output = self
-            .db
-            .get_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| classify("GetItem event opening", e))?;
-        let Some(item) = output.item() else {
+        let Some(starts) = self.event_meta(event_id).await?.and_then(|m| m.opens_at) else {
             return Ok(None);
         };
-        let Some(starts) = opt_n(item, "sale_starts_at")? else {
-            return Ok(None);
-        };
-        let starts = from_ms(starts)?;
-        let draw = recorded_draw(event_id, starts, item)?;
+        let item = self.opening_item(event_id).await?.unwrap_or_default();
+        let draw = recorded_draw(event_id, starts, &item)?;
         let prequeued = match &draw {
             Some(draw) => draw.shuffled,
             None => self.prequeued_count(event_id).await?,
@@ -420,27 +437,32 @@ impl DynamoStore {
 
     /// The draws made and not yet published.
     pub(super) async fn unpublished_draws(&self) -> Result<Vec<SaleOpened>, BackendError> {
-        Ok(self
-            .pending_openings()
-            .await?
-            .into_iter()
-            .filter(|pending| !pending.published)
-            .filter_map(|pending| pending.draw)
-            .collect())
+        let now = self.clock.now();
+        let mut draws = Vec::new();
+        for (event_id, starts) in self.starts().await? {
+            if starts > now {
+                continue;
+            }
+            let state = self.state(&event_id, starts).await?;
+            if !state.published {
+                draws.extend(state.draw);
+            }
+        }
+        Ok(draws)
     }
 
     /// Marks `event_id`'s draw published.
     pub(super) async fn draw_published(&self, event_id: &EventId) -> Result<(), BackendError> {
         self.db
             .update_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
-            .update_expression("SET opening_published = :yes")
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(opening_key(event_id)))
+            .update_expression("SET published = :yes")
             .expression_attribute_values(":yes", n(1))
             .send()
             .await
             .map_err(|e| classify("UpdateItem opening published", e))?;
-        self.forget_openings();
+        self.forget_state(event_id);
         Ok(())
     }
 }
