@@ -1,8 +1,8 @@
 //! The waitlist on DynamoDB. A WAITLISTED job's place in line is an item of the outbox table in
 //! one of [`LINE_SHARDS`] partitions of its section's line (`line#event#section#shard`), sorted
 //! by its intent's admission instant (to the millisecond; then by job id, which orders intents
-//! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better). Joining is one transaction: the job's move to
-//! WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
+//! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better).
+//! Joining is one transaction: the job's move to WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
 //! join racing the waitlist's closing either lands before it (and is closed with the rest) or
 //! fails. Whether a line exists, and who heads it, are strongly consistent reads of every shard;
 //! a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, Select, TransactWriteItem};
+use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, TransactWriteItem};
 use futures_util::{StreamExt, TryStreamExt};
 use jiff::Timestamp;
 
@@ -19,31 +19,17 @@ use super::DynamoStore;
 use super::catalog::WAITLIST;
 use super::claim::Claimed;
 use super::error::{build_error, classify};
-use super::item::{Item, Transacted, all_pages, get_s, s, transact};
+use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
+use super::line_reads::{SHARD_READS, place_id};
 use crate::domain::{
-    EventId, Intent, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, SaleTerms, Seat, Section,
-    Waitlist,
+    EventId, Intent, Job, JobId, REASON_WAITLIST_CLOSED, SaleTerms, Seat, Section, Waitlist,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
 /// and letters), so reads of places (`id >= "0"`) never see it.
 const MARKER: &str = "#closed";
-/// The lowest sort key of a place in line.
-const FIRST_PLACE: &str = "0";
-/// Line shards read or written at once.
-const SHARD_READS: usize = 16;
-
-/// The sort key of `job`'s place: its admission instant, then its id.
-fn place_id(job: &Job) -> String {
-    format!("{:013}#{}", job.accepted_at.as_millisecond(), job.job_id)
-}
-
-/// The job a place's sort key names.
-fn placed_job(place: &str) -> Option<JobId> {
-    place.split_once('#').and_then(|(_, job)| JobId::parse(job))
-}
 
 /// The key of `job`'s place in its section's line.
 fn place_key(job: &Job, section: &str) -> Item {
@@ -80,129 +66,6 @@ impl DynamoStore {
             .build()
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().delete(delete).build())
-    }
-
-    /// The places (sort keys) of one line shard in order: the first `limit`, or all of them.
-    async fn places(
-        &self,
-        key: String,
-        limit: Option<i32>,
-        consistent: bool,
-    ) -> Result<Vec<String>, BackendError> {
-        let items = all_pages(|start| {
-            let key = key.clone();
-            async move {
-                let page = self
-                    .db
-                    .query()
-                    .table_name(&self.names.outbox_table)
-                    .key_condition_expression("job_id = :key AND id >= :first")
-                    .expression_attribute_values(":key", s(key))
-                    .expression_attribute_values(":first", s(FIRST_PLACE))
-                    .projection_expression("id")
-                    .consistent_read(consistent)
-                    .set_limit(limit)
-                    .set_exclusive_start_key(start)
-                    .send()
-                    .await
-                    .map_err(|e| classify("Query line", e))?;
-                let next = limit.is_none().then(|| page.last_evaluated_key().cloned());
-                Ok((page.items().to_vec(), next.flatten()))
-            }
-        })
-        .await?;
-        items
-            .iter()
-            .map(|item| get_s(item, "id").map(str::to_owned))
-            .collect()
-    }
-
-    /// How many places of one line shard come up to `place` (included), as the line stood a
-    /// moment ago: an eventually consistent count, half the price of a strong one.
-    async fn places_upto(&self, key: String, place: &str) -> Result<usize, BackendError> {
-        let (mut counted, mut start) = (0, None);
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.names.outbox_table)
-                .key_condition_expression("job_id = :key AND id BETWEEN :first AND :place")
-                .expression_attribute_values(":key", s(key.clone()))
-                .expression_attribute_values(":first", s(FIRST_PLACE))
-                .expression_attribute_values(":place", s(place))
-                .select(Select::Count)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| classify("Query line position", e))?;
-            counted += usize::try_from(page.count()).unwrap_or(0);
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(counted);
-            }
-        }
-    }
-
-    /// The first `limit` job ids of a section's line, in admission order (every shard read,
-    /// then merged).
-    pub(super) async fn line_head(
-        &self,
-        event_id: &EventId,
-        section: &str,
-        limit: usize,
-        consistent: bool,
-    ) -> Result<Vec<JobId>, BackendError> {
-        let per_shard = Some(i32::try_from(limit).unwrap_or(i32::MAX));
-        let shards = futures_util::stream::iter(0..LINE_SHARDS)
-            .map(|shard| self.places(line_key(event_id, section, shard), per_shard, consistent))
-            .buffer_unordered(SHARD_READS)
-            .try_collect::<Vec<_>>()
-            .await?;
-        let mut places: Vec<String> = shards.into_iter().flatten().collect();
-        places.sort();
-        Ok(places
-            .iter()
-            .take(limit)
-            .filter_map(|place| placed_job(place))
-            .collect())
-    }
-
-    /// Every job id of a section's line (the closing's read).
-    async fn whole_line(
-        &self,
-        event_id: &EventId,
-        section: &str,
-    ) -> Result<Vec<JobId>, BackendError> {
-        let shards = futures_util::stream::iter(0..LINE_SHARDS)
-            .map(|shard| self.places(line_key(event_id, section, shard), None, true))
-            .buffer_unordered(SHARD_READS)
-            .try_collect::<Vec<_>>()
-            .await?;
-        Ok(shards
-            .into_iter()
-            .flatten()
-            .filter_map(|place| placed_job(&place))
-            .collect())
-    }
-
-    /// A WAITLISTED job's place in its line, from 1: the places up to its own, counted in
-    /// every shard.
-    pub(super) async fn line_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
-        if job.status != JobStatus::Waitlisted {
-            return Ok(None);
-        }
-        let section = section_of(job)?.as_str();
-        let place = place_id(job);
-        let counts = futures_util::stream::iter(0..LINE_SHARDS)
-            .map(|shard| {
-                let key = line_key(&job.event_id, section, shard);
-                self.places_upto(key, &place)
-            })
-            .buffer_unordered(SHARD_READS)
-            .try_collect::<Vec<_>>()
-            .await?;
-        let position: usize = counts.iter().sum();
-        Ok(Some(u64::try_from(position.max(1)).unwrap_or(u64::MAX)))
     }
 
     /// The sections among the claim's (its section, or its seats') that have a line, where the
