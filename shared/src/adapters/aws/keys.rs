@@ -20,7 +20,7 @@ pub(super) const OUTBOX_SHARDS: u32 = 256;
 pub(super) const LINE_SHARDS: u32 = 8;
 /// Shards of a sale's pre-queue, and of its late list (`prequeue.rs`): an opening admitted at the
 /// target rate writes each under a third of its limit, and the draw reads them all.
-pub(super) const PREQUEUE_SHARDS: u32 = 256;
+pub const PREQUEUE_SHARDS: u32 = 256;
 /// The default number of `held-by-deadline` shards (`SEATCLAIM_HELD_SHARDS`).
 pub const DEFAULT_HELD_SHARDS: u32 = 128;
 

@@ -48,13 +48,14 @@ use std::sync::{Arc, Mutex};
 
 use aws_config::BehaviorVersion;
 
-pub use keys::DEFAULT_HELD_SHARDS;
+pub use keys::{DEFAULT_HELD_SHARDS, PREQUEUE_SHARDS};
 pub use migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
     AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames, SEATS_BY_BLOCK_INDEX,
     UNPUBLISHED_INDEX, UNUSED_JOBS_BY_EVENT_INDEX,
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
+pub use release::{TICKET_WRITES, WINDOW_BATCHES};
 pub use settings::AwsSettings;
 
 use jiff::SignedDuration;

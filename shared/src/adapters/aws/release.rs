@@ -23,10 +23,10 @@ use crate::ports::{BackendError, IntentQueue, Message};
 /// How long an opening's lease lasts unless renewed: the delay before another process resumes
 /// the release of one that died.
 const LEASE_MS: i64 = 5_000;
-/// Batches of ten a release sends side by side.
-const WINDOW_BATCHES: usize = 16;
+/// Batches of ten a release sends side by side: a window of 320 intents.
+pub const WINDOW_BATCHES: usize = 32;
 /// Job tickets a release writes side by side.
-const TICKET_WRITES: usize = 32;
+pub const TICKET_WRITES: usize = 128;
 
 /// A waiting intent as its list entry holds it.
 fn decode(text: &str) -> Result<Intent, BackendError> {

@@ -17,6 +17,7 @@
 mod expressions;
 mod ledger;
 mod model;
+mod opening;
 mod sale;
 
 use std::collections::HashMap;
@@ -72,6 +73,10 @@ struct Cli {
     /// Share of holds that end unpaid, with `--waitlist`.
     #[arg(long, default_value_t = 0.1)]
     lapse_share: f64,
+    /// Instead of the two runs, an opening: this many buyers pre-queued for a sale, released by
+    /// one worker at its start, scaled to 1,000,000 pre-queued intents.
+    #[arg(long)]
+    opening: Option<usize>,
     /// Seed of the buyers' choices.
     #[arg(long, env = "SEATCLAIM_TEST_SEED")]
     seed: Option<u64>,
@@ -190,6 +195,37 @@ async fn backends_for(
     Ok((backend, Relays { each, watcher }))
 }
 
+/// The opening run alone (`--opening`): its report, written as the two runs' is.
+async fn opening_only(
+    cli: &Cli,
+    (ledger, log): (&Ledger, &RequestLog),
+    settings: &AwsSettings,
+    buyers: usize,
+    (rng, seed): (&mut fastrand::Rng, u64),
+) -> anyhow::Result<()> {
+    let direct = emulator_config().await;
+    provision(&direct, settings, Duration::from_secs(60), 21).await;
+    eprintln!("capacity: an opening of {buyers} pre-queued buyers");
+    let measured = opening::run(&log.endpoint, settings, (ledger, log), buyers, rng).await?;
+    let model = opening::model(&measured, cli.rate);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let report = serde_json::json!({
+        "command": format!("bash tests/capacity/run.sh {}", args.join(" ")),
+        "seed": seed,
+        "opening": model,
+    });
+    std::fs::write(&cli.out, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("cannot write {}", cli.out.display()))?;
+    let text = format!(
+        "From `bash tests/capacity/run.sh {}` on {} (seed {seed}).\n\n{}",
+        args.join(" "),
+        jiff::Zoned::now().date(),
+        opening::markdown(&report["opening"])
+    );
+    println!("{text}");
+    update_document(&cli.document, &cli.marker, &text)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -206,6 +242,9 @@ async fn main() -> anyhow::Result<()> {
     }
     let ledger = Arc::new(Ledger::new(tables));
     let log = start_proxy(Arc::clone(&ledger))?;
+    if let Some(buyers) = cli.opening {
+        return opening_only(&cli, (&ledger, &log), &keys_run, buyers, (&mut rng, seed)).await;
+    }
     let shape = |seats: u32, buyers: usize, confirm: bool| Sale {
         seats,
         sections: cli.sections,
