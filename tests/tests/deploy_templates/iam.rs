@@ -237,6 +237,8 @@ pub(crate) fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_ro
         ("dynamodb:PutItem", "OutboxTable"),
         // a cancel serves the waitlist; a waiting job's position
         ("dynamodb:Query", "OutboxTable"),
+        // the line's counts item (queue positions), added once a second
+        ("dynamodb:UpdateItem", "OutboxTable"),
         // a pre-queue's entry under its gate's check, a waiting buyer's entry
         ("dynamodb:ConditionCheckItem", "OutboxTable"),
         ("dynamodb:GetItem", "OutboxTable"),

@@ -1,5 +1,6 @@
-//! Queue positions on DynamoDB, without a hot key. A sale's line is counted on its event item
-//! (`admitted`, `decided`), but no request adds to it one intent at a time: each process
+//! Queue positions on DynamoDB, without a hot key. A sale's line is counted on its counts item
+//! (outbox table, key `counts#<event>`: `admitted`, `decided`), but no request adds to it one
+//! intent at a time: each process
 //! counts its admissions and decisions per event and adds them there at most once a second
 //! ([`FLUSH_EVERY`]), so the item takes one write per process per second, whatever the rate.
 //!
@@ -18,12 +19,21 @@ use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::DynamoStore;
 use super::error::classify;
-use super::item::{n, opt_n, s};
+use super::item::{Item, n, opt_n, s};
 use crate::codec::from_ms;
 use crate::domain::{EventId, Job, JobId, Line};
 use crate::ports::BackendError;
 
-/// How often each process adds its counts to the event items.
+/// The key of an event's counts item, in the outbox table (which every process may update; no
+/// task role writes the events table).
+fn counts_key(event_id: &EventId) -> Item {
+    Item::from([
+        ("job_id".to_owned(), s(format!("counts#{event_id}"))),
+        ("id".to_owned(), s("counts")),
+    ])
+}
+
+/// How often each process adds its counts to the counts items.
 pub(super) const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// How long an event's counts, once read, answer the positions of its jobs.
 const READ_EVERY: Duration = Duration::from_secs(1);
@@ -124,16 +134,15 @@ impl DynamoStore {
         Ok(total)
     }
 
-    /// Adds `taken` to the event item's counts; returns its admissions total after.
+    /// Adds `taken` to the event's counts item; returns its admissions total after.
     async fn add_counts(&self, event_id: &EventId, taken: Tally) -> Result<u64, BackendError> {
         let as_n = |count: u64| n(i64::try_from(count).unwrap_or(i64::MAX));
         let output = self
             .db
             .update_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(counts_key(event_id)))
             .update_expression("ADD admitted :admitted, decided :decided")
-            .condition_expression("attribute_exists(event_id)")
             .expression_attribute_values(":admitted", as_n(taken.admitted))
             .expression_attribute_values(":decided", as_n(taken.decided))
             .return_values(ReturnValue::UpdatedNew)
@@ -173,8 +182,8 @@ impl DynamoStore {
         let output = self
             .db
             .get_item()
-            .table_name(&self.names.events_table)
-            .key("event_id", s(event_id.as_str()))
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(counts_key(event_id)))
             .projection_expression("admitted, decided")
             .send()
             .await

@@ -110,9 +110,12 @@ pub async fn run(
 /// intents go through.
 fn busiest(usage: &HashMap<(String, String), Usage>, per_intent: f64, intents_per_s: f64) -> Value {
     let mut by_label: BTreeMap<&str, (f64, &str, f64, &str)> = BTreeMap::new();
-    // The events table takes each process's line counts once a second, whatever the rate
-    // (modelled per process in the main report), and nothing per intent.
-    for ((label, key), used) in usage.iter().filter(|((label, _), _)| label != "events") {
+    // Each process adds its line counts once a second, whatever the rate (modelled per process
+    // in the main report), nothing per intent.
+    let intents = usage
+        .iter()
+        .filter(|((_, key), _)| !key.starts_with(crate::model::LINE_COUNTS_KEY));
+    for ((label, key), used) in intents {
         let entry = by_label.entry(label).or_insert((0.0, "", 0.0, ""));
         if used.writes > entry.0 {
             (entry.0, entry.1) = (used.writes, key);
