@@ -169,8 +169,10 @@ impl DynamoStore {
             // Concurrent section claims each try their own few of the free seats, instead of
             // all racing for the first ones.
             fastrand::shuffle(&mut candidates);
-            let lined = self.lined_sections(intent, terms, &candidates, now).await?;
-            let decided = terms.decide(&intent.request, &candidates, now, |s| lined.contains(s));
+            let lines = self.lined_sections(intent, terms, &candidates, now).await?;
+            let decided = terms.decide(&intent.request, &candidates, now, |s| {
+                lines.lined.contains(s)
+            });
             let hold = match decided {
                 ClaimDecision::Hold {
                     seat_ids,
@@ -185,7 +187,14 @@ impl DynamoStore {
                     return self.reject(job, &reason, now).await.map(Attempt::decided);
                 }
                 ClaimDecision::Waitlist => {
-                    return self.wait_in_line(job, now).await.map(Attempt::decided);
+                    let forms = intent
+                        .request
+                        .section()
+                        .is_some_and(|s| lines.unflagged.contains(s));
+                    return self
+                        .wait_in_line(job, now, forms)
+                        .await
+                        .map(Attempt::decided);
                 }
             };
             match self.hold_seats(job, hold, now, ceiling).await? {

@@ -21,6 +21,7 @@ mod jobs;
 mod keys;
 mod leases;
 mod line_counts;
+mod line_flags;
 mod line_reads;
 mod migrate;
 mod migrate_tables;

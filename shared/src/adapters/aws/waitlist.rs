@@ -4,12 +4,10 @@
 //! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better).
 //! Joining is one transaction: the job's move to WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
 //! join racing the waitlist's closing either lands before it (and is closed with the rest) or
-//! fails. Whether a line exists, and who heads it, are strongly consistent reads of every shard;
-//! a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
+//! fails. Whether a section has a line is its flag's (`line_flags.rs`); who heads it is a
+//! strongly consistent read of every shard; a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
 //! to the line right after it commits (`serve.rs`), and the sweeper serves every open line on
 //! each pass, so a process that died between the two leaves the seats for seconds, not for good.
-
-use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, TransactWriteItem};
 use futures_util::{StreamExt, TryStreamExt};
@@ -22,9 +20,7 @@ use super::error::{build_error, classify};
 use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::{SHARD_READS, place_id};
-use crate::domain::{
-    EventId, Intent, Job, JobId, REASON_WAITLIST_CLOSED, SaleTerms, Seat, Section, Waitlist,
-};
+use crate::domain::{EventId, Job, JobId, REASON_WAITLIST_CLOSED, Section, Waitlist};
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
@@ -68,46 +64,16 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
-    /// The sections among the claim's (its section, or its seats') that have a line, where the
-    /// event's waitlist is open. Where the line decides whether seats may be taken (a section
-    /// request, a seat claimable at `now`) it is read strongly consistent; for a taken seat it
-    /// only names the rejection's reason, and an eventually consistent read (half the price, on
-    /// the hot seats' section above all) does.
-    pub(super) async fn lined_sections(
-        &self,
-        intent: &Intent,
-        terms: &SaleTerms,
-        candidates: &[Seat],
-        now: Timestamp,
-    ) -> Result<BTreeSet<Section>, BackendError> {
-        let mut lined = BTreeSet::new();
-        if !terms.waitlist.is_open() {
-            return Ok(lined);
-        }
-        let mut sections: BTreeMap<&Section, bool> = BTreeMap::new();
-        if let Some(section) = intent.request.section() {
-            sections.insert(section, true);
-        }
-        for seat in candidates {
-            *sections.entry(&seat.section).or_default() |= seat.state.is_claimable(now);
-        }
-        for (section, consistent) in sections {
-            let head = self.line_head(&intent.event_id, section.as_str(), 1, consistent);
-            if !head.await?.is_empty() {
-                lined.insert(section.clone());
-            }
-        }
-        Ok(lined)
-    }
-
     /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED, its event
-    /// and its place, on condition that the line is not closed. A line closed since this
-    /// process read the event's terms is a retry's matter: the terms are forgotten here, and
-    /// the retry decides as the event now stands.
+    /// and its place, on condition that the line is not closed, and, when it forms the line
+    /// (`forms`: the section had no flag), the section's flags (`line_flags.rs`). A line closed
+    /// since this process read the event's terms is a retry's matter: the terms are forgotten
+    /// here, and the retry decides as the event now stands.
     pub(super) async fn wait_in_line(
         &self,
         job: &Job,
         now: Timestamp,
+        forms: bool,
     ) -> Result<Claimed, BackendError> {
         let Ok(waiting) = job.join_waitlist(now) else {
             return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
@@ -131,6 +97,9 @@ impl DynamoStore {
         let mut writes = self.transition(&waiting)?;
         writes.push(TransactWriteItem::builder().put(place).build());
         writes.push(TransactWriteItem::builder().condition_check(open).build());
+        if forms {
+            writes.extend(self.flag_writes(&job.event_id, section)?);
+        }
         match transact(&self.db, writes).await? {
             Transacted::Committed => Ok((ClaimOutcome::of(&waiting), None)),
             Transacted::ConditionFailed(failed) if failed.first().copied().unwrap_or(false) => {
