@@ -110,6 +110,51 @@ where
     }
 }
 
+/// The items `query` returns: its first page, or `every_page`, all of them; `what` names the
+/// query in an error.
+pub(super) async fn query_items(
+    query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+    what: &str,
+    every_page: bool,
+) -> Result<Vec<Item>, BackendError> {
+    all_pages(|start| {
+        let query = query.clone();
+        async move {
+            let page = query
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| classify(what, e))?;
+            let next = every_page.then(|| page.last_evaluated_key().cloned());
+            Ok((page.items().to_vec(), next.flatten()))
+        }
+    })
+    .await
+}
+
+/// How many items `query` matches, page after page (`Select: COUNT`: only the count comes
+/// back); `what` names the query in an error.
+pub(super) async fn count_all(
+    query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+    what: &str,
+) -> Result<u64, BackendError> {
+    let (mut counted, mut start) = (0, None);
+    loop {
+        let page = query
+            .clone()
+            .select(aws_sdk_dynamodb::types::Select::Count)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| classify(what, e))?;
+        counted += u64::try_from(page.count()).unwrap_or(0);
+        start = page.last_evaluated_key().cloned();
+        if start.is_none() {
+            return Ok(counted);
+        }
+    }
+}
+
 /// How a transaction ended.
 pub(super) enum Transacted {
     /// Every write applied.

@@ -4,13 +4,11 @@
 use futures_util::{StreamExt, TryStreamExt};
 
 use super::DynamoStore;
-use super::error::classify;
-use super::item::{all_pages, get_s, s};
+use super::item::{count_all, get_s, query_items, s};
 use super::keys::{LINE_SHARDS, line_key};
 use super::waitlist::section_of;
 use crate::domain::{EventId, Job, JobId, JobStatus};
 use crate::ports::BackendError;
-use aws_sdk_dynamodb::types::Select;
 
 /// The lowest sort key of a place in line.
 const FIRST_PLACE: &str = "0";
@@ -33,28 +31,17 @@ impl DynamoStore {
         limit: Option<i32>,
         consistent: bool,
     ) -> Result<Vec<String>, BackendError> {
-        let items = all_pages(|start| {
-            let key = key.clone();
-            async move {
-                let page = self
-                    .db
-                    .query()
-                    .table_name(&self.names.outbox_table)
-                    .key_condition_expression("job_id = :key AND id >= :first")
-                    .expression_attribute_values(":key", s(key))
-                    .expression_attribute_values(":first", s(FIRST_PLACE))
-                    .projection_expression("id")
-                    .consistent_read(consistent)
-                    .set_limit(limit)
-                    .set_exclusive_start_key(start)
-                    .send()
-                    .await
-                    .map_err(|e| classify("Query line", e))?;
-                let next = limit.is_none().then(|| page.last_evaluated_key().cloned());
-                Ok((page.items().to_vec(), next.flatten()))
-            }
-        })
-        .await?;
+        let query = self
+            .db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .key_condition_expression("job_id = :key AND id >= :first")
+            .expression_attribute_values(":key", s(key))
+            .expression_attribute_values(":first", s(FIRST_PLACE))
+            .projection_expression("id")
+            .consistent_read(consistent)
+            .set_limit(limit);
+        let items = query_items(query, "Query line", limit.is_none()).await?;
         items
             .iter()
             .map(|item| get_s(item, "id").map(str::to_owned))
@@ -63,28 +50,16 @@ impl DynamoStore {
 
     /// How many places of one line shard come up to `place` (included), as the line stood a
     /// moment ago: an eventually consistent count, half the price of a strong one.
-    async fn places_upto(&self, key: String, place: &str) -> Result<usize, BackendError> {
-        let (mut counted, mut start) = (0, None);
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.names.outbox_table)
-                .key_condition_expression("job_id = :key AND id BETWEEN :first AND :place")
-                .expression_attribute_values(":key", s(key.clone()))
-                .expression_attribute_values(":first", s(FIRST_PLACE))
-                .expression_attribute_values(":place", s(place))
-                .select(Select::Count)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| classify("Query line position", e))?;
-            counted += usize::try_from(page.count()).unwrap_or(0);
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(counted);
-            }
-        }
+    async fn places_upto(&self, key: String, place: &str) -> Result<u64, BackendError> {
+        let query = self
+            .db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .key_condition_expression("job_id = :key AND id BETWEEN :first AND :place")
+            .expression_attribute_values(":key", s(key))
+            .expression_attribute_values(":first", s(FIRST_PLACE))
+            .expression_attribute_values(":place", s(place));
+        count_all(query, "Query line position").await
     }
 
     /// The first `limit` job ids of a section's line, in admission order (every shard read,
@@ -145,7 +120,7 @@ impl DynamoStore {
             .buffer_unordered(SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
-        let position: usize = counts.iter().sum();
-        Ok(Some(u64::try_from(position.max(1)).unwrap_or(u64::MAX)))
+        let position: u64 = counts.iter().sum();
+        Ok(Some(position.max(1)))
     }
 }

@@ -7,12 +7,14 @@
 //! closes a list's gates before it reads the list, so an admission lands in the list before the
 //! read, or fails its check and is admitted as one after it: none is missed.
 
-use aws_sdk_dynamodb::types::{ConditionCheck, Select, TransactWriteItem};
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 use futures_util::{StreamExt, TryStreamExt};
 
 use super::DynamoStore;
 use super::error::{build_error, classify};
-use super::item::{Item, Transacted, all_pages, get_n, get_s, n, put_new, s, transact};
+use super::item::{
+    Item, Transacted, count_all, get_n, get_s, n, put_new, query_items, s, transact,
+};
 use super::keys::{PREQUEUE_SHARDS, buyer_shard, late_key, late_shard, prequeue_key};
 use crate::codec::encode_intent;
 use crate::domain::{EventId, Intent, JobId};
@@ -173,27 +175,25 @@ impl DynamoStore {
         Ok(entries)
     }
 
+    /// The query of a list shard's entries (past its gate).
+    fn list_query(
+        &self,
+        key: String,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        self.db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .key_condition_expression("job_id = :key AND id > :gate")
+            .expression_attribute_values(":key", s(key))
+            .expression_attribute_values(":gate", s(GATE))
+    }
+
     async fn shard_entries(&self, key: String) -> Result<Vec<(i64, String)>, BackendError> {
-        let items = all_pages(|start| {
-            let key = key.clone();
-            async move {
-                let page = self
-                    .db
-                    .query()
-                    .table_name(&self.names.outbox_table)
-                    .key_condition_expression("job_id = :key AND id > :gate")
-                    .expression_attribute_values(":key", s(key))
-                    .expression_attribute_values(":gate", s(GATE))
-                    .projection_expression("admitted, intent")
-                    .consistent_read(true)
-                    .set_exclusive_start_key(start)
-                    .send()
-                    .await
-                    .map_err(|e| classify("Query list", e))?;
-                Ok((page.items().to_vec(), page.last_evaluated_key().cloned()))
-            }
-        })
-        .await?;
+        let query = self
+            .list_query(key)
+            .projection_expression("admitted, intent")
+            .consistent_read(true);
+        let items = query_items(query, "Query list", true).await?;
         items
             .iter()
             .map(|item| {
@@ -214,25 +214,6 @@ impl DynamoStore {
     }
 
     async fn shard_count(&self, key: String) -> Result<u64, BackendError> {
-        let (mut counted, mut start) = (0, None);
-        loop {
-            let page = self
-                .db
-                .query()
-                .table_name(&self.names.outbox_table)
-                .key_condition_expression("job_id = :key AND id > :gate")
-                .expression_attribute_values(":key", s(key.clone()))
-                .expression_attribute_values(":gate", s(GATE))
-                .select(Select::Count)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| classify("Query pre-queue count", e))?;
-            counted += u64::try_from(page.count()).unwrap_or(0);
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(counted);
-            }
-        }
+        count_all(self.list_query(key), "Query pre-queue count").await
     }
 }
