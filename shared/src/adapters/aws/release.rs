@@ -25,8 +25,8 @@ use crate::ports::{BackendError, IntentQueue, Message};
 const LEASE_MS: i64 = 5_000;
 /// Batches of ten a release sends side by side: a window of 320 intents.
 pub const WINDOW_BATCHES: usize = 32;
-/// Job tickets a release writes side by side.
-pub const TICKET_WRITES: usize = 128;
+/// Job tickets a release writes side by side (while its batches are sent).
+pub const TICKET_WRITES: usize = 160;
 
 /// A waiting intent as its list entry holds it.
 fn decode(text: &str) -> Result<Intent, BackendError> {
@@ -193,7 +193,7 @@ impl DynamoStore {
     }
 
     /// Sends `order` from place `done` on, a window at a time: each window's tickets (the
-    /// place, from 1) and its batches of ten side by side, then its count recorded.
+    /// place, from 1) and its batches of ten, all side by side, then its count recorded.
     async fn release_in_order(
         &self,
         event_id: &EventId,
@@ -211,18 +211,19 @@ impl DynamoStore {
                 .zip(window)
                 .map(|(place, intent)| self.write_ticket(intent.job_id, place))
                 .collect();
-            futures_util::stream::iter(tickets)
-                .buffer_unordered(TICKET_WRITES)
-                .try_collect::<Vec<_>>()
-                .await?;
             let sends: Vec<_> = window
                 .chunks(10)
                 .map(|batch| self.queue.send(batch))
                 .collect();
-            futures_util::stream::iter(sends)
-                .buffer_unordered(WINDOW_BATCHES)
-                .try_collect::<Vec<_>>()
-                .await?;
+            // The tickets and the sends side by side: a window costs the slower of the two.
+            futures_util::try_join!(
+                futures_util::stream::iter(tickets)
+                    .buffer_unordered(TICKET_WRITES)
+                    .try_collect::<Vec<_>>(),
+                futures_util::stream::iter(sends)
+                    .buffer_unordered(WINDOW_BATCHES)
+                    .try_collect::<Vec<_>>(),
+            )?;
             released += window.len();
             let until = self.clock.now().as_millisecond() + LEASE_MS;
             self.record_opening(
