@@ -164,6 +164,12 @@ impl DynamoStore {
             .filter_map(|job| by_job.remove(job))
             .collect();
         let done = opt_n(&item, "released")?.map_or(0, |n| usize::try_from(n).unwrap_or(0));
+        tracing::info!(
+            event = %event_id,
+            prequeued = draw.opened.shuffled,
+            released = done,
+            "the pre-queue is drawn; releasing it in that order"
+        );
         self.release_in_order(event_id, &order, done).await?;
         self.close_gates(event_id, List::Late).await?;
         let late = self
