@@ -257,10 +257,13 @@ async function follow(alive, signal) {
       await pause(reply.status === 503 ? retryAfter(reply) * 1000 : backoff(failures));
       continue;
     }
+    const recovered = failures > 0;
     failures = 0;
     serverTime(reply);
+    const before = page.job?.status;
     showJob(reply.data);
-    note(standingNote());
+    // A note a button left (a 402 or 409) stays until the job changes or the line is lost and found.
+    if (recovered || page.job?.status !== before || standingNote()) note(standingNote());
     if (FINAL.has(page.job?.status ?? '')) return;
     if (page.job?.status === 'HELD') await pause(HELD_POLL_MS);
     // A long poll answered at once while still PENDING (the server's cap on waiting polls):
