@@ -37,7 +37,13 @@ fn main() -> anyhow::Result<()> {
 async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
-    let settings = cli.backend.settings();
+    #[cfg_attr(not(feature = "aws"), allow(unused_mut))]
+    let mut settings = cli.backend.settings();
+    // The API's role writes no seats on AWS: the workers settle holds for it.
+    #[cfg(feature = "aws")]
+    {
+        settings.aws.settlements = seatclaim_shared::config::Settlements::SentToWorkers;
+    }
     let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
         .await
         .map_err(anyhow::Error::msg)?;

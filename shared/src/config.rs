@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 #[cfg(feature = "aws")]
-pub use crate::adapters::aws::AwsSettings;
+pub use crate::adapters::aws::{AwsSettings, Settlements};
 #[cfg(feature = "faults")]
 pub use crate::adapters::faults::FaultSettings;
 

@@ -10,7 +10,7 @@ use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerL
 use seatclaim_shared::Backend;
 use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
 use seatclaim_shared::adapters::faults::FaultSettings;
-use seatclaim_shared::config::{BackendKind, BackendSettings};
+use seatclaim_shared::config::{AwsSettings, BackendKind, BackendSettings, Settlements};
 use seatclaim_worker::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -116,15 +116,24 @@ impl TestApp {
         let data = tempfile::tempdir().expect("a temporary data folder");
         let (settings, events) = storage(&options, data.path()).await;
         let clock = Arc::new(JumpClock::default());
-        let backend = Backend::open_with_clock(&settings, clock.clone())
-            .await
-            .expect("the backend opens");
+        // As on the stack: the API's backend sends settlements to the workers, whose backend
+        // serves them (the in-process worker's, or the worker processes a test starts).
+        let served = if options.embedded_worker {
+            Settlements::ServedHere
+        } else {
+            Settlements::Here
+        };
+        let backend = open_backend(&settings, served, &clock).await;
+        let api_backend = match settings.backend {
+            BackendKind::Aws => open_backend(&settings, Settlements::SentToWorkers, &clock).await,
+            BackendKind::Embedded => backend.clone(),
+        };
         let worker = options
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
         let stop = CancellationToken::new();
         let state = AppState::new(
-            backend.clone(),
+            api_backend,
             access(&options).await,
             SignedDuration::from_millis(options.seat_map_max_age_ms),
             worker.is_some() && options.decide_on_admission,
@@ -364,6 +373,24 @@ fn json_or_null(reply: &Reply) -> Value {
 
 /// The backend settings for a fresh store (a temporary folder, or a fresh prefix on the
 /// emulator, provisioned), and where the test reads the events published from it.
+/// Opens the app's backend with settlements made where `settlements` says.
+async fn open_backend(
+    settings: &BackendSettings,
+    settlements: Settlements,
+    clock: &Arc<JumpClock>,
+) -> Backend {
+    let settings = BackendSettings {
+        aws: AwsSettings {
+            settlements,
+            ..settings.aws.clone()
+        },
+        ..settings.clone()
+    };
+    Backend::open_with_clock(&settings, clock.clone())
+        .await
+        .expect("the backend opens")
+}
+
 async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, PublishedEvents) {
     let mut settings = BackendSettings {
         visibility_timeout_secs: options.visibility_timeout_secs,

@@ -41,14 +41,10 @@ pub struct RequestLog {
 
 impl RequestLog {
     /// Starts a proxy on a free local port in front of `upstream`, sending DynamoDB requests to
-    /// `dynamodb` instead when given (DynamoDB Local beside moto).
-    pub async fn start(upstream: &str, dynamodb: Option<&str>) -> Self {
-        Self::observed(upstream, dynamodb, None).await
-    }
-
-    /// [`RequestLog::start`] with an observer. DynamoDB requests then also ask for their
-    /// consumed capacity by table and index (`ReturnConsumedCapacity: INDEXES`; the emulator
-    /// does not check signatures, so the changed body is accepted).
+    /// `dynamodb` instead when given (DynamoDB Local beside moto). With an observer, DynamoDB
+    /// requests also ask for their consumed capacity by table and index
+    /// (`ReturnConsumedCapacity: INDEXES`; the emulator does not check signatures, so the changed
+    /// body is accepted).
     pub async fn observed(
         upstream: &str,
         dynamodb: Option<&str>,

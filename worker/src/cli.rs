@@ -137,6 +137,8 @@ impl AwsArgs {
             held_shards: self.held_shards,
             // `Backend::open` puts the configured retention in.
             retention: seatclaim_shared::domain::Retention::default(),
+            // The binary that opens the backend says (the API and the worker set theirs).
+            settlements: seatclaim_shared::config::Settlements::Here,
         }
     }
 }

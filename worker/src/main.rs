@@ -39,7 +39,13 @@ fn main() -> anyhow::Result<()> {
 async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     telemetry::init(cli.telemetry.log_format);
-    let settings = cli.backend.settings();
+    #[cfg_attr(not(feature = "aws"), allow(unused_mut))]
+    let mut settings = cli.backend.settings();
+    // On AWS the workers settle the holds the API is asked to settle.
+    #[cfg(feature = "aws")]
+    {
+        settings.aws.settlements = seatclaim_shared::config::Settlements::ServedHere;
+    }
     let backend = Backend::open(&settings)
         .await
         .context("cannot open the backend")?;

@@ -71,7 +71,8 @@ impl JobStatus {
 }
 
 /// What a buyer (or the sweeper) asks of a held job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum JobAction {
     /// Buy the held seats.
     Confirm,
@@ -101,7 +102,8 @@ pub enum Settlement {
 }
 
 /// Why an action cannot be applied to a job in its current state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "conflict", rename_all = "snake_case")]
 pub enum JobConflict {
     /// The job is not in a state the action applies to.
     #[error("the job is {}, so it cannot be {}", .status.as_str(), action_past(*.action))]

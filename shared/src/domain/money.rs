@@ -139,7 +139,7 @@ impl Prices {
 
 /// A payment reported for a job: what was paid and the provider's reference to it, recorded
 /// on the job it sells so that the same payment reported again changes nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Payment {
     /// What was paid.
     pub paid: Money,

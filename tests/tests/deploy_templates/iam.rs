@@ -210,12 +210,17 @@ pub(crate) const OPERATOR_ONLY: &[(&str, &str)] = &[
 pub(crate) fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_role() {
     let template = Template::load();
 
-    // The API: admission, job status, confirm and cancel, the seat map; no event creation.
+    // The API: admission, job status, the seat map; confirm and cancel go to the workers, so it
+    // reads and writes no seat item; no event creation.
     let api = grants(&template, "ApiTaskRole");
     for (action, resource) in [
         ("dynamodb:BatchWriteItem", "SeatsTable"),
         ("dynamodb:PutItem", "SeatsTable"),
         ("dynamodb:DeleteItem", "SeatsTable"),
+        ("dynamodb:UpdateItem", "SeatsTable"),
+        ("dynamodb:GetItem", "SeatsTable"),
+        ("dynamodb:BatchGetItem", "SeatsTable"),
+        ("dynamodb:Query", "SeatsTable/index/free-by-section"),
         ("dynamodb:PutItem", "EventsTable"),
         ("dynamodb:UpdateItem", "EventsTable"),
         ("dynamodb:BatchWriteItem", "EventsTable"),
@@ -228,9 +233,9 @@ pub(crate) fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_ro
     }
     let admission_and_settlement = pairs(&[
         ("sqs:SendMessage", "IntentQueue"),
+        ("sqs:GetQueueUrl", "SettlementQueue"),
+        ("sqs:SendMessage", "SettlementQueue"),
         ("dynamodb:GetItem", "EventsTable"),
-        ("dynamodb:BatchGetItem", "SeatsTable"),
-        ("dynamodb:UpdateItem", "SeatsTable"),
         ("dynamodb:Query", "SeatsTable/index/by-block"),
         ("dynamodb:PutItem", "JobsTable"),
         ("dynamodb:UpdateItem", "JobsTable"),
@@ -241,9 +246,9 @@ pub(crate) fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_ro
         ("dynamodb:UpdateItem", "OutboxTable"),
         // a pre-queue's entry under its gate's check, a waiting buyer's entry
         ("dynamodb:ConditionCheckItem", "OutboxTable"),
+        // ... and a worker's answer to a settlement
         ("dynamodb:GetItem", "OutboxTable"),
         ("dynamodb:DeleteItem", "OutboxTable"),
-        ("dynamodb:Query", "SeatsTable/index/free-by-section"),
         // the Stripe webhook's PaymentUnmatched
         ("events:PutEvents", "EventBus"),
     ]);
@@ -308,6 +313,11 @@ pub(crate) fn the_api_writes_no_new_seats_and_operator_actions_have_their_own_ro
         ("sqs:DeleteMessage", "IntentQueue"),
         ("sqs:ChangeMessageVisibility", "IntentQueue"),
         ("sqs:SendMessage", "IntentDeadLetterQueue"),
+        // the API's settlements, answered in the outbox table
+        ("sqs:GetQueueUrl", "SettlementQueue"),
+        ("sqs:ReceiveMessage", "SettlementQueue"),
+        ("sqs:DeleteMessage", "SettlementQueue"),
+        ("dynamodb:PutItem", "OutboxTable"),
         ("dynamodb:UpdateItem", "SeatsTable"),
         ("dynamodb:UpdateItem", "JobsTable"),
         ("dynamodb:Query", "SeatsTable/index/free-by-section"),

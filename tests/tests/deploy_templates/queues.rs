@@ -21,6 +21,15 @@ pub(crate) fn queues_and_their_redrive_match_the_worker_settings() {
     let (dlq_id, dlq) = queues
         .get(&names.dlq)
         .unwrap_or_else(|| panic!("no queue named {}", names.dlq));
+    // The API's settlements have a queue of their own, which the code finds by its name; a
+    // settlement is stale in seconds, so it is never dead-lettered.
+    let (_, settlements) = queues
+        .get(&names.settlements_queue)
+        .unwrap_or_else(|| panic!("no queue named {}", names.settlements_queue));
+    assert!(
+        settlements["RedrivePolicy"].is_null(),
+        "settlements are dropped when stale, not dead-lettered"
+    );
 
     let redrive = &intents["RedrivePolicy"];
     assert_eq!(

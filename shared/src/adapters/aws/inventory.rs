@@ -82,6 +82,10 @@ impl Inventory for DynamoStore {
         action: JobAction,
         payment: Option<&Payment>,
     ) -> Result<Settled, BackendError> {
+        // The API's role writes no seats: a worker settles for it.
+        if self.settlements == super::Settlements::SentToWorkers {
+            return self.settle_on_worker(job_id, action, payment).await;
+        }
         self.settle_job(job_id, action, payment).await
     }
 

@@ -41,6 +41,7 @@ mod send_batcher;
 mod serve;
 mod settings;
 mod settle;
+mod settle_queue;
 mod waitlist;
 
 use std::collections::{HashMap, HashSet};
@@ -57,7 +58,7 @@ pub use names::{
 };
 pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
 pub use release::{TICKET_WRITES, WINDOW_BATCHES};
-pub use settings::AwsSettings;
+pub use settings::{AwsSettings, Settlements};
 
 use jiff::SignedDuration;
 
@@ -131,6 +132,8 @@ pub struct DynamoStore {
     lines: line_counts::LineCounts,
     /// The openings this process knows of (`opening.rs`).
     openings: opening::Openings,
+    /// Where this process settles holds (`settle_queue.rs`).
+    settlements: Settlements,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or
@@ -189,8 +192,12 @@ pub async fn open_with(
         leases: Mutex::new(HashSet::new()),
         lines: line_counts::LineCounts::default(),
         openings: opening::Openings::default(),
+        settlements: settings.settlements,
     });
     queue.open_sales_with(&store);
+    if settings.settlements == Settlements::ServedHere {
+        settle_queue::spawn_server(Arc::downgrade(&store));
+    }
     line_counts::spawn_flusher(Arc::downgrade(&store));
     let publisher = Arc::new(EventBus::new(
         aws_sdk_eventbridge::Client::new(config),

@@ -7,6 +7,8 @@ pub struct AwsNames {
     pub queue: String,
     /// The dead-letter queue's name.
     pub dlq: String,
+    /// The queue of settlements the API sends to the workers (`settle_queue.rs`).
+    pub settlements_queue: String,
     /// Events: `event_id` -> name, hold, sections, status.
     pub events_table: String,
     /// The inventory: `seat_key` (`event_id#seat_id`) -> state, holder, deadline.
@@ -63,6 +65,7 @@ impl AwsNames {
         Self {
             queue: format!("{prefix}-intents"),
             dlq: format!("{prefix}-intents-dlq"),
+            settlements_queue: format!("{prefix}-settlements"),
             events_table: name(&settings.events_table, "events"),
             seats_table: name(&settings.seats_table, "inventory"),
             jobs_table: name(&settings.jobs_table, "reservation-jobs"),

@@ -12,6 +12,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use super::AwsNames;
 use super::error::{build_error, classify};
 use super::names::{FREE_SEATS_INDEX, HELD_JOBS_INDEX, SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX};
+use super::settle_queue::{SETTLEMENT_RETENTION_SECONDS, SETTLEMENT_VISIBILITY_SECONDS};
 use crate::ports::BackendError;
 
 /// Messages are kept for the longest time SQS allows (14 days): intents through a long outage,
@@ -92,6 +93,7 @@ pub async fn provision(
         max_receive_count,
     )
     .await?;
+    create_settlements_queue(&aws_sdk_sqs::Client::new(config), names).await?;
     let db = aws_sdk_dynamodb::Client::new(config);
     for table in table_specs(names) {
         create_table(&db, table).await?;
@@ -144,6 +146,28 @@ async fn create_queues(
         }
         Err(error) => Err(classify("CreateQueue", error)),
     }
+}
+
+/// Creates (or finds) the queue of settlements the API sends to the workers: no dead-letter
+/// queue, since a settlement nobody answered in time is stale (`settle_queue.rs`).
+async fn create_settlements_queue(
+    sqs: &aws_sdk_sqs::Client,
+    names: &AwsNames,
+) -> Result<(), BackendError> {
+    sqs.create_queue()
+        .queue_name(&names.settlements_queue)
+        .attributes(
+            QueueAttributeName::VisibilityTimeout,
+            SETTLEMENT_VISIBILITY_SECONDS.to_string(),
+        )
+        .attributes(
+            QueueAttributeName::MessageRetentionPeriod,
+            SETTLEMENT_RETENTION_SECONDS.to_string(),
+        )
+        .send()
+        .await
+        .map_err(|e| classify("CreateQueue settlements", e))?;
+    Ok(())
 }
 
 /// Creates (or finds) the dead-letter queue and returns its ARN, for the main queue's redrive.

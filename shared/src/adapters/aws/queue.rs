@@ -40,6 +40,8 @@ pub struct SqsQueue {
     /// The store whose due sales each receive opens first (`opening.rs`): the first receive
     /// after a start releases the pre-queue ahead of everything sent after it.
     opener: std::sync::OnceLock<std::sync::Weak<DynamoStore>>,
+    /// The settlements queue (`settle_queue.rs`), where this process sends or serves them.
+    pub(super) settlements_url: Option<String>,
 }
 
 /// SQS waits in whole seconds: a wait under one second becomes one, never a short poll, which
@@ -73,7 +75,13 @@ impl SqsQueue {
             Some(url) => url.clone(),
             None => queue_url(&sqs, &names.dlq).await?,
         };
+        // Only the API and the worker use the settlements queue (and a stack older than it has none).
+        let settlements_url = match settings.settlements {
+            super::Settlements::Here => None,
+            _ => Some(queue_url(&sqs, &names.settlements_queue).await?),
+        };
         Ok(Self {
+            settlements_url,
             sender: SendBatcher::start(sqs.clone(), url.clone(), settings.send_linger()),
             sqs,
             url,

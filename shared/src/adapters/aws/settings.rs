@@ -35,6 +35,22 @@ pub struct AwsSettings {
     /// How long decided jobs and published events are kept: the TTL (`expires_at`) their
     /// writes carry. `Backend::open` sets it from `BackendSettings::retention`.
     pub retention: crate::domain::Retention,
+    /// Where this process's confirms, cancels and extensions are written: the binary that opens
+    /// the backend says (the API sends them to the workers, whose role alone writes seats).
+    pub settlements: Settlements,
+}
+
+/// Where a process settles holds (confirm, cancel, extend) on AWS.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Settlements {
+    /// Here, with this process's credentials (`seatclaimctl`, tools).
+    #[default]
+    Here,
+    /// On a worker: sent on the settlements queue, the answer awaited (the API, whose task role
+    /// may not write seat items).
+    SentToWorkers,
+    /// Here, and this process also serves the settlements the API sends (the worker).
+    ServedHere,
 }
 
 /// The prefix every resource name starts with unless configured.
@@ -55,6 +71,7 @@ impl Default for AwsSettings {
             sqs_send_linger_ms: None,
             held_shards: None,
             retention: crate::domain::Retention::default(),
+            settlements: Settlements::Here,
         }
     }
 }

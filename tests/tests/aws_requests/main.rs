@@ -25,6 +25,8 @@ use seatclaim_shared::ports::SystemClock;
 use seatclaim_worker::{Limits, relay_once};
 use serde_json::json;
 
+mod api_role;
+
 /// Requests to `service`, leaving out the queue counts a process adds once a second.
 fn total(counts: &Counts, service: &str) -> usize {
     counts
@@ -43,16 +45,30 @@ fn show(label: &str, counts: &Counts) -> String {
     )
 }
 
-/// A fresh AWS backend on the emulator whose every request goes through a counting proxy.
-async fn counted_backend() -> (RequestLog, Backend) {
-    let direct = emulator_config().await;
+/// A proxy in front of the emulator (with `observer`, if given), and an SDK configuration that
+/// sends every request through it.
+async fn proxy(
+    observer: Option<Arc<dyn seatclaim_e2e::request_log::Observer>>,
+) -> (RequestLog, aws_config::SdkConfig) {
     let endpoint = |name: &str| std::env::var(name).unwrap_or_default();
     let dynamodb = endpoint("AWS_ENDPOINT_URL_DYNAMODB");
-    let log = RequestLog::start(&endpoint("AWS_ENDPOINT_URL"), Some(dynamodb.as_str())).await;
-    let counted = aws_config::defaults(BehaviorVersion::latest())
+    let log = RequestLog::observed(
+        &endpoint("AWS_ENDPOINT_URL"),
+        Some(dynamodb.as_str()),
+        observer,
+    )
+    .await;
+    let proxied = aws_config::defaults(BehaviorVersion::latest())
         .endpoint_url(&log.endpoint)
         .load()
         .await;
+    (log, proxied)
+}
+
+/// A fresh AWS backend on the emulator whose every request goes through a counting proxy.
+async fn counted_backend() -> (RequestLog, Backend) {
+    let direct = emulator_config().await;
+    let (log, counted) = proxy(None).await;
     let settings = fresh_settings();
     provision(&direct, &settings, Duration::from_secs(30), 6).await;
     let backend = aws::open_with(
@@ -64,6 +80,46 @@ async fn counted_backend() -> (RequestLog, Backend) {
     .await
     .unwrap();
     (log, backend)
+}
+
+/// Serves the API on `backend` on a free port; returns its base URL. Authentication off and no
+/// buyer limit to speak of: these tests count requests, nothing else.
+async fn serve(backend: Backend) -> String {
+    let state = AppState::new(
+        backend,
+        Access {
+            auth: None,
+            admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
+            creates_events: true,
+            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
+            ui_oidc: None,
+            page_origins: Vec::new(),
+            token_links: true,
+            buyers: BuyerRate::new(1_000, 1_000),
+            long_polls: LongPolls::new(&ServerLimits {
+                max_long_polls: 16,
+                ..ServerLimits::default()
+            }),
+            body_read_timeout: ServerLimits::default().body_read_timeout(),
+            stripe: None,
+        },
+        SignedDuration::ZERO,
+        false,
+        seatclaim_api::openapi::json(false),
+    );
+    let app = Application::build(
+        state,
+        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+        None,
+        Duration::from_secs(5),
+        ServerLimits::default(),
+    )
+    .await
+    .unwrap();
+    let base = format!("http://{}", app.local_addr().unwrap());
+    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    base
 }
 
 /// SQS requests per intent at flash-sale load: 1,000 intents handed to the queue at once, as
@@ -129,41 +185,7 @@ async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_te
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_seat_reservation_costs_one_dynamodb_write_to_claim() {
     let (log, backend) = counted_backend().await;
-    // Authentication off and no buyer limit to speak of: this counts requests, nothing else.
-    let state = AppState::new(
-        backend.clone(),
-        Access {
-            auth: None,
-            admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
-            creates_events: true,
-            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
-            ui_oidc: None,
-            page_origins: Vec::new(),
-            token_links: true,
-            buyers: BuyerRate::new(1_000, 1_000),
-            long_polls: LongPolls::new(&ServerLimits {
-                max_long_polls: 16,
-                ..ServerLimits::default()
-            }),
-            body_read_timeout: ServerLimits::default().body_read_timeout(),
-            stripe: None,
-        },
-        SignedDuration::ZERO,
-        false,
-        seatclaim_api::openapi::json(false),
-    );
-    let app = Application::build(
-        state,
-        "127.0.0.1:0".parse().unwrap(),
-        "127.0.0.1:0".parse().unwrap(),
-        None,
-        Duration::from_secs(5),
-        ServerLimits::default(),
-    )
-    .await
-    .unwrap();
-    let base = format!("http://{}", app.local_addr().unwrap());
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let base = serve(backend.clone()).await;
     let client = reqwest::Client::new();
     let created = client
         .post(format!("{base}/v1/events"))
