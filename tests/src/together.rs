@@ -2,7 +2,7 @@
 //! adjacent seats in one row (front and centre), never one that strands a single free seat when
 //! another does not, or none (REJECTED, `no N adjacent seats in section S`); a section request
 //! without it takes the best seats one by one. Raced from several loops, every hold is a block
-//! and no seat is held twice. Backends that do not build blocks refuse such a request.
+//! and no seat is held twice.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,8 +16,8 @@ use crate::contract::{Fixture, claim};
 use crate::races::{admitted_crowd, claim_from_loops, seats_of};
 use crate::seeded_rng;
 
-/// Admits `request` for a buyer of its own; `None` where the backend refuses blocks.
-async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> Option<Intent> {
+/// Admits `request` for a buyer of its own.
+async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> Intent {
     let buyer = BuyerId::parse(&format!("t{n}")).unwrap();
     let key = IdempotencyKey::parse(&format!("together-{n}")).unwrap();
     let intent = Intent {
@@ -29,11 +29,7 @@ async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> 
         opens_at: None,
     };
     match f.backend.admissions.admit(&key, &intent).await.unwrap() {
-        Admission::Accepted(_) => Some(intent),
-        Admission::Unsupported(refused) => {
-            assert_eq!(refused.field, "together");
-            None
-        }
+        Admission::Accepted(_) => intent,
         other => panic!("not admitted: {other:?}"),
     }
 }
@@ -76,13 +72,11 @@ pub async fn a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can(f: 
     .unwrap();
     f.backend.catalog.create_event(&event).await.unwrap();
     let together = |q| SeatRequest::together_in("S", q).unwrap();
-    let Some(pair) = admit(&f, &event.event_id, 0, together(2)).await else {
-        return;
-    };
+    let pair = admit(&f, &event.event_id, 0, together(2)).await;
     assert_eq!(held(&claim(&f, &pair).await), ["S-1-3", "S-1-4"]);
     // Row 1 has 1-2 and 5-6 left: no three there. In row 2, 2-4 and 3-5 are closest to the
     // middle but each strands a seat at the row's end; 1-3 and 4-6 strand none, 1-3 is lower.
-    let three = admit(&f, &event.event_id, 1, together(3)).await.unwrap();
+    let three = admit(&f, &event.event_id, 1, together(3)).await;
     assert_eq!(held(&claim(&f, &three).await), ["S-2-1", "S-2-2", "S-2-3"]);
     // One seat, not together: the best one left, row 1, as close to the middle as is free.
     let single = admit(
@@ -91,10 +85,9 @@ pub async fn a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can(f: 
         2,
         SeatRequest::in_section("S", 1).unwrap(),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(held(&claim(&f, &single).await), ["S-1-2"]);
-    let seven = admit(&f, &event.event_id, 3, together(7)).await.unwrap();
+    let seven = admit(&f, &event.event_id, 3, together(7)).await;
     assert_eq!(
         claim(&f, &seven).await,
         ClaimOutcome::Rejected {
@@ -111,27 +104,6 @@ pub async fn racing_blocks_fill_a_section_with_adjacent_holds(f: Fixture) {
     let requests: Vec<SeatRequest> = (0..300)
         .map(|_| SeatRequest::together_in("T", rng.i64(1..=4)).unwrap())
         .collect();
-    // A backend that refuses blocks refuses the first admission, on an event of its own: the
-    // crowd's event is created by `admitted_crowd`, which expects every admission accepted.
-    let probe = NewEvent::parse(EventSpec {
-        event_id: "probe-T".into(),
-        name: "probe".into(),
-        sections: Some(vec![SectionSpec {
-            section: "T".into(),
-            rows: 1,
-            seats_per_row: 1,
-            price: None,
-        }]),
-        ..EventSpec::default()
-    })
-    .unwrap();
-    f.backend.catalog.create_event(&probe).await.unwrap();
-    if admit(&f, &probe.event_id, 999, requests[0].clone())
-        .await
-        .is_none()
-    {
-        return;
-    }
     let intents = admitted_crowd(&f, "T", (20, 20), requests).await;
     let first = claim_from_loops(&f, intents[..1].to_vec()).await;
     let first_seats = held(&first[&intents[0].job_id]);

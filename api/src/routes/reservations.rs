@@ -198,7 +198,6 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
         Admission::AlreadyQueued(job_id) => Err(Some(ApiError::AlreadyQueued(job_id))),
         Admission::Decided(job) => Ok((job.job_id, Admitted::Decided(job))),
         Admission::KeyReused => Err(Some(ApiError::KeyReused)),
-        Admission::Unsupported(refused) => Err(Some(refused.into())),
         Admission::UnknownEvent => Err(None),
         Admission::UnknownSeats(seats) => {
             let names: Vec<&str> = seats.iter().map(|s| s.as_str()).collect();

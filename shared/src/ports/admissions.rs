@@ -1,9 +1,7 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{
-    BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section, ValidationError,
-};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +25,6 @@ pub enum Admission {
     UnknownSeats(Vec<SeatId>),
     /// The event has no seats in this section.
     UnknownSection(Section),
-    /// This backend does not build what the request asks for (the field and why).
-    Unsupported(ValidationError),
     /// The event's sale has not started and this buyer already waits in its pre-queue with
     /// this job: one intent per buyer there.
     AlreadyQueued(JobId),

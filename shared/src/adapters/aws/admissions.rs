@@ -11,9 +11,7 @@ use super::error::classify;
 use super::item::{Item, Transacted, get_s, n, opt_s, put_new, s, transact};
 use super::jobs::{job_item, job_key};
 use super::prequeue::{List, Parked};
-use crate::domain::{
-    BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest, ValidationError,
-};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
 use crate::ports::{Admission, Admissions, BackendError, IntentQueue};
 
 impl DynamoStore {
@@ -175,12 +173,6 @@ impl Admissions for DynamoStore {
             return Err(BackendError::permanent(
                 "on DynamoDB a job's id must be its key's (Admissions::new_job_id)",
             ));
-        }
-        if let SeatRequest::Section { together: true, .. } = intent.request {
-            return Ok(Admission::Unsupported(ValidationError::new(
-                "together",
-                "is not built on the AWS backend yet (the embedded backend holds seats together)",
-            )));
         }
         if let Some(refusal) = self.check_request(intent).await? {
             return Ok(self.earlier(intent).await?.unwrap_or(refusal));

@@ -14,7 +14,7 @@ use crate::codec::{
     decode_extension, decode_prices, encode_extension, encode_prices, event_info, from_ms,
     seat_limit,
 };
-use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist};
+use crate::domain::{Best, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist};
 use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
 
 const CREATING: &str = "CREATING";
@@ -26,6 +26,8 @@ const LIMIT: &str = "max_seats_per_buyer";
 const SALE_STARTS_AT: &str = "sale_starts_at";
 /// The event item's waitlist (`open` or `closed`), absent when the event has none.
 pub(super) const WAITLIST: &str = "waitlist";
+/// The event item's preference (`rank`), absent for the default, front and centre.
+const BEST: &str = "best";
 
 /// The waitlist an event item names; an item without one (every event before waitlists) has
 /// none.
@@ -89,6 +91,14 @@ impl DynamoStore {
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
+            // Events before best-available have no `best`: they preferred nothing.
+            best: opt_s(item, BEST)
+                .map(Best::parse)
+                .transpose()
+                .map_err(|_| {
+                    BackendError::permanent(format!("event {event_id} has an invalid best"))
+                })?
+                .unwrap_or_default(),
             seat_ids: Arc::default(),
         };
         self.events
@@ -191,6 +201,9 @@ impl Catalog for DynamoStore {
         }
         if event.waitlist != Waitlist::None {
             put = put.item(WAITLIST, s(event.waitlist.as_str()));
+        }
+        if event.best != Best::default() {
+            put = put.item(BEST, s(event.best.as_str()));
         }
         if let Some(prices) = encode_prices(&event.prices)? {
             put = put.item("prices", s(prices));

@@ -4,7 +4,7 @@
 //! a seat limit, the buyer's count. A rejection is the job's conditional update alone; its event
 //! is handed back to be published and recorded (`Claims::unrecorded`, and `rejections.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use jiff::{SignedDuration, Timestamp};
@@ -14,13 +14,17 @@ use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
-    ReservationEvent, SaleTerms, SeatId, SeatRequest,
+    ReservationEvent, SaleTerms, Seat, SeatId, SeatRequest,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// Rounds of a section claim whose candidates were taken between the (eventually consistent)
 /// index read and the write: each tries fresh ones; past the last, the intent is retried later.
 const SECTION_ROUNDS: usize = 12;
+
+/// How long a section claim waits when only seats this process's other claims are writing
+/// would do: their writes end within a request's flight.
+const AROUND_OTHERS: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How long a rejection's deciding delivery has to record its event. A delivery of the same
 /// job within that time (a duplicate) waits for that record instead of taking the event over, so
@@ -59,8 +63,8 @@ impl Attempt {
 enum Written {
     /// The job is decided (by this write or an earlier delivery).
     Decided(Box<Claimed>),
-    /// A seat was taken since it was read.
-    SeatTaken,
+    /// These seats were taken since they were read.
+    SeatTaken(Vec<SeatId>),
     /// The buyer's seat count left no room.
     OverLimit,
 }
@@ -162,17 +166,38 @@ impl DynamoStore {
         ceiling: Option<u32>,
         now: Timestamp,
     ) -> Result<Attempt, BackendError> {
-        // An exact claim that loses a race is lost; a section claim tries other free seats.
+        // An exact claim that loses a race is lost; a section claim tries other free seats,
+        // without those it lost (the index may still list them).
         let section = matches!(intent.request, SeatRequest::Section { .. });
+        let mut lost: HashSet<SeatId> = HashSet::new();
         for _ in 0..if section { SECTION_ROUNDS } else { 1 } {
             let mut candidates = self.candidates(intent).await?;
-            // Concurrent section claims each try their own few of the free seats, instead of
-            // all racing for the first ones.
+            candidates.retain(|seat| !lost.contains(&seat.seat_id));
+            // Seats without places (events created before best-available) are taken in the
+            // order given: concurrent claims of such an event each try their own few of them.
             fastrand::shuffle(&mut candidates);
             let lines = self.lined_sections(intent, terms, &candidates, now).await?;
-            let decided = terms.decide(&intent.request, &candidates, now, |s| {
-                lines.lined.contains(s)
-            });
+            let decide = |seats: &[Seat]| {
+                let decided =
+                    terms.decide(&intent.request, seats, now, |s| lines.lined.contains(s));
+                let chosen = match &decided {
+                    ClaimDecision::Hold { seat_ids, .. } => seat_ids.clone(),
+                    _ => Vec::new(),
+                };
+                (decided, chosen)
+            };
+            // This process's other section claims choose around the seats this one writes.
+            let (decided, _aside) = if section {
+                let Some((decided, aside)) =
+                    self.claiming.choose(&intent.event_id, candidates, decide)
+                else {
+                    tokio::time::sleep(AROUND_OTHERS).await;
+                    continue;
+                };
+                (decided, Some(aside))
+            } else {
+                (decide(&candidates).0, None)
+            };
             let hold = match decided {
                 ClaimDecision::Hold {
                     seat_ids,
@@ -200,7 +225,7 @@ impl DynamoStore {
             match self.hold_seats(job, hold, now, ceiling).await? {
                 Written::Decided(claimed) => return Ok(Attempt::Decided(claimed)),
                 Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),
-                Written::SeatTaken => {}
+                Written::SeatTaken(taken) => lost.extend(taken),
             }
         }
         if section {
@@ -257,7 +282,13 @@ impl DynamoStore {
         if ceiling.is_some() && failed.last().copied().unwrap_or(false) {
             return Ok(Written::OverLimit);
         }
-        Ok(Written::SeatTaken)
+        let taken = seat_ids
+            .iter()
+            .zip(&failed)
+            .filter(|(_, failed)| **failed)
+            .map(|(seat, _)| seat.clone())
+            .collect();
+        Ok(Written::SeatTaken(taken))
     }
 
     /// Rejects a PENDING job for `reason` (the job's update alone: its event is recorded after),

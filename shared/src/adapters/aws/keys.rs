@@ -40,15 +40,34 @@ pub(super) fn block_of(position: usize) -> usize {
     position / BLOCK_SEATS
 }
 
+/// The block of a new event's seat at `position`: positions dealt over the blocks in turn, so
+/// a sale that fills the best rows first (all in the first positions) still spreads its index
+/// writes over every block. (Events created before best-available have a block per thousand
+/// positions, [`block_of`]; the seat map reads every block either way.)
+pub(super) fn dealt_block(position: usize, seats: usize) -> usize {
+    position % block_count(seats)
+}
+
+/// The free-list shard of a new event's seat: a row's seats all in one shard, so a block
+/// request sees whole rows; a seat with no row by its position.
+pub(super) fn free_shard_of(row: Option<u32>, position: usize, shards: u32) -> u32 {
+    let shards = shards.max(1);
+    match row {
+        Some(row) => row % shards,
+        None => u32::try_from(position % shards as usize).unwrap_or(0),
+    }
+}
+
 /// How many blocks an event of `seats` seats has.
 pub(super) fn block_count(seats: usize) -> usize {
     seats.div_ceil(BLOCK_SEATS).max(1)
 }
 
-/// A seat's place in its free list: its position scrambled (a bijection of the position, so
-/// neighbours land far apart). Section claims take the first free seats of a shard in this
-/// order, so they spread over the whole section, and over every block of it, instead of
-/// filling its first rows first (which made the first block's index key hot).
+/// A migrated seat's place in its free list (schema version 1's seats, `migrate.rs`): its
+/// position scrambled (a bijection of the position, so neighbours land far apart), as events were
+/// created before best-available. New events rank their seats by preference instead, and deal
+/// positions over the blocks ([`dealt_block`]) so that filling the best rows first keeps no
+/// block's index key hot.
 pub(super) fn free_rank(position: usize) -> i64 {
     let scrambled = (position as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 12;
     i64::try_from(scrambled).unwrap_or(i64::MAX)

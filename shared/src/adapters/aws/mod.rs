@@ -9,6 +9,7 @@
 //! recorded after it (`rejections.rs`).
 
 mod admissions;
+mod blocks;
 mod catalog;
 mod claim;
 mod dead_letter_queue;
@@ -90,6 +91,8 @@ struct EventMeta {
     free_shards: HashMap<String, u32>,
     /// How many seats the event has, which says how many blocks its seat map reads.
     seat_count: usize,
+    /// Which seats it prefers (`blocks.rs`).
+    best: Best,
     /// Every seat id of the event, so admission checks named seats without reading them: an
     /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
     /// first exact-seat admission only: claims and the seat map never need it.
@@ -106,7 +109,7 @@ impl EventMeta {
             extension: self.extension,
             waitlist: self.waitlist,
             opens_at: self.opens_at,
-            best: Best::FrontCenter,
+            best: self.best,
         }
     }
 }
@@ -134,6 +137,8 @@ pub struct DynamoStore {
     openings: opening::Openings,
     /// Where this process settles holds (`settle_queue.rs`).
     settlements: Settlements,
+    /// The seats this process's section claims are writing (`blocks.rs`).
+    claiming: blocks::Claiming,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or
@@ -193,6 +198,7 @@ pub async fn open_with(
         lines: line_counts::LineCounts::default(),
         openings: opening::Openings::default(),
         settlements: settings.settlements,
+        claiming: blocks::Claiming::default(),
     });
     queue.open_sales_with(&store);
     if settings.settlements == Settlements::ServedHere {

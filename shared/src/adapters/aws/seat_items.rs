@@ -10,7 +10,7 @@ use super::DynamoStore;
 use super::error::{build_error, classify};
 use super::item::{Item, all_pages, get_s, n, opt_n, opt_s, s};
 use super::keys::{
-    block_count, block_key, block_of, free_key, free_rank, free_shard_count, seat_key,
+    block_count, block_key, dealt_block, free_key, free_shard_count, free_shard_of, seat_key,
 };
 use super::names::SEATS_BY_BLOCK_INDEX;
 use crate::codec::SeatRecord;
@@ -30,7 +30,7 @@ pub(super) fn seat_from_item(item: &Item) -> Result<Seat, BackendError> {
         state: get_s(item, "state")?.to_owned(),
         job_id: opt_s(item, "job_id").map(str::to_owned),
         hold_until: opt_n(item, "hold_until")?,
-        place: None,
+        place: opt_s(item, "place").map(str::to_owned),
     }
     .into_seat()
 }
@@ -47,17 +47,20 @@ pub(super) fn section_shards(event: &NewEvent) -> std::collections::BTreeMap<Str
         .collect()
 }
 
-/// A new event's seat item: AVAILABLE, in its free-list shard (`free_home`, where a release puts
-/// it back) and its block.
+/// A new event's seat item: AVAILABLE, with its place, in its free-list shard (`free_home`, where
+/// a release puts it back) ranked by the event's order of preference, so a shard's free list
+/// reads best first, and in its block.
 fn new_seat_item(
     event: &NewEvent,
     position: usize,
     shards: &std::collections::BTreeMap<String, u32>,
 ) -> Item {
     let (seat_id, section) = &event.seats[position];
+    let place = event.places.get(position);
     let count = shards.get(section.as_str()).copied().unwrap_or(1);
-    let shard = u32::try_from(position % count.max(1) as usize).unwrap_or(0);
+    let shard = free_shard_of(place.and_then(|p| p.row), position, count);
     let home = free_key(&event.event_id, section.as_str(), shard, count);
+    let rank = place.map_or(position, |p| p.preference as usize);
     let mut item = seat_key(&event.event_id, seat_id);
     item.extend([
         ("event_id".to_owned(), s(event.event_id.as_str())),
@@ -68,14 +71,23 @@ fn new_seat_item(
             n(i64::try_from(position).unwrap_or(i64::MAX)),
         ),
         ("state".to_owned(), s("AVAILABLE")),
-        ("free_rank".to_owned(), n(free_rank(position))),
+        (
+            "free_rank".to_owned(),
+            n(i64::try_from(rank).unwrap_or(i64::MAX)),
+        ),
         ("free_key".to_owned(), s(home.clone())),
         ("free_home".to_owned(), s(home)),
         (
             "block".to_owned(),
-            s(block_key(&event.event_id, block_of(position))),
+            s(block_key(
+                &event.event_id,
+                dealt_block(position, event.seats.len()),
+            )),
         ),
     ]);
+    if let Some(place) = place.and_then(|p| serde_json::to_string(p).ok()) {
+        item.insert("place".to_owned(), s(place));
+    }
     item
 }
 
@@ -146,7 +158,11 @@ impl DynamoStore {
             .buffered(BLOCK_READS)
             .try_collect::<Vec<_>>()
             .await?;
-        Ok(blocks.into_iter().flatten().collect())
+        // A block holds positions dealt over the blocks (or a thousand in a row, for older
+        // events): in the event's order again. Items read without `position` keep theirs.
+        let mut items: Vec<Item> = blocks.into_iter().flatten().collect();
+        items.sort_by_key(|item| opt_n(item, "position").ok().flatten());
+        Ok(items)
     }
 
     async fn block_items(

@@ -5,7 +5,7 @@ use aws_sdk_dynamodb::types::KeysAndAttributes;
 
 use super::DynamoStore;
 use super::error::{build_error, classify};
-use super::item::{Item, get_s, s};
+use super::item::{Item, get_s, opt_s, s};
 use super::keys::{free_key, seat_key};
 use super::names::FREE_SEATS_INDEX;
 use super::seat_items::seat_from_item;
@@ -66,17 +66,14 @@ impl DynamoStore {
         section: &str,
         quantity: u8,
     ) -> Result<Vec<Seat>, BackendError> {
-        let shards = self
-            .event_meta(event_id)
-            .await?
-            .and_then(|meta| meta.free_shards.get(section).copied())
-            .unwrap_or(1)
-            .max(1);
+        let shards = self.free_shards(event_id, section).await?;
         let first = fastrand::u32(..shards);
+        let limit = (i32::from(quantity) * 16).clamp(64, 250);
         let mut seats = Vec::new();
         for step in 0..shards {
             let key = free_key(event_id, section, (first + step) % shards, shards);
-            seats.extend(self.free_page(key, section, quantity).await?);
+            let (page, _) = self.free_page(&key, section, limit, None).await?;
+            seats.extend(page);
             if seats.len() >= usize::from(quantity) {
                 break;
             }
@@ -84,12 +81,29 @@ impl DynamoStore {
         Ok(seats)
     }
 
-    async fn free_page(
+    /// How many free-list shards a section has.
+    pub(super) async fn free_shards(
         &self,
-        key: String,
+        event_id: &EventId,
         section: &str,
-        quantity: u8,
-    ) -> Result<Vec<Seat>, BackendError> {
+    ) -> Result<u32, BackendError> {
+        Ok(self
+            .event_meta(event_id)
+            .await?
+            .and_then(|meta| meta.free_shards.get(section).copied())
+            .unwrap_or(1)
+            .max(1))
+    }
+
+    /// One page of a free-list shard, best first: up to `limit` seats from `start`, and where
+    /// the next page starts (`None`: the list ends here).
+    pub(super) async fn free_page(
+        &self,
+        key: &str,
+        section: &str,
+        limit: i32,
+        start: Option<Item>,
+    ) -> Result<(Vec<Seat>, Option<Item>), BackendError> {
         let output = self
             .db
             .query()
@@ -97,31 +111,45 @@ impl DynamoStore {
             .index_name(FREE_SEATS_INDEX)
             .key_condition_expression("free_key = :key")
             .expression_attribute_values(":key", s(key))
-            .projection_expression("seat_id")
-            .limit((i32::from(quantity) * 16).clamp(64, 250))
+            .projection_expression("seat_id, place")
+            .limit(limit)
+            .set_exclusive_start_key(start)
             .send()
             .await
             .map_err(|e| classify("Query free seats", e))?;
-        output
+        let section = crate::domain::Section::parse(section)
+            .map_err(|_| BackendError::permanent("invalid section"))?;
+        let seats = output
             .items()
             .iter()
             .map(|item| {
                 Ok(Seat {
                     seat_id: SeatId::parse(get_s(item, "seat_id")?)
                         .map_err(|_| BackendError::permanent("invalid seat id"))?,
-                    section: crate::domain::Section::parse(section)
-                        .map_err(|_| BackendError::permanent("invalid section"))?,
+                    section: section.clone(),
                     state: SeatState::Available,
-                    place: None,
+                    place: opt_s(item, "place")
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(|_| BackendError::permanent("a seat with an unreadable place"))?,
                 })
             })
-            .collect()
+            .collect::<Result<_, BackendError>>()?;
+        Ok((seats, output.last_evaluated_key().cloned()))
     }
 
     /// The seats a claim decides on: the named ones, or free ones of the section.
     pub(super) async fn candidates(&self, intent: &Intent) -> Result<Vec<Seat>, BackendError> {
         match &intent.request {
             SeatRequest::Seats(ids) => self.read_seats(&intent.event_id, ids).await,
+            SeatRequest::Section {
+                section,
+                quantity,
+                together: true,
+            } => {
+                self.free_rows(&intent.event_id, section.as_str(), *quantity)
+                    .await
+            }
             SeatRequest::Section {
                 section, quantity, ..
             } => {

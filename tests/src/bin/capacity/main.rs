@@ -70,6 +70,10 @@ struct Cli {
     /// `--lapse-share` of the holds end unpaid and go to the line before the rest are bought.
     #[arg(long)]
     waitlist: bool,
+    /// Section requests for 1 to 4 seats together (a block in one row, the best first) instead of
+    /// one seat.
+    #[arg(long)]
+    together: bool,
     /// Share of holds that end unpaid, with `--waitlist`.
     #[arg(long, default_value_t = 0.1)]
     lapse_share: f64,
@@ -255,6 +259,7 @@ async fn main() -> anyhow::Result<()> {
         confirm,
         waitlist: cli.waitlist,
         lapse_share: cli.lapse_share,
+        together: cli.together,
     };
 
     let keys_sale = shape(cli.seats, cli.slice, false);
@@ -322,6 +327,8 @@ async fn main() -> anyhow::Result<()> {
              the line, the rest confirmed, then the waitlist closed.",
             first.waitlisted, second.waitlisted, second.lapsed
         )
+    } else if cli.together {
+        " Section requests ask for 1 to 4 seats together.".to_owned()
     } else {
         String::new()
     };

@@ -87,6 +87,7 @@ pub async fn run(
         confirm: false,
         waitlist: false,
         lapse_share: 0.0,
+        together: false,
     };
     let waiting = intents(&shape, &event.event_id, rng, backend.clock.now());
     ledger.take();

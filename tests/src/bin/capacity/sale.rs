@@ -43,6 +43,9 @@ pub struct Sale {
     pub waitlist: bool,
     /// Share of holds that end unpaid in a sale with a waitlist.
     pub lapse_share: f64,
+    /// Whether section requests ask for 1 to 4 seats together (a block in one row) instead of
+    /// one seat.
+    pub together: bool,
 }
 
 /// What the sale did, and the CPU time it took.
@@ -118,7 +121,7 @@ pub async fn create_event(
 }
 
 /// The buyers' intents: `hot_share` on the hot seats, the rest half on a random seat and half on
-/// any seat of a random section.
+/// any seat of a random section (or, `together`, 1 to 4 adjacent seats of one).
 pub fn intents(
     sale: &Sale,
     event: &EventId,
@@ -138,6 +141,8 @@ pub fn intents(
                 SeatRequest::exact(&[seat(0, rng.u32(..sale.hot_seats))])
             } else if draw < sale.hot_share + (1.0 - sale.hot_share) / 2.0 {
                 SeatRequest::exact(&[seat(rng.u32(..sale.sections), rng.u32(..per_section))])
+            } else if sale.together {
+                SeatRequest::together_in(&section_name(rng.u32(..sale.sections)), rng.i64(1..=4))
             } else {
                 SeatRequest::in_section(&section_name(rng.u32(..sale.sections)), 1)
             }
