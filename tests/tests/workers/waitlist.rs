@@ -3,13 +3,6 @@
 //! holds and hand the seats to the line, round after round, until every buyer has held a seat
 //! and let it lapse. The line is served in admission order and no seat is ever held by two
 //! jobs at once, however the sweepers interleave.
-//!
-//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
-
-#![allow(
-    clippy::unwrap_used,
-    reason = "test code: a failed unwrap is a failed test"
-)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -18,21 +11,11 @@ use jiff::Timestamp;
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, eventually};
 use serde_json::{Value, json};
 
-const WORKERS: usize = 3;
+use super::{WORKERS, worker_env};
+
 const SEATS: u32 = 4;
 const BUYERS: usize = 16;
 const HOLD_SECONDS: u32 = 2;
-
-fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
-    let mut env = app.process_env();
-    env.extend([
-        ("SEATCLAIM_RECEIVE_WAIT_MS", "100".into()),
-        ("SEATCLAIM_RELAY_INTERVAL_MS", "50".into()),
-        ("SEATCLAIM_SWEEP_INTERVAL_MS", "100".into()),
-        ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".into()),
-    ]);
-    env
-}
 
 /// When a published event happened.
 fn occurred(event: &Value) -> Timestamp {

@@ -1,0 +1,30 @@
+//! Several `seatclaim-worker` processes deciding one sale at once, over real HTTP: a waitlist
+//! served by racing sweepers (`waitlist.rs`), and buyers racing for seats together
+//! (`together.rs`).
+//!
+//! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+mod together;
+mod waitlist;
+
+use seatclaim_e2e::TestApp;
+
+/// Worker processes in each race.
+const WORKERS: usize = 3;
+
+/// A worker process's environment on the app's backend, with quick timings.
+fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
+    let mut env = app.process_env();
+    env.extend([
+        ("SEATCLAIM_RECEIVE_WAIT_MS", "100".into()),
+        ("SEATCLAIM_RELAY_INTERVAL_MS", "50".into()),
+        ("SEATCLAIM_SWEEP_INTERVAL_MS", "100".into()),
+        ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".into()),
+    ]);
+    env
+}
