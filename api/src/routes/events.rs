@@ -89,7 +89,6 @@ pub async fn create(
             "event {} already exists",
             event.event_id
         ))),
-        EventCreation::Unsupported(refused) => Err(refused.into()),
     }
 }
 

@@ -4,8 +4,7 @@ use super::BackendError;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::domain::{
-    EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat, SeatLimit, ValidationError,
-    Waitlist,
+    EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat, SeatLimit, Waitlist,
 };
 
 /// What creating an event did.
@@ -15,9 +14,6 @@ pub enum EventCreation {
     Created(usize),
     /// An event with that id exists already; nothing was changed.
     AlreadyExists,
-    /// This backend does not build what the event asks for (the field and why); nothing was
-    /// changed.
-    Unsupported(ValidationError),
 }
 
 /// What the event list shows of an event, besides its seats.

@@ -130,10 +130,6 @@ async fn create(backend: &Backend, file: &PathBuf, json: bool) -> anyhow::Result
             eprintln!("event {} already exists", event.event_id);
             Ok(ExitCode::from(1))
         }
-        EventCreation::Unsupported(refused) => {
-            eprintln!("event {} was not created: {refused}", event.event_id);
-            Ok(ExitCode::from(1))
-        }
     }
 }
 
