@@ -12,7 +12,8 @@
 mod together;
 mod waitlist;
 
-use seatclaim_e2e::TestApp;
+use seatclaim_e2e::{AppOptions, ChildProcess, TestApp};
+use serde_json::Value;
 
 /// Worker processes in each race.
 const WORKERS: usize = 3;
@@ -27,4 +28,21 @@ fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
         ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".into()),
     ]);
     env
+}
+
+/// An app without a worker of its own, its event `event` created, and [`WORKERS`] worker
+/// processes deciding its intents (stopped when dropped).
+async fn sale_with_workers(event: Value) -> (TestApp, Vec<ChildProcess>) {
+    let app = TestApp::spawn_with(AppOptions {
+        embedded_worker: false,
+        decide_on_admission: false,
+        ..AppOptions::default()
+    })
+    .await;
+    let created = app.create_event(&event).await;
+    assert_eq!(created.status.as_u16(), 201, "{}", created.text());
+    let workers = (0..WORKERS)
+        .map(|_| ChildProcess::start("seatclaim-worker", &worker_env(&app)))
+        .collect();
+    (app, workers)
 }

@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, seeded_rng};
+use seatclaim_e2e::seeded_rng;
 use serde_json::{Value, json};
 
-use super::{WORKERS, worker_env};
+use super::{WORKERS, sale_with_workers};
 
 const BUYERS: usize = 300;
 const ROWS: u32 = 20;
@@ -45,22 +45,11 @@ fn free_runs(held: &BTreeSet<(u32, u32)>) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_workers_hold_blocks_in_one_row_and_leave_no_usable_run() {
-    let app = TestApp::spawn_with(AppOptions {
-        embedded_worker: false,
-        decide_on_admission: false,
-        ..AppOptions::default()
-    })
-    .await;
-    let created = app
-        .create_event(
-            &json!({"event_id": "tw", "name": "Together", "hold_seconds": 600,
+    let (app, _workers) = sale_with_workers(
+        json!({"event_id": "tw", "name": "Together", "hold_seconds": 600,
             "sections": [{"section": "T", "rows": ROWS, "seats_per_row": PER_ROW}]}),
-        )
-        .await;
-    assert_eq!(created.status.as_u16(), 201, "{}", created.text());
-    let _workers: Vec<ChildProcess> = (0..WORKERS)
-        .map(|_| ChildProcess::start("seatclaim-worker", &worker_env(&app)))
-        .collect();
+    )
+    .await;
     let mut rng = seeded_rng();
     let wanted: Vec<u32> = (0..BUYERS).map(|_| rng.u32(1..=4)).collect();
     let body = |n: usize| json!({"buyer_id": format!("b{n}"), "section": "T", "quantity": wanted[n], "together": true});

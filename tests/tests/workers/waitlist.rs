@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, eventually};
+use seatclaim_e2e::{TestApp, eventually};
 use serde_json::{Value, json};
 
-use super::{WORKERS, worker_env};
+use super::sale_with_workers;
 
 const SEATS: u32 = 4;
 const BUYERS: usize = 16;
@@ -52,23 +52,10 @@ async fn lifetimes(app: &TestApp, job_ids: &[String]) -> HashMap<(String, String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_sweepers_hand_lapsed_seats_to_the_line_in_order() {
-    let app = TestApp::spawn_with(AppOptions {
-        embedded_worker: false,
-        decide_on_admission: false,
-        ..AppOptions::default()
-    })
+    let (app, workers) = sale_with_workers(json!({"event_id": "wl", "name": "Lapsing",
+        "waitlist": true, "hold_seconds": HOLD_SECONDS,
+        "sections": [{"section": "W", "rows": 1, "seats_per_row": SEATS}]}))
     .await;
-    let created = app
-        .create_event(
-            &json!({"event_id": "wl", "name": "Lapsing", "waitlist": true,
-            "hold_seconds": HOLD_SECONDS,
-            "sections": [{"section": "W", "rows": 1, "seats_per_row": SEATS}]}),
-        )
-        .await;
-    assert_eq!(created.status.as_u16(), 201, "{}", created.text());
-    let workers: Vec<ChildProcess> = (0..WORKERS)
-        .map(|_| ChildProcess::start("seatclaim-worker", &worker_env(&app)))
-        .collect();
     // One after another, so admission order is the buyers' order on every backend.
     let mut job_ids = Vec::with_capacity(BUYERS);
     for n in 0..BUYERS {
