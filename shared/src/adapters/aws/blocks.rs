@@ -124,18 +124,7 @@ impl DynamoStore {
         loop {
             let (page, next) = self.free_page(key, section, PAGE, start).await?;
             read.extend(page);
-            // A row is whole once a seat of a later row is read (the list is row by row, front
-            // and centre), or the list has ended; by rank, only at the end.
-            let last_row = read.last().and_then(|s| s.place).and_then(|p| p.row);
-            let whole = |seat: &Seat| {
-                next.is_none()
-                    || (best == Best::FrontCenter
-                        && seat
-                            .place
-                            .and_then(|p| p.row)
-                            .is_some_and(|r| Some(r) < last_row))
-            };
-            let upto = searched + read[searched..].iter().take_while(|s| whole(s)).count();
+            let upto = whole_upto(&read, searched, next.is_some(), best);
             if feed_rows(&mut search, &read[searched..upto]) {
                 read.truncate(upto);
                 return Ok((read, true));
@@ -151,6 +140,20 @@ impl DynamoStore {
     }
 }
 
+/// Where the whole rows read so far end, from `searched` on: a row is whole once a seat of a
+/// later row is read (the list is row by row, front and centre, then the seats without a row),
+/// or the list has ended (`more` is false); by rank, only at the end.
+fn whole_upto(read: &[Seat], searched: usize, more: bool, best: Best) -> usize {
+    let whole = |seat: &Seat| match (more, best, read.last().map(row_of)) {
+        (false, _, _) => true,
+        (true, Best::Rank, _) | (true, _, None) => false,
+        // Past the rows: every row is whole.
+        (true, Best::FrontCenter, Some(None)) => true,
+        (true, Best::FrontCenter, Some(Some(last))) => row_of(seat).is_some_and(|r| r < last),
+    };
+    searched + read[searched..].iter().take_while(|s| whole(s)).count()
+}
+
 fn row_of(seat: &Seat) -> Option<u32> {
     seat.place.and_then(|p| p.row)
 }
@@ -164,4 +167,44 @@ fn feed_rows(search: &mut BlockSearch, seats: &[Seat]) -> bool {
         }
     }
     rows.values().any(|row| search.row(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Place, SeatState, Section};
+
+    fn seat(row: Option<u32>, position: i64) -> Seat {
+        Seat {
+            seat_id: SeatId::parse(&format!("s-{}-{position}", row.map_or(0, |r| r + 1))).unwrap(),
+            section: Section::parse("S").unwrap(),
+            state: SeatState::Available,
+            place: Some(Place {
+                row,
+                position,
+                middle2: 0,
+                rank: None,
+                preference: 0,
+            }),
+        }
+    }
+
+    #[test]
+    fn rows_are_whole_once_a_later_row_or_the_end_is_read() {
+        let read = [seat(Some(0), 1), seat(Some(0), 2), seat(Some(1), 1)];
+        // More to come: row 0 is whole, row 1 may go on.
+        assert_eq!(whole_upto(&read, 0, true, Best::FrontCenter), 2);
+        assert_eq!(whole_upto(&read, 2, true, Best::FrontCenter), 2);
+        // The list has ended: every row is whole.
+        assert_eq!(whole_upto(&read, 0, false, Best::FrontCenter), 3);
+        // By rank rows interleave: nothing is whole before the end.
+        assert_eq!(whole_upto(&read, 0, true, Best::Rank), 0);
+        assert_eq!(whole_upto(&read, 0, false, Best::Rank), 3);
+    }
+
+    #[test]
+    fn seats_without_a_row_come_after_every_whole_row() {
+        let read = [seat(Some(0), 1), seat(Some(1), 1), seat(None, 0)];
+        assert_eq!(whole_upto(&read, 0, true, Best::FrontCenter), 3);
+    }
 }
