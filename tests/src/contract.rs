@@ -614,7 +614,9 @@ pub async fn extending_visibility_keeps_a_slow_batch_hidden(f: Fixture) {
         .await
         .unwrap();
     let got = receive_all(&f, 1).await;
-    let hidden_for = f.visibility_timeout * 3;
+    // Long enough that the control below, sent, received and let go after it, is back first
+    // even on a loaded machine: SQS times this in real time.
+    let hidden_for = f.visibility_timeout * 10;
     f.backend
         .queue
         .extend_visibility(&[got[0].receipt.clone()], hidden_for)
