@@ -65,6 +65,7 @@ await scenario('opening: in the line before the start, then held', async ({ open
   // The same buyer in another browser (its own storage): one reservation per buyer before the
   // opening, so that page is told so (409 already-queued) and follows the first job.
   const other = await open(`/events/${event}`);
+  assert(Date.now() < opensAt - 1000, tooLate);
   await reserveOne(other, 'olga');
   await until('the other page to follow the same job', async () =>
     (await other.locator('[data-job-status]').getAttribute('data-job-id')) === job);

@@ -276,7 +276,7 @@ async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_r
 /// How long after the event is created its sale opens in the opening scenario: time for a
 /// browser to come up and reserve from two pages before it on a busy machine (the script fails
 /// saying so if it could not), and little enough to wait through.
-const OPENS_IN: SignedDuration = SignedDuration::from_secs(10);
+const OPENS_IN: SignedDuration = SignedDuration::from_secs(30);
 
 /// A sale that opens [`OPENS_IN`] from now, on the app's clock (the wall clock: the page counts
 /// down on it): the page reserves before the start and shows it waiting in the line for the
