@@ -5,8 +5,8 @@
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use seatclaim_shared::domain::{BuyerId, Job, ValidationError};
-use seatclaim_shared::identity::PAYMENTS_SCOPE;
+use seatclaim_core::domain::{BuyerId, Job, ValidationError};
+use seatclaim_core::identity::PAYMENTS_SCOPE;
 
 use crate::auth::{AuthError, Identity};
 use crate::error::ApiError;

@@ -5,8 +5,8 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_shared::domain::{JobConflict, ValidationError};
-use seatclaim_shared::ports::BackendError;
+use seatclaim_core::domain::{JobConflict, ValidationError};
+use seatclaim_core::ports::BackendError;
 
 use crate::auth::AuthError;
 use crate::problem::{Problem, ProblemType};
@@ -30,7 +30,7 @@ pub enum ApiError {
     #[error(
         "this buyer already waits in the line for the sale's opening with job {0}; one request per buyer until it opens"
     )]
-    AlreadyQueued(seatclaim_shared::domain::JobId),
+    AlreadyQueued(seatclaim_core::domain::JobId),
     /// The idempotency key was used before for a different request (422).
     #[error("this Idempotency-Key was already used by this buyer for a different request")]
     KeyReused,
@@ -68,7 +68,7 @@ pub enum ApiError {
     TimedOut,
     /// A priced hold confirmed without its payment where a payment provider confirms (402).
     #[error("this hold costs {0}; it is confirmed when the payment provider reports its payment")]
-    PaymentRequired(seatclaim_shared::domain::Money),
+    PaymentRequired(seatclaim_core::domain::Money),
     /// A webhook that does not prove it comes from the payment provider (400).
     #[error(transparent)]
     BadSignature(#[from] crate::stripe::SignatureError),
@@ -254,7 +254,7 @@ mod tests {
             ApiError::NotFound("missing".into()),
             ApiError::Conflict("clash".into()),
             ApiError::KeyReused,
-            ApiError::AlreadyQueued(seatclaim_shared::domain::JobId::time_ordered()),
+            ApiError::AlreadyQueued(seatclaim_core::domain::JobId::time_ordered()),
             rejected(StatusCode::BAD_REQUEST),
             rejected(StatusCode::METHOD_NOT_ALLOWED),
             rejected(StatusCode::PAYLOAD_TOO_LARGE),
@@ -270,9 +270,9 @@ mod tests {
             ApiError::Overloaded,
             ApiError::TimedOut,
             ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
-            ApiError::PaymentRequired(seatclaim_shared::domain::Money {
+            ApiError::PaymentRequired(seatclaim_core::domain::Money {
                 amount: 1,
-                currency: seatclaim_shared::domain::Currency::parse("EUR").unwrap(),
+                currency: seatclaim_core::domain::Currency::parse("EUR").unwrap(),
             }),
             ApiError::BadSignature(crate::stripe::SignatureError::Stale),
             ApiError::Backend(BackendError::transient("down")),

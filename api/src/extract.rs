@@ -3,7 +3,7 @@
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::HeaderValue;
 use axum::http::request::Parts;
-use seatclaim_shared::domain::IdempotencyKey;
+use seatclaim_core::domain::IdempotencyKey;
 
 use crate::error::ApiError;
 use crate::state::AppState;

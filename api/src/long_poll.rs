@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{Job, JobId};
-use seatclaim_shared::ports::{Backend, BackendError};
+use seatclaim_core::app;
+use seatclaim_core::domain::{Job, JobId};
+use seatclaim_core::ports::{Backend, BackendError};
 use tokio::sync::Semaphore;
 
 use crate::settings::ServerLimits;

@@ -4,10 +4,10 @@ use anyhow::Context;
 use clap::Parser;
 
 use seatclaim_api::{Access, ApiSettings, AppState, Application};
-use seatclaim_shared::config::BackendKind;
-use seatclaim_shared::{Backend, shutdown, telemetry};
-use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
-use seatclaim_worker::{Worker, WorkerSettings};
+use seatclaim_runtime::cli::{BackendArgs, TelemetryArgs};
+use seatclaim_runtime::config::BackendKind;
+use seatclaim_runtime::loops::{Worker, WorkerSettings};
+use seatclaim_runtime::{backend, shutdown, telemetry};
 
 /// mimalloc, not glibc's malloc: under load the API allocates and frees per request on every
 /// worker thread, and glibc's malloc and free took a fifth of its CPU (tests/bench, the profile).
@@ -29,7 +29,7 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
-    seatclaim_shared::runtime::build()
+    seatclaim_runtime::executor::build()
         .context("cannot start the runtime")?
         .block_on(run())
 }
@@ -42,12 +42,12 @@ async fn run() -> anyhow::Result<()> {
     // The API's role writes no seats on AWS: the workers settle holds for it.
     #[cfg(feature = "aws")]
     {
-        settings.aws.settlements = seatclaim_shared::config::Settlements::SentToWorkers;
+        settings.aws.settlements = seatclaim_runtime::config::Settlements::SentToWorkers;
     }
     let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
         .await
         .map_err(anyhow::Error::msg)?;
-    let backend = Backend::open(&settings)
+    let backend = backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     // On AWS the worker always runs as its own service (its Fargate shape), never in the API.

@@ -2,7 +2,7 @@
 //! kind of failure, named here once so that the error responses ([`crate::ApiError`]) and the
 //! OpenAPI document's `Problem` schema list the same ones.
 
-use seatclaim_shared::domain::JobId;
+use seatclaim_core::domain::JobId;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use governor::clock::Clock;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use seatclaim_shared::domain::BuyerId;
+use seatclaim_core::domain::BuyerId;
 
 /// How often buyers idle long enough to be back at a full bucket are forgotten.
 const FORGET_EVERY: Duration = Duration::from_secs(60);

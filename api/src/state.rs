@@ -10,8 +10,8 @@ use crate::seat_maps::SeatMaps;
 use crate::settings::ApiSettings;
 use crate::stripe::WebhookSecret;
 use axum::extract::FromRef;
-use seatclaim_shared::Backend;
-use seatclaim_shared::app;
+use seatclaim_core::Backend;
+use seatclaim_core::app;
 
 /// What the handlers share, behind one `Arc`: axum clones the state for every request, and one
 /// reference count is cheaper to move between the cores than the backend's ten (the profile's

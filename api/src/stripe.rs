@@ -4,8 +4,8 @@
 //! a hold, read into the application's [`PaymentReport`].
 
 use hmac::{Hmac, Mac};
-use seatclaim_shared::app::payments::PaymentReport;
-use seatclaim_shared::domain::{Currency, JobId, Money, Payment};
+use seatclaim_core::app::payments::PaymentReport;
+use seatclaim_core::domain::{Currency, JobId, Money, Payment};
 use serde_json::Value;
 use sha2::Sha256;
 

@@ -55,8 +55,7 @@ if [ -z "$BIN_DIR" ]; then
     lock=()
     if [ -n "${SEATCLAIM_CARGO_LOCK:-}" ]; then lock=(flock "$SEATCLAIM_CARGO_LOCK"); fi
     # The build the end-to-end suites make (tests/src/process.rs), so neither rebuilds the other's.
-    "${lock[@]}" cargo build --locked --quiet -p seatclaim-api -p seatclaim-worker --bins \
-        --features seatclaim-worker/faults
+    "${lock[@]}" cargo build --locked --quiet --workspace --bins
     BIN_DIR="${CARGO_TARGET_DIR:-target}/debug"
 fi
 

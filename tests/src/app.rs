@@ -1,3 +1,4 @@
+use seatclaim_runtime::backend;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,11 +8,11 @@ use jiff::SignedDuration;
 use axum::http::{Method, StatusCode, header};
 use seatclaim_api::auth::{AuthSettings, Authenticator};
 use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
-use seatclaim_shared::Backend;
-use seatclaim_shared::adapters::embedded::EVENT_LOG_FILE;
-use seatclaim_shared::adapters::faults::FaultSettings;
-use seatclaim_shared::config::{AwsSettings, BackendKind, BackendSettings, Settlements};
-use seatclaim_worker::{Worker, WorkerSettings};
+use seatclaim_core::Backend;
+use seatclaim_embedded::EVENT_LOG_FILE;
+use seatclaim_runtime::config::{AwsSettings, BackendKind, BackendSettings, Settlements};
+use seatclaim_runtime::faults::FaultSettings;
+use seatclaim_runtime::loops::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
@@ -65,7 +66,7 @@ impl Default for AppOptions {
             buyer_rate: (5, 10),
             limits: ServerLimits::default(),
             creates_events: true,
-            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
+            max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
             seat_map_max_age_ms: 0,
             stripe_webhook_secret: None,
         }
@@ -111,7 +112,7 @@ impl TestApp {
     pub async fn spawn_with(options: AppOptions) -> Self {
         // Logs stay quiet unless asked for: `TEST_LOG=1 cargo test ...` (filtered by RUST_LOG).
         if std::env::var_os("TEST_LOG").is_some() {
-            seatclaim_shared::telemetry::init(seatclaim_shared::config::LogFormat::Text);
+            seatclaim_runtime::telemetry::init(seatclaim_runtime::config::LogFormat::Text);
         }
         let data = tempfile::tempdir().expect("a temporary data folder");
         let (settings, events) = storage(&options, data.path()).await;
@@ -235,7 +236,7 @@ impl TestApp {
     pub async fn metrics(&self) -> String {
         match &self.metrics {
             Some(url) => reqwest::get(url).await.unwrap().text().await.unwrap(),
-            None => seatclaim_shared::telemetry::metrics().render(),
+            None => seatclaim_runtime::telemetry::metrics().render(),
         }
     }
 
@@ -386,7 +387,7 @@ async fn open_backend(
         },
         ..settings.clone()
     };
-    Backend::open_with_clock(&settings, clock.clone())
+    backend::open_with_clock(&settings, clock.clone())
         .await
         .expect("the backend opens")
 }
@@ -431,7 +432,7 @@ pub fn hs256(secret: &str) -> AuthSettings {
         hs256_secret: Some(secret.to_owned()),
         issuer: None,
         audience: None,
-        admin_scope: seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
+        admin_scope: seatclaim_core::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
         mode: None,
         token_use: None,
         jwks_refresh_secs: 300,
@@ -447,7 +448,7 @@ async fn access(options: &AppOptions) -> Access {
         ),
         None => (
             None,
-            seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
+            seatclaim_core::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
         ),
     };
     Access {
@@ -510,7 +511,7 @@ fn serve_in_process(
     stop: &CancellationToken,
 ) -> Transport {
     // `/metrics` renders the process-wide recorder, which `Application::build` would install.
-    seatclaim_shared::telemetry::metrics();
+    seatclaim_runtime::telemetry::metrics();
     if let Some(worker) = worker {
         tokio::spawn(worker.run(stop.clone()));
     }

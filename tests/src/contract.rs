@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{
+use seatclaim_core::ports::{
     Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxEntry, Settled,
 };
-use seatclaim_shared::{Backend, app};
+use seatclaim_core::{Backend, app};
 
 pub use crate::extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
 pub use crate::openings::{

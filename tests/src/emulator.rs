@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use seatclaim_shared::adapters::aws::{self, AwsNames};
-use seatclaim_shared::config::AwsSettings;
+use seatclaim_aws::AwsNames;
+use seatclaim_runtime::config::AwsSettings;
 
 /// The SDK configuration for the emulators. Refuses to run unless `AWS_ENDPOINT_URL` (moto) and
 /// `AWS_ENDPOINT_URL_DYNAMODB` (DynamoDB Local) both point at this machine: these suites create
@@ -18,7 +18,7 @@ pub async fn emulator_config() -> aws_config::SdkConfig {
              `eval \"$(bash tests/emulator/start.sh)\"` first ({variable} is {endpoint:?})"
         );
     }
-    aws::sdk_config().await
+    seatclaim_aws::sdk_config().await
 }
 
 /// Whether an endpoint is on this machine.
@@ -44,7 +44,7 @@ pub async fn provision(
     visibility_timeout: Duration,
     max_receive_count: u32,
 ) {
-    aws::provision(
+    seatclaim_aws::provision(
         config,
         &AwsNames::from_settings(settings),
         visibility_timeout,
@@ -96,7 +96,7 @@ impl EventConsumer {
             .event_bus_name(&names.event_bus)
             .event_pattern(format!(
                 r#"{{"source": ["{}"]}}"#,
-                seatclaim_shared::domain::EVENT_SOURCE
+                seatclaim_core::domain::EVENT_SOURCE
             ))
             .send()
             .await

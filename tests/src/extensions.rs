@@ -4,12 +4,12 @@
 
 use futures_util::future::join_all;
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobConflict, JobStatus, NewEvent, SeatRequest,
     SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{ClaimOutcome, Settled};
-use seatclaim_shared::{Backend, app};
+use seatclaim_core::ports::{ClaimOutcome, Settled};
+use seatclaim_core::{Backend, app};
 
 use crate::contract::{Fixture, admitted, claim};
 

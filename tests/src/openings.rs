@@ -6,12 +6,12 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::app::{self, Limits};
-use seatclaim_shared::domain::{
+use seatclaim_core::app::{self, Limits};
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent, SaleOpened,
     SeatRequest, SectionSpec, Seed, digest, shuffle,
 };
-use seatclaim_shared::ports::{Admission, EventCreation, Message};
+use seatclaim_core::ports::{Admission, EventCreation, Message};
 
 use crate::contract::Fixture;
 use crate::process_batch;

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{
+use seatclaim_core::app;
+use seatclaim_core::domain::{
     EventId, EventSpec, Intent, Job, Line, NewEvent, SeatRequest, SectionSpec,
 };
 

@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{
+use seatclaim_core::app;
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, Seat, SeatId,
     SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome};
+use seatclaim_core::ports::{Admission, ClaimOutcome};
 
 use crate::contract::Fixture;
 use crate::seeded_rng;

@@ -4,12 +4,12 @@
 
 use futures_util::future::join_all;
 use jiff::SignedDuration;
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{
+use seatclaim_core::app;
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
     SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, Settled};
+use seatclaim_core::ports::{Admission, Settled};
 
 use crate::contract::Fixture;
 use crate::seeded_rng;

@@ -6,11 +6,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, NewEvent, SeatRequest, SeatState,
     SectionSpec, no_block_reason,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome};
+use seatclaim_core::ports::{Admission, ClaimOutcome};
 
 use crate::contract::{Fixture, claim};
 use crate::races::{admitted_crowd, claim_from_loops, seats_of};

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use seatclaim_shared::config::BackendKind;
+use seatclaim_runtime::config::BackendKind;
 
 use crate::test_backend;
 

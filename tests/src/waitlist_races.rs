@@ -7,11 +7,11 @@ use std::collections::HashMap;
 
 use futures_util::future::join_all;
 use jiff::SignedDuration;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobId, JobStatus, NewEvent, SeatId,
     SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome};
+use seatclaim_core::ports::{Admission, ClaimOutcome};
 
 use crate::contract::Fixture;
 use crate::races::{claim_from_loops, seats_of};

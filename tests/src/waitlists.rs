@@ -5,11 +5,11 @@
 //! not build waitlists refuse the event instead.
 
 use jiff::SignedDuration;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_RESERVED,
     REASON_WAITLIST_CLOSED, SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{ClaimOutcome, EventCreation, Settled};
+use seatclaim_core::ports::{ClaimOutcome, EventCreation, Settled};
 
 use crate::contract::{Fixture, admitted, claim};
 

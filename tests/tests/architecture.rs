@@ -1,38 +1,117 @@
-//! The layering of ARCHITECTURE.md, checked on the source: each layer of `shared` names only the
-//! layers below it, one backend's adapter never names the other's, and no code outside the
-//! adapters names an AWS SDK or SQLite type, and no product code depends on the build profile.
-//! A change that breaks a rule fails here, with the file and the line that broke it.
+//! The layering of docs/design.md, checked on the workspace: each crate depends only on the
+//! crates below it (Cargo then refuses any code that names a layer above), only the backends' own
+//! crates link an AWS SDK or SQLite, and no product code depends on the build profile. A change
+//! that breaks a rule fails here, naming the crate or the line that broke it.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// What each top-level module of `shared` may name with `crate::`, besides itself.
-const MAY_USE: &[(&str, &[&str])] = &[
-    ("domain", &[]),
-    ("ports", &["domain"]),
-    ("codec", &["domain", "ports"]),
-    ("app", &["domain", "ports"]),
-    ("adapters", &["domain", "ports", "codec", "reports"]),
-    // The settings bundle holds each adapter's own settings type.
-    ("config", &["adapters", "domain"]),
-    ("telemetry", &["config"]),
-    ("shutdown", &[]),
-    // The services' tokio runtime.
-    ("runtime", &[]),
-    // The claims a bearer token carries: plain data, shared by the API and seatclaimctl.
-    ("identity", &[]),
-    // What the embedded backend's file commands did (backup, restore): plain data.
-    ("reports", &[]),
-    // Composition: the one place that picks adapters (and hands on the domain values they
-    // return, such as the events a restore reports).
+/// The workspace crates each crate may depend on. The core names no backend; each backend
+/// depends on the core alone; the runtime composes them; the binaries sit on the runtime, and
+/// the API never on the worker.
+const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
+    ("seatclaim-core", &[]),
+    ("seatclaim-embedded", &["seatclaim-core"]),
+    ("seatclaim-aws", &["seatclaim-core"]),
     (
-        "backend",
-        &["adapters", "config", "domain", "ports", "reports"],
+        "seatclaim-runtime",
+        &["seatclaim-core", "seatclaim-embedded", "seatclaim-aws"],
+    ),
+    ("seatclaim-worker", &["seatclaim-runtime"]),
+    ("seatclaimctl", &["seatclaim-core", "seatclaim-runtime"]),
+    ("seatclaim-api", &["seatclaim-core", "seatclaim-runtime"]),
+    (
+        "seatclaim-e2e",
+        &[
+            "seatclaim-api",
+            "seatclaim-aws",
+            "seatclaim-core",
+            "seatclaim-embedded",
+            "seatclaim-runtime",
+        ],
     ),
 ];
+
+/// The crates that may link a backend's own libraries (the test crate drives the emulators and
+/// reads SQLite files directly).
+const MAY_LINK_BACKENDS: &[&str] = &["seatclaim-embedded", "seatclaim-aws", "seatclaim-e2e"];
+
+/// Each workspace crate with the names of its normal and build dependencies.
+fn workspace_dependencies() -> Vec<(String, Vec<String>)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(WORKSPACE)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "cargo metadata failed");
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|package| {
+            let dependencies = package["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|dependency| dependency["kind"] != "dev")
+                .map(|dependency| dependency["name"].as_str().unwrap().to_owned())
+                .collect();
+            (package["name"].as_str().unwrap().to_owned(), dependencies)
+        })
+        .collect()
+}
+
+/// The dependencies that break a rule, as `crate -> dependency`.
+fn broken_dependencies(crates: &[(String, Vec<String>)]) -> Vec<String> {
+    let mut broken = Vec::new();
+    for (name, dependencies) in crates {
+        let Some((_, allowed)) = MAY_DEPEND_ON.iter().find(|(rule, _)| rule == name) else {
+            broken.push(format!("{name} has no rule in MAY_DEPEND_ON; add one"));
+            continue;
+        };
+        for dependency in dependencies {
+            let ours = dependency.starts_with("seatclaim");
+            let backend = ["aws-sdk-", "aws-config", "rusqlite"]
+                .iter()
+                .any(|prefix| dependency.starts_with(prefix));
+            if (ours && !allowed.contains(&dependency.as_str()))
+                || (backend && !MAY_LINK_BACKENDS.contains(&name.as_str()))
+            {
+                broken.push(format!("{name} -> {dependency}"));
+            }
+        }
+    }
+    broken
+}
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let broken = broken_dependencies(&workspace_dependencies());
+    assert!(broken.is_empty(), "layering broken:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_layering_check_sees_a_broken_rule() {
+    let crates =
+        |name: &str, dependency: &str| vec![(name.to_owned(), vec![dependency.to_owned()])];
+    assert!(broken_dependencies(&crates("seatclaim-core", "seatclaim-core")).len() == 1);
+    assert!(broken_dependencies(&crates("seatclaim-api", "seatclaim-worker")).len() == 1);
+    assert!(broken_dependencies(&crates("seatclaim-runtime", "rusqlite")).len() == 1);
+    assert!(broken_dependencies(&crates("seatclaim-aws", "aws-sdk-sqs")).is_empty());
+}
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -58,82 +137,12 @@ fn code_lines(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// The top-level `shared` module a file belongs to (`src/app/decide.rs` -> `app`).
-fn layer_of(src: &Path, file: &Path) -> String {
-    let relative = file.strip_prefix(src).unwrap();
-    let first = relative.components().next().unwrap().as_os_str();
-    first.to_string_lossy().trim_end_matches(".rs").to_owned()
-}
-
-/// Every `crate::<module>` a line names.
-fn crate_paths(line: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        found.push(name);
-    }
-    found
-}
-
-#[test]
-fn each_layer_of_shared_names_only_the_layers_below_it() {
-    let src = Path::new(WORKSPACE).join("shared/src");
-    let mut broken = Vec::new();
-    for file in rust_files(&src) {
-        let layer = layer_of(&src, &file);
-        if layer == "lib" {
-            continue;
-        }
-        let allowed = MAY_USE
-            .iter()
-            .find(|(name, _)| *name == layer)
-            .unwrap_or_else(|| panic!("{layer} has no rule in MAY_USE; add one"))
-            .1;
-        for (number, line) in code_lines(&file) {
-            for used in crate_paths(&line) {
-                if used != layer && !allowed.contains(&used.as_str()) {
-                    broken.push(format!("{}:{number}: {layer} names {used}", file.display()));
-                }
-            }
-        }
-    }
-    assert!(broken.is_empty(), "layering broken:\n{}", broken.join("\n"));
-}
-
-#[test]
-fn one_backends_adapter_never_names_the_others() {
-    let adapters = Path::new(WORKSPACE).join("shared/src/adapters");
-    let mut broken = Vec::new();
-    for (own, other) in [("aws", "embedded"), ("embedded", "aws")] {
-        for file in rust_files(&adapters.join(own)) {
-            for (number, line) in code_lines(&file) {
-                if line.contains(&format!("adapters::{other}")) {
-                    broken.push(format!("{}:{number}", file.display()));
-                }
-            }
-        }
-    }
-    assert!(
-        broken.is_empty(),
-        "cross-adapter imports:\n{}",
-        broken.join("\n")
-    );
-}
-
-/// The product code's lines (outside `skip`) that name any of `names`, as `file:line: text`.
-fn product_lines_naming(names: &[&str], skip: Option<&Path>) -> Vec<String> {
+/// The product code's lines that name any of `names`, as `file:line: text`.
+fn product_lines_naming(names: &[&str]) -> Vec<String> {
     let root = Path::new(WORKSPACE);
     let mut found = Vec::new();
-    for dir in ["shared/src", "api/src", "worker/src"] {
+    for dir in ["shared", "api/src", "worker"] {
         for file in rust_files(&root.join(dir)) {
-            if skip.is_some_and(|skip| file.starts_with(root.join(skip))) {
-                continue;
-            }
             for (number, line) in code_lines(&file) {
                 if names.iter().any(|name| line.contains(name)) {
                     found.push(format!("{}:{number}: {}", file.display(), line.trim()));
@@ -144,24 +153,11 @@ fn product_lines_naming(names: &[&str], skip: Option<&Path>) -> Vec<String> {
     found
 }
 
-#[test]
-fn no_code_outside_the_adapters_names_an_aws_or_sqlite_type() {
-    let broken = product_lines_naming(
-        &["aws_sdk_", "aws_config", "rusqlite"],
-        Some(Path::new("shared/src/adapters")),
-    );
-    assert!(
-        broken.is_empty(),
-        "backend types outside adapters:\n{}",
-        broken.join("\n")
-    );
-}
-
 /// CI builds and lints the debug profile only; the Dockerfile's release build compiles the
 /// same code as long as none of it depends on the profile.
 #[test]
 fn no_product_code_depends_on_the_build_profile() {
-    let broken = product_lines_naming(&["debug_assertions"], None);
+    let broken = product_lines_naming(&["debug_assertions"]);
     assert!(
         broken.is_empty(),
         "code that compiles differently in release:\n{}",
@@ -212,16 +208,4 @@ fn every_suite_that_starts_an_app_says_which_backends_it_runs_on() {
         })
         .count();
     assert!(both >= 10, "the AWS rerun lost its suites: {both}");
-}
-
-#[test]
-fn the_checks_see_a_broken_rule() {
-    // The parser behind the checks finds what a violating line would name.
-    assert_eq!(
-        crate_paths("use crate::adapters::aws::DynamoStore; crate::domain::Job"),
-        ["adapters", "domain"]
-    );
-    let src = Path::new("/x/shared/src");
-    assert_eq!(layer_of(src, &src.join("app/decide.rs")), "app");
-    assert_eq!(layer_of(src, &src.join("config.rs")), "config");
 }

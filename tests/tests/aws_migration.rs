@@ -13,16 +13,16 @@ use aws_sdk_dynamodb::types::{
     KeyType, Projection, ProjectionType, ScalarAttributeType,
 };
 use jiff::SignedDuration;
-use seatclaim_e2e::JumpClock;
-use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
-use seatclaim_shared::adapters::aws::{self, AwsNames, AwsSettings, LegacyNames};
-use seatclaim_shared::app::{self, audit_event, relay_once, sweep_once};
-use seatclaim_shared::codec::{JobRecord, encode_event};
-use seatclaim_shared::domain::{
+use seatclaim_aws::{AwsNames, AwsSettings, LegacyNames};
+use seatclaim_core::app::{self, audit_event, relay_once, sweep_once};
+use seatclaim_core::codec::{JobRecord, encode_event};
+use seatclaim_core::domain::{
     AuditLimits, BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_shared::ports::{Admission, ClaimOutcome, Clock};
+use seatclaim_core::ports::{Admission, ClaimOutcome, Clock};
+use seatclaim_e2e::JumpClock;
+use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 type Item = std::collections::HashMap<String, AttributeValue>;
@@ -293,7 +293,9 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     let clock = Arc::new(JumpClock::default());
     let old = write_version_1(&db, &settings.aws_prefix, &clock).await;
 
-    let migration = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let migration = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
     eprintln!("{migration}");
     let done = &migration.done;
     assert_eq!(
@@ -306,7 +308,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
         "{migration}"
     );
 
-    let backend = aws::open_with(&config, &settings, VISIBILITY, clock.clone())
+    let backend = seatclaim_aws::open_with(&config, &settings, VISIBILITY, clock.clone())
         .await
         .unwrap();
     let event = EventId::parse("old").unwrap();
@@ -379,7 +381,9 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
         .unwrap();
     assert!(report.violations.is_empty(), "{:?}", report.violations);
 
-    let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let again = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
     assert_eq!(
         (again.done.seats, again.done.jobs),
         (0, 0),
@@ -429,7 +433,9 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
     ]);
     put(&db, &names.idempotency_table, record).await;
 
-    let migration = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let migration = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
     let unused = format!("{}/by-event-shard", names.jobs_table);
     assert_eq!(
         migration.done.unused_indexes,
@@ -442,10 +448,12 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
             .contains(&format!("unused indexes: {unused}"))
     );
     assert_eq!(migration.done.keys, 1, "{migration}");
-    let again = aws::migrate_for(&settings, VISIBILITY, 3).await.unwrap();
+    let again = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
     assert_eq!(again.done.keys, 0, "{again}");
 
-    let backend = aws::open_with(
+    let backend = seatclaim_aws::open_with(
         &config,
         &settings,
         VISIBILITY,
@@ -501,7 +509,7 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
 }
 
 /// The ids of an event's jobs as the audit reads them, sorted.
-async fn event_jobs(backend: &seatclaim_shared::Backend, event: &EventId) -> Vec<JobId> {
+async fn event_jobs(backend: &seatclaim_core::Backend, event: &EventId) -> Vec<JobId> {
     let mut jobs: Vec<_> = backend
         .jobs
         .of_event(event)

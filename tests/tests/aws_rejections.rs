@@ -10,20 +10,19 @@ use std::time::Duration;
 
 use jiff::SignedDuration;
 
-use seatclaim_e2e::JumpClock;
-use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
-use seatclaim_e2e::eventually;
-use seatclaim_shared::adapters::aws;
-use seatclaim_shared::adapters::faults::FaultSettings;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent,
     ReservationEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::ClaimOutcome;
-use seatclaim_shared::{
+use seatclaim_core::ports::ClaimOutcome;
+use seatclaim_core::{
     Backend,
     app::{self, relay_once},
 };
+use seatclaim_e2e::JumpClock;
+use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
+use seatclaim_e2e::eventually;
+use seatclaim_runtime::faults::FaultSettings;
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 
@@ -34,7 +33,7 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
     provision(&config, &settings, VISIBILITY, 3).await;
     let consumer = EventConsumer::subscribe(&config, &settings).await;
     let clock = Arc::new(JumpClock::default());
-    let backend = aws::open_with(&config, &settings, VISIBILITY, clock.clone())
+    let backend = seatclaim_aws::open_with(&config, &settings, VISIBILITY, clock.clone())
         .await
         .unwrap();
     let event = NewEvent::parse(EventSpec {

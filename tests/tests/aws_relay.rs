@@ -10,18 +10,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use seatclaim_e2e::JumpClock;
-use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
-use seatclaim_e2e::eventually;
-use seatclaim_shared::adapters::aws;
-use seatclaim_shared::config::AwsSettings;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::{
+use seatclaim_core::{
     Backend,
     app::{self, relay_once},
 };
+use seatclaim_e2e::JumpClock;
+use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
+use seatclaim_e2e::eventually;
+use seatclaim_runtime::config::AwsSettings;
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 
@@ -30,7 +29,7 @@ async fn relay(
     settings: &AwsSettings,
     clock: Arc<JumpClock>,
 ) -> Backend {
-    aws::open_with(config, settings, VISIBILITY, clock)
+    seatclaim_aws::open_with(config, settings, VISIBILITY, clock)
         .await
         .expect("the AWS backend opens on the emulator")
 }

@@ -20,12 +20,12 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_core::domain::SeatState;
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::oidc_issuer::{TestIssuer, s256_challenge};
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, hs256};
-use seatclaim_shared::domain::SeatState;
-use seatclaim_shared::ports::Clock;
-use seatclaim_worker::{Worker, WorkerSettings};
+use seatclaim_runtime::loops::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -173,7 +173,7 @@ async fn a_buyer_extends_a_hold_from_the_page_once_as_the_event_allows() {
         .await;
     assert_eq!(created.status, StatusCode::CREATED);
     run(&app, "extend", &[("SEATCLAIM_EVENT", "ext")]).await;
-    let event = seatclaim_shared::domain::EventId::parse("ext").unwrap();
+    let event = seatclaim_core::domain::EventId::parse("ext").unwrap();
     let map = app.backend.catalog.seat_map(&event).await.unwrap().unwrap();
     let Some(SeatState::Held { until, .. }) = map
         .iter()
@@ -317,7 +317,7 @@ async fn a_buyer_reserves_before_the_opening_waits_in_its_line_and_is_held_after
         "{job}"
     );
     // The page's reservation went through the pre-queue, once: its second page's was refused.
-    let event = seatclaim_shared::domain::EventId::parse("op").unwrap();
+    let event = seatclaim_core::domain::EventId::parse("op").unwrap();
     let opening = app.backend.catalog.opening(&event).await.unwrap().unwrap();
     assert_eq!(opening.prequeued, 1, "{opening:?}");
     assert_eq!(opening.draw.map(|draw| draw.shuffled), Some(1));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use seatclaim_e2e::{TestApp, check_invariants, test_backend};
-use seatclaim_shared::config::BackendKind;
+use seatclaim_runtime::config::BackendKind;
 use serde_json::{Value, json};
 
 /// Buyers in the race: 500 on the embedded backend, fewer on the (slow, serialised) emulator.

@@ -15,7 +15,7 @@ use std::time::Duration;
 use seatclaim_e2e::{
     AppOptions, ChildProcess, TestApp, check_invariants, eventually, seeded_rng, test_backend,
 };
-use seatclaim_shared::config::BackendKind;
+use seatclaim_runtime::config::BackendKind;
 use serde_json::{Value, json};
 
 /// Intents in the run (over 200 seats), kills, and the most batches a worker decides before it is

@@ -6,12 +6,12 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+use seatclaim_runtime::backend;
 use std::process::Command;
 
 use seatclaim_e2e::binary;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings};
-use seatclaim_shared::Backend;
-use seatclaim_shared::config::BackendSettings;
+use seatclaim_runtime::config::BackendSettings;
 
 fn init(env: &[(&str, String)]) -> String {
     ctl("init", env)
@@ -207,7 +207,7 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
 
     // The first receive after the start draws the opening.
     let settings = BackendSettings::in_folder(data.path().to_owned());
-    let backend = Backend::open(&settings).await.unwrap();
+    let backend = backend::open(&settings).await.unwrap();
     let received = backend
         .queue
         .receive(10, std::time::Duration::ZERO)

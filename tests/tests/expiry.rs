@@ -116,7 +116,9 @@ async fn a_claim_takes_over_a_lapsed_hold_and_the_late_sweep_leaves_the_new_hold
     app.post_problem(&format!("/v1/jobs/{first}/confirm"), StatusCode::CONFLICT)
         .await;
 
-    let released = seatclaim_worker::sweep_once(&app.backend).await.unwrap();
+    let released = seatclaim_runtime::loops::sweep_once(&app.backend)
+        .await
+        .unwrap();
     assert_eq!(released, 1);
     assert_eq!(app.job(&first).await["status"], "EXPIRED");
     assert_eq!(app.job(&second).await["status"], "HELD");
@@ -203,7 +205,9 @@ async fn a_hold_past_its_deadline_reads_expired_in_every_view_before_the_sweeper
         "one seat, one live hold, in every answer"
     );
 
-    let released = seatclaim_worker::sweep_once(&app.backend).await.unwrap();
+    let released = seatclaim_runtime::loops::sweep_once(&app.backend)
+        .await
+        .unwrap();
     assert_eq!(released, 1, "the sweeper's release is still to come");
     assert_eq!(app.job(&first).await["status"], "EXPIRED");
     assert_eq!(app.job(&second).await["status"], "HELD");

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use seatclaim_e2e::{AppOptions, TestApp, check_invariants, eventually};
-use seatclaim_shared::adapters::faults::FaultSettings;
+use seatclaim_runtime::faults::FaultSettings;
 use serde_json::{Value, json};
 
 const UNCONTENDED: usize = 20;

@@ -12,10 +12,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use seatclaim_core::domain::JobId;
 use seatclaim_e2e::{AppOptions, TestApp, check_invariants, eventually, test_backend};
-use seatclaim_shared::adapters::faults::FaultSettings;
-use seatclaim_shared::config::BackendKind;
-use seatclaim_shared::domain::JobId;
+use seatclaim_runtime::config::BackendKind;
+use seatclaim_runtime::faults::FaultSettings;
 use serde_json::{Value, json};
 
 /// A marker file whose existence switches the faults on; deleting it "fixes the cause".
@@ -134,7 +134,9 @@ async fn assert_nothing_is_published(app: &TestApp, count: usize) {
     let waiting = app.backend.outbox.oldest_unpublished().await.unwrap();
     assert!(waiting.is_some(), "the decisions wait in the outbox");
     assert!(
-        seatclaim_worker::relay_once(&app.backend).await.is_err(),
+        seatclaim_runtime::loops::relay_once(&app.backend)
+            .await
+            .is_err(),
         "the relay cannot publish while the bus is down"
     );
     assert_eq!(
@@ -219,7 +221,7 @@ async fn an_intent_that_always_fails_is_dead_lettered_and_a_replay_resolves_it_o
         failed["reason"], "processing failed; the request will not be retried",
         "the buyer sees no internals"
     );
-    let id = seatclaim_shared::domain::JobId::parse(&poisoned).unwrap();
+    let id = seatclaim_core::domain::JobId::parse(&poisoned).unwrap();
     let reason = app.backend.jobs.job(id).await.unwrap().unwrap().reason;
     assert!(
         reason

@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
-use seatclaim_shared::ports::Clock;
-use seatclaim_worker::{BatchOutcome, Limits};
+use seatclaim_runtime::loops::{BatchOutcome, Limits};
 use serde_json::{Value, json};
 
 #[path = "http_contract/extend.rs"]
@@ -299,7 +299,7 @@ async fn a_reservation_is_accepted_at_once_with_a_job_to_poll() {
     let body = response.json();
     let job_id = body["job_id"].as_str().unwrap();
     assert!(
-        seatclaim_shared::domain::JobId::parse(job_id).is_some(),
+        seatclaim_core::domain::JobId::parse(job_id).is_some(),
         "job_id is a UUID"
     );
     assert_eq!(body["status"], "PENDING");

@@ -5,21 +5,22 @@
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
+use seatclaim_runtime::backend;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_e2e::process_batch;
-use seatclaim_shared::Backend;
-use seatclaim_shared::config::BackendSettings;
-use seatclaim_shared::domain::{
+use seatclaim_core::Backend;
+use seatclaim_core::domain::{
     BuyerId, EventId, HoldExtension, IdempotencyKey, Intent, Job, JobAction, JobConflict, JobId,
     JobStatus, SeatRequest, SeatView, Waitlist,
 };
-use seatclaim_shared::ports::{Admission, Clock, Settled};
-use seatclaim_worker::Limits;
+use seatclaim_core::ports::{Admission, Clock, Settled};
+use seatclaim_e2e::process_batch;
+use seatclaim_runtime::config::BackendSettings;
+use seatclaim_runtime::loops::Limits;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v1");
 
@@ -54,7 +55,7 @@ fn decided_jobs() -> HashMap<String, JobId> {
 
 async fn open(dir: &Path, now: Timestamp) -> Backend {
     let settings = BackendSettings::in_folder(dir.to_owned());
-    Backend::open_with_clock(&settings, Arc::new(StandingClock(now)))
+    backend::open_with_clock(&settings, Arc::new(StandingClock(now)))
         .await
         .expect("a version-1 folder opens with this build")
 }
@@ -176,7 +177,7 @@ async fn the_events_an_older_folder_had_not_published_are_still_published() {
         .collect();
     let expected: Vec<_> = waiting
         .iter()
-        .map(|body| seatclaim_shared::codec::decode_event(body).unwrap())
+        .map(|body| seatclaim_core::codec::decode_event(body).unwrap())
         .collect();
     assert_eq!(events, expected);
     backend.outbox.mark_published(&unpublished).await.unwrap();
@@ -217,10 +218,10 @@ async fn a_version_one_folder_keeps_its_records_until_the_retention_deletes_what
     // Schema version 3's indexes serve the retention delete on a migrated folder too: once the
     // retention has passed, its decided jobs go, and what must stay stays.
     let dir = copy_of_fixture();
-    let retention = seatclaim_shared::domain::Retention::default();
+    let retention = seatclaim_core::domain::Retention::default();
     let later = Timestamp::now() + retention.period() + SignedDuration::from_hours(24);
     let backend = open(dir.path(), later).await;
-    let purged = seatclaim_shared::app::purge_once(&backend, retention)
+    let purged = seatclaim_core::app::purge_once(&backend, retention)
         .await
         .unwrap();
     assert_eq!(purged, 3, "the rejection, the cancellation and the expiry");
@@ -285,12 +286,12 @@ async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
     assert_eq!(held.amount_due, None);
     assert!(!held.awaits_payment(now), "an older hold needs no payment");
 
-    let spec: seatclaim_shared::domain::EventSpec = serde_json::from_value(serde_json::json!({
+    let spec: seatclaim_core::domain::EventSpec = serde_json::from_value(serde_json::json!({
         "event_id": "priced", "name": "Priced", "currency": "EUR",
         "sections": [{"section": "P", "rows": 1, "seats_per_row": 4, "price": 700}],
     }))
     .unwrap();
-    let event = seatclaim_shared::domain::NewEvent::parse(spec).unwrap();
+    let event = seatclaim_core::domain::NewEvent::parse(spec).unwrap();
     backend.catalog.create_event(&event).await.unwrap();
     let intent = Intent {
         job_id: JobId::new(),
@@ -390,7 +391,7 @@ async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_
     // as before; a block finds no adjacent seats among seats without places.
     let free = seats
         .iter()
-        .find(|seat| seat.state == seatclaim_shared::domain::SeatState::Available)
+        .find(|seat| seat.state == seatclaim_core::domain::SeatState::Available)
         .expect("the fixture left a seat free");
     let section = free.section.as_str().to_owned();
     let intent_for = |key: &str, request: SeatRequest| {
@@ -421,7 +422,7 @@ async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_
         None
     );
     let decided =
-        seatclaim_shared::app::claim(&backend, std::slice::from_ref(&intent), backend.clock.now())
+        seatclaim_core::app::claim(&backend, std::slice::from_ref(&intent), backend.clock.now())
             .await
             .unwrap();
     let job = backend.jobs.job(intent.job_id).await.unwrap().unwrap();

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use jiff::SignedDuration;
 use reqwest::StatusCode;
+use seatclaim_core::app::purge_once;
+use seatclaim_core::domain::Retention;
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::{AppOptions, TestApp, test_backend};
-use seatclaim_shared::app::purge_once;
-use seatclaim_shared::config::BackendKind;
-use seatclaim_shared::domain::Retention;
-use seatclaim_shared::ports::Clock;
+use seatclaim_runtime::config::BackendKind;
 use serde_json::{Value, json};
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -89,7 +89,7 @@ async fn the_embedded_purge_deletes_decided_jobs_past_the_retention_and_nothing_
             app.get(&format!("/v1/jobs/{job}")).await.0,
             StatusCode::NOT_FOUND
         );
-        let id = seatclaim_shared::domain::JobId::parse(job).unwrap();
+        let id = seatclaim_core::domain::JobId::parse(job).unwrap();
         let history = app.backend.jobs.history(id).await.unwrap();
         assert!(history.is_empty(), "its history goes with it: {history:?}");
     }
@@ -97,7 +97,12 @@ async fn the_embedded_purge_deletes_decided_jobs_past_the_retention_and_nothing_
     // The hold lapsed long ago (it reads EXPIRED), but the sweeper has not released it yet: it
     // is kept, and once released it is kept for a retention from its release.
     assert_eq!(app.job(&held).await["status"], "EXPIRED");
-    assert_eq!(seatclaim_worker::sweep_once(&app.backend).await.unwrap(), 1);
+    assert_eq!(
+        seatclaim_runtime::loops::sweep_once(&app.backend)
+            .await
+            .unwrap(),
+        1
+    );
     purge_once(&app.backend, retention).await.unwrap();
     assert_eq!(
         app.job(&held).await["status"],
@@ -140,7 +145,7 @@ async fn on_dynamodb_every_final_transition_carries_the_retention_ttl() {
     }
     let app = TestApp::spawn().await;
     let [rejected, cancelled, sold, held] = decided_jobs(&app).await;
-    let config = seatclaim_shared::adapters::aws::sdk_config().await;
+    let config = seatclaim_aws::sdk_config().await;
     let db = aws_sdk_dynamodb::Client::new(&config);
     let table = format!("{}-reservation-jobs", app.settings.aws.aws_prefix);
     let period = Retention::default().period().as_secs();

@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_core::Backend;
+use seatclaim_core::domain::{EventId, Intent, JobAction, JobId, JobStatus};
+use seatclaim_core::domain::{Notice, Payment, ReservationEvent};
+use seatclaim_core::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{EventId, Intent, JobAction, JobId, JobStatus};
-use seatclaim_shared::domain::{Notice, Payment, ReservationEvent};
-use seatclaim_shared::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
-use seatclaim_worker::{BatchOutcome, Limits, relay_once};
+use seatclaim_runtime::loops::{BatchOutcome, Limits, relay_once};
 use serde_json::json;
 
 /// The real inventory, except that the next `failures` claims fail with `error`.
@@ -254,7 +254,7 @@ async fn an_intent_received_past_its_attempts_fails_without_a_claim() {
 async fn an_undecodable_message_is_dead_lettered_and_fails_the_job_it_names() {
     let (app, job_id) = one_pending_job().await;
     let mut deliveries = next(&app.backend).await;
-    deliveries[0].message = seatclaim_shared::codec::decode_message("{not an intent".into());
+    deliveries[0].message = seatclaim_core::codec::decode_message("{not an intent".into());
     let outcome = process_batch(&app.backend, deliveries, Limits::attempts(MAX_ATTEMPTS)).await;
     assert_eq!(
         outcome,

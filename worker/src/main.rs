@@ -2,9 +2,9 @@
 
 use anyhow::Context;
 use clap::Parser;
-use seatclaim_shared::{Backend, shutdown, telemetry};
-use seatclaim_worker::cli::{BackendArgs, TelemetryArgs};
-use seatclaim_worker::{Worker, WorkerSettings, serve_metrics};
+use seatclaim_runtime::cli::{BackendArgs, TelemetryArgs};
+use seatclaim_runtime::loops::{Worker, WorkerSettings, serve_metrics};
+use seatclaim_runtime::{backend, shutdown, telemetry};
 use tokio_util::sync::CancellationToken;
 
 /// mimalloc, as the API uses (see its `main`).
@@ -31,7 +31,7 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
-    seatclaim_shared::runtime::build()
+    seatclaim_runtime::executor::build()
         .context("cannot start the runtime")?
         .block_on(run())
 }
@@ -44,9 +44,9 @@ async fn run() -> anyhow::Result<()> {
     // On AWS the workers settle the holds the API is asked to settle.
     #[cfg(feature = "aws")]
     {
-        settings.aws.settlements = seatclaim_shared::config::Settlements::ServedHere;
+        settings.aws.settlements = seatclaim_runtime::config::Settlements::ServedHere;
     }
-    let backend = Backend::open(&settings)
+    let backend = backend::open(&settings)
         .await
         .context("cannot open the backend")?;
     let stop = CancellationToken::new();

@@ -9,8 +9,8 @@ mod settings;
 use std::sync::Arc;
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
-use seatclaim_shared::domain::BuyerId;
-use seatclaim_shared::identity::{Claims, PAYMENTS_SCOPE};
+use seatclaim_core::domain::BuyerId;
+use seatclaim_core::identity::{Claims, PAYMENTS_SCOPE};
 
 pub use jwks::Jwks;
 pub use settings::{AuthMode, AuthSettings};

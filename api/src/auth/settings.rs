@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
+use seatclaim_core::identity::DEFAULT_ADMIN_SCOPE;
 
 /// How the API authenticates callers.
 #[derive(Debug, Clone, Args)]

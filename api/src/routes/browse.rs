@@ -10,7 +10,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_shared::domain::{EventId, Section};
+use seatclaim_core::domain::{EventId, Section};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

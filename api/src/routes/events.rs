@@ -5,8 +5,8 @@ use axum::extract::FromRequestParts;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use seatclaim_shared::domain::{EventId, EventSpec, NewEvent, ValidationError};
-use seatclaim_shared::ports::EventCreation;
+use seatclaim_core::domain::{EventId, EventSpec, NewEvent, ValidationError};
+use seatclaim_core::ports::EventCreation;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
-use seatclaim_shared::ports::BackendError;
+use seatclaim_core::ports::BackendError;
 use serde::Serialize;
 use tokio::sync::Mutex;
 use tokio::time::Instant;

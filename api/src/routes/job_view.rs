@@ -2,8 +2,8 @@
 //! PENDING job's place in its event's line, a WAITLISTED job's in its section's).
 
 use jiff::Timestamp;
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{
+use seatclaim_core::app;
+use seatclaim_core::domain::{
     BuyerId, EventId, Job, JobId, JobStatus, Money, QueuePosition, SeatId,
 };
 use serde::Serialize;

@@ -1,9 +1,9 @@
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{Currency, JobAction, JobId, Money, Payment, ValidationError};
-use seatclaim_shared::ports::Settled;
+use seatclaim_core::app;
+use seatclaim_core::domain::{Currency, JobAction, JobId, Money, Payment, ValidationError};
+use seatclaim_core::ports::Settled;
 use serde::Deserialize;
 use utoipa::ToSchema;
 

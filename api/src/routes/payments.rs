@@ -5,8 +5,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use seatclaim_shared::app::payments::{PaymentOutcome, record_payment};
-use seatclaim_shared::domain::JobId;
+use seatclaim_core::app::payments::{PaymentOutcome, record_payment};
+use seatclaim_core::domain::JobId;
 use serde::Serialize;
 use utoipa::ToSchema;
 

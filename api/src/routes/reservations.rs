@@ -2,9 +2,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{EventId, Job, JobId, JobStatus, SeatRequest, ValidationError};
-use seatclaim_shared::ports::Admission;
+use seatclaim_core::app;
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, SeatRequest, ValidationError};
+use seatclaim_core::ports::Admission;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::EventId;
-use seatclaim_shared::ports::{BackendError, EventInfo};
+use seatclaim_core::Backend;
+use seatclaim_core::domain::EventId;
+use seatclaim_core::ports::{BackendError, EventInfo};
 
 pub(crate) use snapshot::SeatMapBody;
 pub use snapshot::{Rendered, Snapshot, StateCounts};

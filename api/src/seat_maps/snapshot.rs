@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 
 use axum::body::Bytes;
 use jiff::Timestamp;
-use seatclaim_shared::domain::{EventId, Seat, SeatView, Section};
-use seatclaim_shared::ports::BackendError;
+use seatclaim_core::domain::{EventId, Seat, SeatView, Section};
+use seatclaim_core::ports::BackendError;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;

@@ -1,4 +1,4 @@
-//! The simulated processes, each a loop over the real application code (`seatclaim_shared::app`)
+//! The simulated processes, each a loop over the real application code (`seatclaim_core::app`)
 //! as the API, the worker and `seatclaimctl` run it: buyers admit, retry, poll and confirm or
 //! cancel; workers receive and decide batches; the sweeper expires lapsed holds; the relay
 //! publishes the outbox; an operator replays the dead-letter queue; and the queue itself
@@ -9,11 +9,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use seatclaim_shared::Backend;
-use seatclaim_shared::adapters::memory::{Lane, MemoryStore};
-use seatclaim_shared::app::dead_letters::{self, Selection};
-use seatclaim_shared::app::{self, BatchOutcome, RELAY_PAGE, backoff};
-use seatclaim_shared::domain::JobId;
+use seatclaim_core::Backend;
+use seatclaim_core::app::dead_letters::{self, Selection};
+use seatclaim_core::app::{self, BatchOutcome, RELAY_PAGE, backoff};
+use seatclaim_core::domain::JobId;
+use seatclaim_core::memory::{Lane, MemoryStore};
 
 use super::buyer::Ledger;
 use super::dice::Dice;

@@ -9,14 +9,14 @@ use std::rc::Rc;
 
 use jiff::Timestamp;
 
-use seatclaim_shared::app;
-use seatclaim_shared::domain::{
+use seatclaim_core::app;
+use seatclaim_core::domain::{
     BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest,
 };
-use seatclaim_shared::ports::{Admission, Settled};
+use seatclaim_core::ports::{Admission, Settled};
 
 use super::actors::Ctx;
-use seatclaim_shared::ports::Clock;
+use seatclaim_core::ports::Clock;
 
 /// Attempts a client makes at one call before it gives up.
 const ATTEMPTS: usize = 12;

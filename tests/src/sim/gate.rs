@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use jiff::Timestamp;
-use seatclaim_shared::ports::{BackendError, Clock};
+use seatclaim_core::ports::{BackendError, Clock};
 
 use super::dice::Dice;
 use super::scheduler::SimClock;

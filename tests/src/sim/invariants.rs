@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use seatclaim_shared::adapters::memory::{Lane, Memory, State};
-use seatclaim_shared::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
+use seatclaim_core::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
+use seatclaim_core::memory::{Lane, Memory, State};
 
 use super::rules::{
     Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, check_line,

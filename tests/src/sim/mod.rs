@@ -2,7 +2,7 @@
 //! simulator and TigerBeetle's VOPR: one seed draws a sale and a storm (store calls failing
 //! before or after they commit, a queue that redelivers, reorders, duplicates and dead-letters,
 //! workers, sweeper, relay and operator crashing at any step, holds lapsing while sweeps race
-//! claims) and drives the real application code (`seatclaim_shared::app`) and the real domain
+//! claims) and drives the real application code (`seatclaim_core::app`) and the real domain
 //! over the memory backend, which passes the same port contract as the real adapters. Time is
 //! simulated and every choice comes from the seed, so a failing seed replays exactly; the
 //! invariants are checked after every step. See `docs/simulation.md`.

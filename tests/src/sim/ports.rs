@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use seatclaim_shared::Backend;
-use seatclaim_shared::domain::{
+use seatclaim_core::Backend;
+use seatclaim_core::domain::{
     BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Line, Notice,
     Payment, ReservationEvent,
 };
-use seatclaim_shared::ports::{
+use seatclaim_core::ports::{
     Admission, Admissions, BackendError, Claims, DeadLetter, Delivery, EventPublisher, IntentQueue,
     Inventory, Jobs, Outbox, OutboxEntry, QueueDepth, Receipt, Settled,
 };

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use seatclaim_shared::app::BatchOutcome;
+use seatclaim_core::app::BatchOutcome;
 
 use super::gate::FaultCounts;
 use super::run::Options;

@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::adapters::memory::{Lane, State};
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     AuditLimits, Job, JobId, JobStatus, ReservationEvent, SeatRequest, SeatState, Section, audit,
 };
+use seatclaim_core::memory::{Lane, State};
 
 /// A cheap fingerprint of what the checks read: the outbox's length, every job's status,
 /// every seat's state and which queue holds each message.

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use jiff::Timestamp;
-use seatclaim_shared::adapters::memory::{self, Lane, Memory};
-use seatclaim_shared::app::BatchOutcome;
-use seatclaim_shared::domain::JobStatus;
-use seatclaim_shared::ports::Clock;
+use seatclaim_core::app::BatchOutcome;
+use seatclaim_core::domain::JobStatus;
+use seatclaim_core::memory::{self, Lane, Memory};
+use seatclaim_core::ports::Clock;
 
 use super::actors::{self, Ctx};
 use super::buyer::{Ledger, buyer};

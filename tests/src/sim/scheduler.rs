@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::ports::Clock;
+use seatclaim_core::ports::Clock;
 
 use super::dice::Dice;
 use super::gate::Gate;

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_shared::app::Limits;
-use seatclaim_shared::domain::{EventSpec, NewEvent, SeatId, SeatRequest, SectionSpec};
-use seatclaim_shared::ports::Redelivery;
+use seatclaim_core::app::Limits;
+use seatclaim_core::domain::{EventSpec, NewEvent, SeatId, SeatRequest, SectionSpec};
+use seatclaim_core::ports::Redelivery;
 
 use super::dice::Dice;
 use super::gate::FaultRates;

@@ -63,12 +63,12 @@ async fn the_api_settles_through_the_workers_and_touches_no_seat_item() {
     let settings = fresh_settings();
     provision(&direct, &settings, Duration::from_secs(30), 6).await;
     let open = |config, settlements| {
-        let settings = aws::AwsSettings {
+        let settings = seatclaim_aws::AwsSettings {
             settlements,
             ..settings.clone()
         };
         async move {
-            aws::open_with(
+            seatclaim_aws::open_with(
                 config,
                 &settings,
                 Duration::from_secs(30),
@@ -78,8 +78,8 @@ async fn the_api_settles_through_the_workers_and_touches_no_seat_item() {
             .unwrap()
         }
     };
-    let worker = open(&direct, aws::Settlements::ServedHere).await;
-    let base = serve(open(&proxied, aws::Settlements::SentToWorkers).await).await;
+    let worker = open(&direct, seatclaim_aws::Settlements::ServedHere).await;
+    let base = serve(open(&proxied, seatclaim_aws::Settlements::SentToWorkers).await).await;
     let client = reqwest::Client::new();
     let created = client
         .post(format!("{base}/v1/events"))

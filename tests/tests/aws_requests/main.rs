@@ -14,15 +14,14 @@ use jiff::SignedDuration;
 use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
 use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
+use seatclaim_core::Backend;
+use seatclaim_core::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
+use seatclaim_core::identity::DEFAULT_ADMIN_SCOPE;
+use seatclaim_core::ports::SystemClock;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::process_batch;
 use seatclaim_e2e::request_log::{Counts, LINE_COUNTS, RequestLog};
-use seatclaim_shared::Backend;
-use seatclaim_shared::adapters::aws;
-use seatclaim_shared::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
-use seatclaim_shared::identity::DEFAULT_ADMIN_SCOPE;
-use seatclaim_shared::ports::SystemClock;
-use seatclaim_worker::{Limits, relay_once};
+use seatclaim_runtime::loops::{Limits, relay_once};
 use serde_json::json;
 
 mod api_role;
@@ -71,7 +70,7 @@ async fn counted_backend() -> (RequestLog, Backend) {
     let (log, counted) = proxy(None).await;
     let settings = fresh_settings();
     provision(&direct, &settings, Duration::from_secs(30), 6).await;
-    let backend = aws::open_with(
+    let backend = seatclaim_aws::open_with(
         &counted,
         &settings,
         Duration::from_secs(30),
@@ -91,7 +90,7 @@ async fn serve(backend: Backend) -> String {
             auth: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             creates_events: true,
-            max_event_seats: seatclaim_shared::domain::MAX_SEATS_PER_EVENT,
+            max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
             ui_oidc: None,
             page_origins: Vec::new(),
             token_links: true,

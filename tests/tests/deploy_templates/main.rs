@@ -46,11 +46,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use seatclaim_aws::{AwsNames, table_specs};
+use seatclaim_core::domain::EVENT_SOURCE;
+use seatclaim_core::identity::{DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE};
 use seatclaim_e2e::binary;
-use seatclaim_shared::adapters::aws::{AwsNames, table_specs};
-use seatclaim_shared::config::{AwsSettings, BackendSettings};
-use seatclaim_shared::domain::EVENT_SOURCE;
-use seatclaim_shared::identity::{DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE};
+use seatclaim_runtime::config::{AwsSettings, BackendSettings};
 use serde_norway::{Mapping, Value};
 
 const TEMPLATE: &str = "deploy/cloudformation/seatclaim.yaml";

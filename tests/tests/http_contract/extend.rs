@@ -4,9 +4,9 @@
 
 use axum::http::{Method, StatusCode};
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually, hs256};
-use seatclaim_shared::ports::Clock;
 use serde_json::{Value, json};
 
 use super::{DECIDED_WITHIN, seats};

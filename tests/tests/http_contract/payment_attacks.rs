@@ -4,10 +4,10 @@
 
 use axum::http::{Method, StatusCode};
 use jiff::SignedDuration;
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::seeded_rng;
 use seatclaim_e2e::stripe::{SECRET, payment_succeeded, signature};
 use seatclaim_e2e::tokens::{claims, hs256_token};
-use seatclaim_shared::ports::Clock;
 use serde_json::{Value, json};
 
 use super::payments::{deliver_signed, held, held_as, job_as, priced_app};

@@ -4,10 +4,10 @@
 //! published as `PaymentUnmatched`.
 
 use axum::http::{Method, StatusCode};
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::stripe::{SECRET, checkout_completed, payment_succeeded, signature};
 use seatclaim_e2e::tokens::{claims, hs256_token};
 use seatclaim_e2e::{AppOptions, Reply, TestApp, assert_problem, eventually, hs256};
-use seatclaim_shared::ports::Clock;
 use serde_json::{Value, json};
 
 use super::{DECIDED_WITHIN, seats};

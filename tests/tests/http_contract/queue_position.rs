@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use jiff::{SignedDuration, Timestamp};
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::{eventually, process_batch};
-use seatclaim_shared::ports::Clock;
-use seatclaim_worker::Limits;
+use seatclaim_runtime::loops::Limits;
 use serde_json::Value;
 
 use super::{DECIDED_WITHIN, app_without_worker, seats};

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::{Fixture, JumpClock};
-use seatclaim_shared::adapters::aws;
 
 async fn on_emulator() -> Fixture {
     let config = emulator_config().await;
@@ -14,7 +13,7 @@ async fn on_emulator() -> Fixture {
     let max_receive_count = 3;
     provision(&config, &settings, visibility_timeout, max_receive_count).await;
     let clock = Arc::new(JumpClock::default());
-    let backend = aws::open_with(&config, &settings, visibility_timeout, clock.clone())
+    let backend = seatclaim_aws::open_with(&config, &settings, visibility_timeout, clock.clone())
         .await
         .expect("the AWS backend opens on the emulator");
     Fixture {

@@ -3,9 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use seatclaim_core::ports::Redelivery;
 use seatclaim_e2e::{Fixture, JumpClock};
-use seatclaim_shared::adapters::embedded;
-use seatclaim_shared::ports::Redelivery;
 
 async fn embedded() -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -14,8 +13,8 @@ async fn embedded() -> Fixture {
         visibility_timeout: Duration::from_secs(1),
         max_receive_count: 3,
     };
-    let backend =
-        embedded::open(dir.path(), clock.clone(), queue).expect("the embedded backend opens");
+    let backend = seatclaim_embedded::open(dir.path(), clock.clone(), queue)
+        .expect("the embedded backend opens");
     Fixture {
         backend,
         clock,

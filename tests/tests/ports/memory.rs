@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use seatclaim_core::memory;
+use seatclaim_core::ports::Redelivery;
 use seatclaim_e2e::{Fixture, JumpClock};
-use seatclaim_shared::adapters::memory;
-use seatclaim_shared::ports::Redelivery;
 
 async fn memory() -> Fixture {
     let clock = Arc::new(JumpClock::default());

@@ -13,6 +13,7 @@
 
 mod readers;
 
+use seatclaim_runtime::backend;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,13 +24,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use clap::{Parser, Subcommand};
-use seatclaim_shared::config::BackendSettings;
-use seatclaim_shared::domain::{
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
 };
-use seatclaim_shared::ports::{ClaimOutcome, Message};
-use seatclaim_shared::{Backend, app};
-use seatclaim_worker::{Limits, decide_batch};
+use seatclaim_core::ports::{ClaimOutcome, Message};
+use seatclaim_core::{Backend, app};
+use seatclaim_runtime::config::BackendSettings;
+use seatclaim_runtime::loops::{Limits, decide_batch};
 use serde_json::json;
 
 /// Benchmark helpers for seatclaim (see tests/bench/run.sh).
@@ -163,7 +164,7 @@ async fn filled(
     (hot, requests): (u32, Requests),
     data_dir: std::path::PathBuf,
 ) -> anyhow::Result<Arc<Backend>> {
-    let backend = Backend::open(&BackendSettings::in_folder(data_dir))
+    let backend = backend::open(&BackendSettings::in_folder(data_dir))
         .await
         .context("open")?;
     let event = NewEvent::parse(EventSpec {

@@ -27,11 +27,11 @@ use std::time::Duration;
 use anyhow::Context;
 use aws_config::BehaviorVersion;
 use clap::Parser;
+use seatclaim_aws::{AwsNames, table_specs};
+use seatclaim_core::ports::SystemClock;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
 use seatclaim_e2e::request_log::RequestLog;
-use seatclaim_shared::adapters::aws::{self, AwsNames, table_specs};
-use seatclaim_shared::config::AwsSettings;
-use seatclaim_shared::ports::SystemClock;
+use seatclaim_runtime::config::AwsSettings;
 
 use ledger::{Ledger, TableKeys};
 use sale::{Relays, Sale};
@@ -169,10 +169,10 @@ async fn backends_for(
     endpoint: &str,
     settings: &AwsSettings,
     relays: usize,
-) -> anyhow::Result<(seatclaim_shared::Backend, Relays)> {
+) -> anyhow::Result<(seatclaim_core::Backend, Relays)> {
     let direct = emulator_config().await;
     provision(&direct, settings, Duration::from_secs(60), 21).await;
-    let watcher = aws::open_with(
+    let watcher = seatclaim_aws::open_with(
         &direct,
         settings,
         Duration::from_secs(60),
@@ -184,7 +184,7 @@ async fn backends_for(
         .load()
         .await;
     let open = || {
-        aws::open_with(
+        seatclaim_aws::open_with(
             &counted,
             settings,
             Duration::from_secs(60),

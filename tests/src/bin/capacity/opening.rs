@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::SignedDuration;
+use seatclaim_aws::{PREQUEUE_SHARDS, TICKET_WRITES, WINDOW_BATCHES};
+use seatclaim_core::domain::{EventSpec, NewEvent, SectionSpec};
 use seatclaim_e2e::JumpClock;
 use seatclaim_e2e::request_log::{Counts, RequestLog};
-use seatclaim_shared::adapters::aws::{self, PREQUEUE_SHARDS, TICKET_WRITES, WINDOW_BATCHES};
-use seatclaim_shared::config::AwsSettings;
-use seatclaim_shared::domain::{EventSpec, NewEvent, SectionSpec};
+use seatclaim_runtime::config::AwsSettings;
 use serde_json::{Value, json};
 
 use crate::ledger::{Ledger, Usage};
@@ -58,7 +58,7 @@ pub async fn run(
         .load()
         .await;
     let visibility = Duration::from_secs(60);
-    let backend = aws::open_with(&config, settings, visibility, clock.clone()).await?;
+    let backend = seatclaim_aws::open_with(&config, settings, visibility, clock.clone()).await?;
     let starts = jiff::Timestamp::now() + SignedDuration::from_hours(1);
     let sections = (0..10)
         .map(|i| SectionSpec {

@@ -8,14 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use seatclaim_e2e::process_batch;
-use seatclaim_shared::Backend;
-use seatclaim_shared::app::relay_once;
-use seatclaim_shared::domain::{
+use seatclaim_core::Backend;
+use seatclaim_core::app::relay_once;
+use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, NewEvent, SeatRequest,
     SectionSpec,
 };
-use seatclaim_worker::Limits;
+use seatclaim_e2e::process_batch;
+use seatclaim_runtime::loops::Limits;
 
 /// Threads of the ledger's proxy: their CPU time is the measurement's, not the product's.
 pub const PROXY_THREAD: &str = "ledger-proxy";
@@ -264,7 +264,7 @@ async fn settle_held(
         .filter(|(n, _)| std::future::ready(pick(*n)))
         .map(|(_, intent)| async move {
             let job = backend.jobs.job(intent.job_id).await?;
-            if !job.is_some_and(|job| job.status == seatclaim_shared::domain::JobStatus::Held) {
+            if !job.is_some_and(|job| job.status == seatclaim_core::domain::JobStatus::Held) {
                 return anyhow::Ok(false);
             }
             // A transient failure (the API's 503) is retried, as a buyer's client does.

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use jsonwebtoken::{EncodingKey, Header, encode};
-use seatclaim_shared::identity::{Claims, DEFAULT_ADMIN_SCOPE};
+use seatclaim_core::identity::{Claims, DEFAULT_ADMIN_SCOPE};
 
 /// How long a minted token lives: longer than any run.
 const TTL_SECONDS: i64 = 6 * 3_600;

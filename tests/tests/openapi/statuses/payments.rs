@@ -2,9 +2,9 @@
 //! 200, 400 and 404, each as the document says.
 
 use axum::http::{Method, StatusCode};
+use seatclaim_core::ports::Clock;
 use seatclaim_e2e::stripe::{SECRET, payment_succeeded, signature};
 use seatclaim_e2e::{AppOptions, TestApp};
-use seatclaim_shared::ports::Clock;
 use serde_json::json;
 
 use super::Expect;

@@ -1,0 +1,343 @@
+//! The claim on DynamoDB (seat reads are in `seat_reads.rs`, the seat limit's count in
+//! `seat_counts.rs`). A hold is one transaction: a conditional update per seat (AVAILABLE, or
+//! HELD past its deadline), the job's move from PENDING, the outbox event and, for an event with
+//! a seat limit, the buyer's count. A rejection is the job's conditional update alone; its event
+//! is handed back to be published and recorded (`Claims::unrecorded`, and `rejections.rs`).
+
+use std::collections::{HashMap, HashSet};
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use jiff::{SignedDuration, Timestamp};
+
+use super::DynamoStore;
+use super::item::{Transacted, n, s, transact, update};
+use super::keys::seat_key;
+use seatclaim_core::domain::{
+    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
+    ReservationEvent, SaleTerms, Seat, SeatId, SeatRequest,
+};
+use seatclaim_core::ports::{BackendError, ClaimOutcome};
+
+/// Rounds of a section claim whose candidates were taken between the (eventually consistent)
+/// index read and the write: each tries fresh ones; past the last, the intent is retried later.
+const SECTION_ROUNDS: usize = 12;
+
+/// How long a section claim waits when only seats this process's other claims are writing
+/// would do: their writes end within a request's flight.
+const AROUND_OTHERS: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How long a rejection's deciding delivery has to record its event. A delivery of the same
+/// job within that time (a duplicate) waits for that record instead of taking the event over, so
+/// that only a crash, never a duplicate, publishes a rejection twice; a crashed worker's intent
+/// comes back only after the visibility timeout, by when the grace has usually passed.
+const RECORD_GRACE: SignedDuration = SignedDuration::from_secs(5);
+
+/// How often a duplicate delivery looks for the deciding delivery's record during the grace.
+const RECORD_POLL: SignedDuration = SignedDuration::from_millis(100);
+
+/// A claim's outcome, with the event of a rejection still to publish and record.
+pub(super) type Claimed = (ClaimOutcome, Option<ReservationEvent>);
+
+/// The seats a claim decided to hold, until when, and what they cost.
+struct Hold {
+    seat_ids: Vec<SeatId>,
+    until: Timestamp,
+    amount_due: Option<Money>,
+}
+
+/// How an attempt to hold ended.
+enum Attempt {
+    /// Held, rejected, or decided by another delivery.
+    Decided(Box<Claimed>),
+    /// The buyer's count left no room (only under a seat limit); the rejection's reason.
+    OverLimit(String),
+}
+
+impl Attempt {
+    fn decided(claimed: Claimed) -> Self {
+        Self::Decided(Box::new(claimed))
+    }
+}
+
+/// How one transaction of a hold ended.
+enum Written {
+    /// The job is decided (by this write or an earlier delivery).
+    Decided(Box<Claimed>),
+    /// These seats were taken since they were read.
+    SeatTaken(Vec<SeatId>),
+    /// The buyer's seat count left no room.
+    OverLimit,
+}
+
+impl DynamoStore {
+    /// Claims each intent, in the intents' order. Intents are independent decisions (the
+    /// conditions settle any race between them), so the batch is claimed concurrently, its
+    /// latency one claim's, not ten; only one buyer's intents for one event go in turn, since
+    /// under a seat limit they write one count item, where racing transactions cancel each other.
+    pub(super) async fn claim_each(
+        &self,
+        intents: &[Intent],
+        now: Timestamp,
+    ) -> Vec<Result<Claimed, BackendError>> {
+        let mut turns: HashMap<(&EventId, &BuyerId), Vec<usize>> = HashMap::new();
+        for (position, intent) in intents.iter().enumerate() {
+            turns
+                .entry((&intent.event_id, &intent.buyer_id))
+                .or_default()
+                .push(position);
+        }
+        let mut claimed: Vec<(usize, Result<Claimed, BackendError>)> =
+            futures_util::future::join_all(turns.into_values().map(|positions| async move {
+                let mut claimed = Vec::with_capacity(positions.len());
+                for position in positions {
+                    claimed.push((position, self.claim_one(&intents[position], now).await));
+                }
+                claimed
+            }))
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        claimed.sort_by_key(|(position, _)| *position);
+        claimed.into_iter().map(|(_, result)| result).collect()
+    }
+
+    pub(super) fn hold_write(
+        &self,
+        job: &Job,
+        seat: &SeatId,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<TransactWriteItem, BackendError> {
+        update(
+            &self.names.seats_table,
+            seat_key(&job.event_id, seat),
+            "SET #state = :held, job_id = :job, hold_until = :until REMOVE free_key",
+            Some("#state = :available OR (#state = :held AND hold_until <= :now)"),
+            &[("#state", "state")],
+            vec![
+                (":held", s("HELD")),
+                (":available", s("AVAILABLE")),
+                (":job", s(job.job_id.to_string())),
+                (":until", n(until.as_millisecond())),
+                (":now", n(now.as_millisecond())),
+            ],
+        )
+    }
+
+    async fn claim_one(&self, intent: &Intent, now: Timestamp) -> Result<Claimed, BackendError> {
+        // The job as admission stored it: an undecided job is exactly the intent's PENDING job,
+        // and every write below is conditioned on it still being PENDING, so it is not read
+        // first (one request fewer per claim). A redelivery of a decided job fails that
+        // condition, and only then is the job read to say how it was decided.
+        let job = Job::pending(intent);
+        let meta = self.event_meta(&intent.event_id).await?.ok_or_else(|| {
+            BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
+        })?;
+        let terms = meta.terms();
+        let ceiling = match terms.ceiling(intent) {
+            Ok(ceiling) => ceiling,
+            Err(reason) => return self.reject(&job, &reason, now).await,
+        };
+        match self.try_hold(intent, &job, &terms, ceiling, now).await? {
+            Attempt::Decided(claimed) => Ok(*claimed),
+            // Lapsed holds still count until expired: expire them, then try once more.
+            Attempt::OverLimit(_)
+                if self
+                    .expire_lapsed_of(&job.event_id, &job.buyer_id, ceiling, now)
+                    .await? =>
+            {
+                match self.try_hold(intent, &job, &terms, ceiling, now).await? {
+                    Attempt::Decided(claimed) => Ok(*claimed),
+                    Attempt::OverLimit(reason) => self.reject(&job, &reason, now).await,
+                }
+            }
+            Attempt::OverLimit(reason) => self.reject(&job, &reason, now).await,
+        }
+    }
+
+    /// Decides and writes a hold of the seats as read; `ceiling` is the most seats the buyer may
+    /// count before it, for an event with a seat limit.
+    async fn try_hold(
+        &self,
+        intent: &Intent,
+        job: &Job,
+        terms: &SaleTerms,
+        ceiling: Option<u32>,
+        now: Timestamp,
+    ) -> Result<Attempt, BackendError> {
+        // An exact claim that loses a race is lost; a section claim tries other free seats,
+        // without those it lost (the index may still list them).
+        let section = matches!(intent.request, SeatRequest::Section { .. });
+        let mut lost: HashSet<SeatId> = HashSet::new();
+        for _ in 0..if section { SECTION_ROUNDS } else { 1 } {
+            let mut candidates = self.candidates(intent).await?;
+            candidates.retain(|seat| !lost.contains(&seat.seat_id));
+            // Seats without places (events created before best-available) are taken in the
+            // order given: concurrent claims of such an event each try their own few of them.
+            fastrand::shuffle(&mut candidates);
+            let lines = self.lined_sections(intent, terms, &candidates, now).await?;
+            let decide = |seats: &[Seat]| {
+                let decided =
+                    terms.decide(&intent.request, seats, now, |s| lines.lined.contains(s));
+                let chosen = match &decided {
+                    ClaimDecision::Hold { seat_ids, .. } => seat_ids.clone(),
+                    _ => Vec::new(),
+                };
+                (decided, chosen)
+            };
+            // This process's other section claims choose around the seats this one writes.
+            let (decided, _aside) = if section {
+                let Some((decided, aside)) =
+                    self.claiming.choose(&intent.event_id, candidates, decide)
+                else {
+                    tokio::time::sleep(AROUND_OTHERS).await;
+                    continue;
+                };
+                (decided, Some(aside))
+            } else {
+                (decide(&candidates).0, None)
+            };
+            let hold = match decided {
+                ClaimDecision::Hold {
+                    seat_ids,
+                    until,
+                    amount_due,
+                } => Hold {
+                    seat_ids,
+                    until,
+                    amount_due,
+                },
+                ClaimDecision::Reject { reason } => {
+                    return self.reject(job, &reason, now).await.map(Attempt::decided);
+                }
+                ClaimDecision::Waitlist => {
+                    let forms = intent
+                        .request
+                        .section()
+                        .is_some_and(|s| lines.unflagged.contains(s));
+                    return self
+                        .wait_in_line(job, now, forms)
+                        .await
+                        .map(Attempt::decided);
+                }
+            };
+            match self.hold_seats(job, hold, now, ceiling).await? {
+                Written::Decided(claimed) => return Ok(Attempt::Decided(claimed)),
+                Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),
+                Written::SeatTaken(taken) => lost.extend(taken),
+            }
+        }
+        if section {
+            // The section still had free seats at the last look: never a rejection, a retry.
+            return Err(BackendError::transient(format!(
+                "job {}: section claims kept losing races for its free seats",
+                job.job_id
+            )));
+        }
+        self.reject(job, REASON_UNAVAILABLE, now)
+            .await
+            .map(Attempt::decided)
+    }
+
+    /// The conditional write of a hold: the seats (each AVAILABLE or lapsed), the job's move
+    /// from PENDING, its event and, under a seat limit, the buyer's count, in one transaction.
+    async fn hold_seats(
+        &self,
+        job: &Job,
+        Hold {
+            seat_ids,
+            until,
+            amount_due,
+        }: Hold,
+        now: Timestamp,
+        ceiling: Option<u32>,
+    ) -> Result<Written, BackendError> {
+        let Ok(held) = job.hold(seat_ids.clone(), until, amount_due, now) else {
+            return Ok(Written::Decided(Box::new((
+                ClaimOutcome::AlreadyDecided(job.status),
+                None,
+            ))));
+        };
+        let mut writes = seat_ids
+            .iter()
+            .map(|seat| self.hold_write(job, seat, until, now))
+            .collect::<Result<Vec<_>, _>>()?;
+        writes.extend(self.transition(&held)?);
+        if let Some(ceiling) = ceiling {
+            writes.push(self.count_hold(&held.job, until, ceiling)?);
+        }
+        let failed = match transact(&self.db, writes).await? {
+            Transacted::Committed => {
+                return Ok(Written::Decided(Box::new((ClaimOutcome::of(&held), None))));
+            }
+            Transacted::ConditionFailed(failed) => failed,
+        };
+        // The job's own condition (after the seats) failed: another delivery decided it.
+        if failed.get(seat_ids.len()).copied().unwrap_or(false) {
+            return Ok(Written::Decided(Box::new(
+                self.already_decided(job.job_id, now).await?,
+            )));
+        }
+        if ceiling.is_some() && failed.last().copied().unwrap_or(false) {
+            return Ok(Written::OverLimit);
+        }
+        let taken = seat_ids
+            .iter()
+            .zip(&failed)
+            .filter(|(_, failed)| **failed)
+            .map(|(seat, _)| seat.clone())
+            .collect();
+        Ok(Written::SeatTaken(taken))
+    }
+
+    /// Rejects a PENDING job for `reason` (the job's update alone: its event is recorded after),
+    /// unless another delivery decided it first.
+    async fn reject(
+        &self,
+        job: &Job,
+        reason: &str,
+        now: Timestamp,
+    ) -> Result<Claimed, BackendError> {
+        let Ok(rejected) = job.reject(reason, now) else {
+            return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+        };
+        match transact(&self.db, vec![self.job_write(&rejected)?]).await? {
+            Transacted::Committed => Ok((ClaimOutcome::of(&rejected), Some(rejected.event))),
+            Transacted::ConditionFailed(_) => self.already_decided(job.job_id, now).await,
+        }
+    }
+
+    /// How another delivery decided the job. A rejection whose event is not recorded gets it
+    /// recorded now if a crash kept it from being recorded. Within [`RECORD_GRACE`] of the
+    /// rejection its deciding delivery may still be recording it, so this one waits for that
+    /// record first. It waits rather than failing: a failure would spend one of the intent's
+    /// attempts, and an intent whose attempts ran out on a decided job would be dead-lettered
+    /// with its rejection never published.
+    pub(super) async fn already_decided(
+        &self,
+        job_id: JobId,
+        now: Timestamp,
+    ) -> Result<Claimed, BackendError> {
+        let (job, at) = self
+            .load_job_at(job_id)
+            .await?
+            .ok_or_else(|| BackendError::permanent(format!("job {job_id} vanished")))?;
+        let decided = ClaimOutcome::AlreadyDecided(job.status);
+        if job.status != JobStatus::Rejected {
+            return Ok((decided, None));
+        }
+        // The polls are counted, not timed against the store's clock, which a test may hold.
+        let left = (RECORD_GRACE - now.duration_since(at)).max(SignedDuration::ZERO);
+        let polls = left.as_millis() / RECORD_POLL.as_millis();
+        for poll in 0..=polls {
+            if self.is_recorded(job_id, at).await? {
+                return Ok((decided, None));
+            }
+            if poll < polls {
+                tokio::time::sleep(RECORD_POLL.unsigned_abs()).await;
+            }
+        }
+        Ok((decided, Some(ReservationEvent::of(&job, at))))
+    }
+}

@@ -1,0 +1,222 @@
+//! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs (each
+//! job item is also its idempotency key's record) and outbox, EventBridge for reservation events. Table design: see
+//! `docs/aws-resources.md` ("DynamoDB tables") and [`names`].
+//!
+//! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
+//! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)
+//! and records the outbox event, so a lost race or a redelivery can never hold a seat twice. A
+//! rejection is the job's conditional update alone; its event is published by the worker and
+//! recorded after it (`rejections.rs`).
+
+mod admissions;
+mod blocks;
+mod catalog;
+mod claim;
+mod dead_letter_queue;
+mod error;
+mod event_bus;
+mod event_cache;
+mod inventory;
+mod item;
+mod jobs;
+mod keys;
+mod leases;
+mod line_counts;
+mod line_flags;
+mod line_reads;
+mod migrate;
+mod migrate_tables;
+mod names;
+mod opening;
+mod outbox;
+mod prequeue;
+mod provision;
+mod queue;
+mod queue_depth;
+mod rejections;
+mod release;
+mod seat_counts;
+mod seat_items;
+mod seat_reads;
+mod send_batcher;
+mod serve;
+mod settings;
+mod settle;
+mod settle_queue;
+mod waitlist;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use aws_config::BehaviorVersion;
+
+pub use keys::{DEFAULT_HELD_SHARDS, PREQUEUE_SHARDS};
+pub use migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
+pub use names::{
+    AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames, SEATS_BY_BLOCK_INDEX,
+    UNPUBLISHED_INDEX, UNUSED_JOBS_BY_EVENT_INDEX,
+};
+pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
+pub use release::{TICKET_WRITES, WINDOW_BATCHES};
+pub use settings::{AwsSettings, Settlements};
+
+use jiff::SignedDuration;
+
+use event_bus::EventBus;
+use queue::SqsQueue;
+use seatclaim_core::domain::{Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, Waitlist};
+use seatclaim_core::ports::Backend;
+use seatclaim_core::ports::{BackendError, Clock};
+
+/// What the store remembers of an event: events never change once created (but for the
+/// waitlist's closing), so this is cached.
+#[derive(Debug, Clone)]
+struct EventMeta {
+    hold_ms: i64,
+    /// The per-buyer seat limit, if the event has one (`seat_counts.rs`).
+    seat_limit: Option<SeatLimit>,
+    /// What its seats cost, which fixes a hold's amount due.
+    prices: Arc<Prices>,
+    /// How its holds may be extended.
+    extension: HoldExtension,
+    /// When its sale starts, if it announced a start (`prequeue.rs`, `opening.rs`).
+    opens_at: Option<jiff::Timestamp>,
+    /// Whether its section requests wait in line (`waitlist.rs`); the one field that changes,
+    /// when an operator closes the waitlist, which a process that cached it learns from the
+    /// line's own closed marker.
+    waitlist: Waitlist,
+    sections: Vec<String>,
+    /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
+    free_shards: HashMap<String, u32>,
+    /// How many seats the event has, which says how many blocks its seat map reads.
+    seat_count: usize,
+    /// Which seats it prefers (`blocks.rs`).
+    best: Best,
+    /// Every seat id of the event, so admission checks named seats without reading them: an
+    /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
+    /// first exact-seat admission only: claims and the seat map never need it.
+    seat_ids: Arc<tokio::sync::OnceCell<HashSet<SeatId>>>,
+}
+
+impl EventMeta {
+    /// The terms the event's claims are decided under.
+    fn terms(&self) -> SaleTerms {
+        SaleTerms {
+            hold: SignedDuration::from_millis(self.hold_ms),
+            limit: self.seat_limit,
+            prices: Arc::clone(&self.prices),
+            extension: self.extension,
+            waitlist: self.waitlist,
+            opens_at: self.opens_at,
+            best: self.best,
+        }
+    }
+}
+
+/// The DynamoDB-backed ports.
+pub struct DynamoStore {
+    db: aws_sdk_dynamodb::Client,
+    names: AwsNames,
+    queue: Arc<SqsQueue>,
+    clock: Arc<dyn Clock>,
+    events: event_cache::EventCache<EventMeta>,
+    outbox_sequence: AtomicU64,
+    /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
+    held_shards: u32,
+    /// How long decided jobs and published events are kept (the `expires_at` TTL they carry).
+    retention: seatclaim_core::domain::Retention,
+    /// This store's identity as a relay: the owner named in the outbox shard leases it takes.
+    /// One relay loop per store (the worker runs one per process).
+    relay_id: String,
+    /// The outbox shards this store leases now, released once their entries are marked.
+    leases: Mutex<HashSet<u32>>,
+    /// This process's counts of each sale's line (`line_counts.rs`).
+    lines: line_counts::LineCounts,
+    /// The openings this process knows of (`opening.rs`).
+    openings: opening::Openings,
+    /// Where this process settles holds (`settle_queue.rs`).
+    settlements: Settlements,
+    /// The seats this process's section claims are writing (`blocks.rs`).
+    claiming: blocks::Claiming,
+}
+
+/// Loads the AWS configuration from the standard chain (environment, profile, container or
+/// instance role; `AWS_ENDPOINT_URL` redirects every service, e.g. to an emulator).
+pub async fn sdk_config() -> aws_config::SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest()).load().await
+}
+
+/// Opens the AWS backend: resolves the queue URLs and builds a client per service.
+pub async fn open(
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    clock: Arc<dyn Clock>,
+) -> Result<Backend, BackendError> {
+    open_with(&sdk_config().await, settings, visibility_timeout, clock).await
+}
+
+/// `seatclaimctl init` on AWS: creates the resources the settings name, with credentials from
+/// the standard chain, and returns their names.
+pub async fn provision_for(
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    max_receive_count: u32,
+) -> Result<AwsNames, BackendError> {
+    let names = AwsNames::from_settings(settings);
+    provision(
+        &sdk_config().await,
+        &names,
+        visibility_timeout,
+        max_receive_count,
+    )
+    .await?;
+    Ok(names)
+}
+
+/// Opens the AWS backend with an already loaded SDK configuration.
+pub async fn open_with(
+    config: &aws_config::SdkConfig,
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    clock: Arc<dyn Clock>,
+) -> Result<Backend, BackendError> {
+    let names = AwsNames::from_settings(settings);
+    let sqs = aws_sdk_sqs::Client::new(config);
+    let queue = Arc::new(SqsQueue::connect(sqs, settings, &names, visibility_timeout).await?);
+    let store = Arc::new(DynamoStore {
+        db: aws_sdk_dynamodb::Client::new(config),
+        names: names.clone(),
+        queue: Arc::clone(&queue),
+        clock: Arc::clone(&clock),
+        events: event_cache::EventCache::new(),
+        outbox_sequence: AtomicU64::new(0),
+        held_shards: settings.held_shards(),
+        retention: settings.retention,
+        relay_id: uuid::Uuid::new_v4().to_string(),
+        leases: Mutex::new(HashSet::new()),
+        lines: line_counts::LineCounts::default(),
+        openings: opening::Openings::default(),
+        settlements: settings.settlements,
+        claiming: blocks::Claiming::default(),
+    });
+    queue.open_sales_with(&store);
+    if settings.settlements == Settlements::ServedHere {
+        settle_queue::spawn_server(Arc::downgrade(&store));
+    }
+    line_counts::spawn_flusher(Arc::downgrade(&store));
+    let publisher = Arc::new(EventBus::new(
+        aws_sdk_eventbridge::Client::new(config),
+        names.event_bus,
+    ));
+    Ok(Backend {
+        catalog: store.clone(),
+        admissions: store.clone(),
+        jobs: store.clone(),
+        inventory: store.clone(),
+        outbox: store,
+        queue,
+        publisher,
+        clock,
+    })
+}

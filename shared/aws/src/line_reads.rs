@@ -1,0 +1,126 @@
+//! Reading a section's waitlist on DynamoDB (`waitlist.rs` says how it is kept): its head in
+//! admission order, all of it, and a job's position in it, each read from every line shard.
+
+use futures_util::{StreamExt, TryStreamExt};
+
+use super::DynamoStore;
+use super::item::{count_all, get_s, query_items, s};
+use super::keys::{LINE_SHARDS, line_key};
+use super::waitlist::section_of;
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus};
+use seatclaim_core::ports::BackendError;
+
+/// The lowest sort key of a place in line.
+const FIRST_PLACE: &str = "0";
+/// Line shards read or written at once.
+pub(super) const SHARD_READS: usize = 16;
+/// The sort key of `job`'s place: its admission instant, then its id.
+pub(super) fn place_id(job: &Job) -> String {
+    format!("{:013}#{}", job.accepted_at.as_millisecond(), job.job_id)
+}
+
+/// The job a place's sort key names.
+fn placed_job(place: &str) -> Option<JobId> {
+    place.split_once('#').and_then(|(_, job)| JobId::parse(job))
+}
+impl DynamoStore {
+    /// The places (sort keys) of one line shard in order: the first `limit`, or all of them.
+    async fn places(
+        &self,
+        key: String,
+        limit: Option<i32>,
+        consistent: bool,
+    ) -> Result<Vec<String>, BackendError> {
+        let query = self
+            .db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .key_condition_expression("job_id = :key AND id >= :first")
+            .expression_attribute_values(":key", s(key))
+            .expression_attribute_values(":first", s(FIRST_PLACE))
+            .projection_expression("id")
+            .consistent_read(consistent)
+            .set_limit(limit);
+        let items = query_items(query, "Query line", limit.is_none()).await?;
+        items
+            .iter()
+            .map(|item| get_s(item, "id").map(str::to_owned))
+            .collect()
+    }
+
+    /// How many places of one line shard come up to `place` (included), as the line stood a
+    /// moment ago: an eventually consistent count, half the price of a strong one.
+    async fn places_upto(&self, key: String, place: &str) -> Result<u64, BackendError> {
+        let query = self
+            .db
+            .query()
+            .table_name(&self.names.outbox_table)
+            .key_condition_expression("job_id = :key AND id BETWEEN :first AND :place")
+            .expression_attribute_values(":key", s(key))
+            .expression_attribute_values(":first", s(FIRST_PLACE))
+            .expression_attribute_values(":place", s(place));
+        count_all(query, "Query line position").await
+    }
+
+    /// The first `limit` job ids of a section's line, in admission order (every shard read,
+    /// then merged).
+    pub(super) async fn line_head(
+        &self,
+        event_id: &EventId,
+        section: &str,
+        limit: usize,
+        consistent: bool,
+    ) -> Result<Vec<JobId>, BackendError> {
+        let per_shard = Some(i32::try_from(limit).unwrap_or(i32::MAX));
+        let shards = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| self.places(line_key(event_id, section, shard), per_shard, consistent))
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        let mut places: Vec<String> = shards.into_iter().flatten().collect();
+        places.sort();
+        Ok(places
+            .iter()
+            .take(limit)
+            .filter_map(|place| placed_job(place))
+            .collect())
+    }
+
+    /// Every job id of a section's line (the closing's read).
+    pub(super) async fn whole_line(
+        &self,
+        event_id: &EventId,
+        section: &str,
+    ) -> Result<Vec<JobId>, BackendError> {
+        let shards = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| self.places(line_key(event_id, section, shard), None, true))
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(shards
+            .into_iter()
+            .flatten()
+            .filter_map(|place| placed_job(&place))
+            .collect())
+    }
+
+    /// A WAITLISTED job's place in its line, from 1: the places up to its own, counted in
+    /// every shard.
+    pub(super) async fn line_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
+        if job.status != JobStatus::Waitlisted {
+            return Ok(None);
+        }
+        let section = section_of(job)?.as_str();
+        let place = place_id(job);
+        let counts = futures_util::stream::iter(0..LINE_SHARDS)
+            .map(|shard| {
+                let key = line_key(&job.event_id, section, shard);
+                self.places_upto(key, &place)
+            })
+            .buffer_unordered(SHARD_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        let position: u64 = counts.iter().sum();
+        Ok(Some(position.max(1)))
+    }
+}

@@ -1,0 +1,193 @@
+//! The waitlist on DynamoDB. A WAITLISTED job's place in line is an item of the outbox table in
+//! one of [`LINE_SHARDS`] partitions of its section's line (`line#event#section#shard`), sorted
+//! by its intent's admission instant (to the millisecond; then by job id, which orders intents
+//! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better).
+//! Joining is one transaction: the job's move to WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
+//! join racing the waitlist's closing either lands before it (and is closed with the rest) or
+//! fails. Whether a section has a line is its flag's (`line_flags.rs`); who heads it is a
+//! strongly consistent read of every shard; a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
+//! to the line right after it commits (`serve.rs`), and the sweeper serves every open line on
+//! each pass, so a process that died between the two leaves the seats for seconds, not for good.
+
+use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, TransactWriteItem};
+use futures_util::{StreamExt, TryStreamExt};
+use jiff::Timestamp;
+
+use super::DynamoStore;
+use super::catalog::WAITLIST;
+use super::claim::Claimed;
+use super::error::{build_error, classify};
+use super::item::{Item, Transacted, s, transact};
+use super::keys::{LINE_SHARDS, line_key, line_shard};
+use super::line_reads::{SHARD_READS, place_id};
+use seatclaim_core::domain::{EventId, Job, JobId, REASON_WAITLIST_CLOSED, Section, Waitlist};
+use seatclaim_core::ports::{BackendError, ClaimOutcome};
+
+/// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
+/// and letters), so reads of places (`id >= "0"`) never see it.
+const MARKER: &str = "#closed";
+
+/// The key of `job`'s place in its section's line.
+fn place_key(job: &Job, section: &str) -> Item {
+    Item::from([
+        (
+            "job_id".to_owned(),
+            s(line_key(&job.event_id, section, line_shard(job.job_id))),
+        ),
+        ("id".to_owned(), s(place_id(job))),
+    ])
+}
+
+fn marker_key(event_id: &EventId, section: &str, shard: u32) -> Item {
+    Item::from([
+        ("job_id".to_owned(), s(line_key(event_id, section, shard))),
+        ("id".to_owned(), s(MARKER)),
+    ])
+}
+
+/// The section whose line a waiting job stands in.
+pub(super) fn section_of(job: &Job) -> Result<&Section, BackendError> {
+    job.request.section().ok_or_else(|| {
+        BackendError::permanent(format!("job {} waits without a section", job.job_id))
+    })
+}
+
+impl DynamoStore {
+    /// The deletion of `job`'s place in line, in the transaction that ends its wait.
+    pub(super) fn leave_line(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
+        let key = place_key(job, section_of(job)?.as_str());
+        let delete = Delete::builder()
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(key))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED, its event
+    /// and its place, on condition that the line is not closed, and, when it forms the line
+    /// (`forms`: the section had no flag), the section's flags (`line_flags.rs`). A line closed
+    /// since this process read the event's terms is a retry's matter: the terms are forgotten
+    /// here, and the retry decides as the event now stands.
+    pub(super) async fn wait_in_line(
+        &self,
+        job: &Job,
+        now: Timestamp,
+        forms: bool,
+    ) -> Result<Claimed, BackendError> {
+        let Ok(waiting) = job.join_waitlist(now) else {
+            return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+        };
+        let section = section_of(job)?.as_str();
+        let place = Put::builder()
+            .table_name(&self.names.outbox_table)
+            .set_item(Some(place_key(job, section)))
+            .build()
+            .map_err(build_error)?;
+        let open = ConditionCheck::builder()
+            .table_name(&self.names.outbox_table)
+            .set_key(Some(marker_key(
+                &job.event_id,
+                section,
+                line_shard(job.job_id),
+            )))
+            .condition_expression("attribute_not_exists(id)")
+            .build()
+            .map_err(build_error)?;
+        let mut writes = self.transition(&waiting)?;
+        writes.push(TransactWriteItem::builder().put(place).build());
+        writes.push(TransactWriteItem::builder().condition_check(open).build());
+        if forms {
+            writes.extend(self.flag_writes(&job.event_id, section)?);
+        }
+        match transact(&self.db, writes).await? {
+            Transacted::Committed => Ok((ClaimOutcome::of(&waiting), None)),
+            Transacted::ConditionFailed(failed) if failed.first().copied().unwrap_or(false) => {
+                self.already_decided(job.job_id, now).await
+            }
+            Transacted::ConditionFailed(_) => {
+                self.set_cached_waitlist(&job.event_id, Waitlist::Closed)?;
+                Err(BackendError::transient(format!(
+                    "job {}: the waitlist of event {} closed while it joined",
+                    job.job_id, job.event_id
+                )))
+            }
+        }
+    }
+
+    /// Marks this process's cached terms of `event_id` with `waitlist`.
+    fn set_cached_waitlist(
+        &self,
+        event_id: &EventId,
+        waitlist: Waitlist,
+    ) -> Result<(), BackendError> {
+        let now = self.clock.now();
+        if let Some(mut meta) = self.events.get(event_id, now)? {
+            meta.waitlist = waitlist;
+            self.events.insert(event_id.clone(), meta, now)?;
+        }
+        Ok(())
+    }
+
+    /// Closes `event_id`'s waitlist: the event item says so, every line shard gets its closed
+    /// marker (after which no join commits), and then every job still in a line is REJECTED
+    /// ("waitlist closed"), each with its event. Returns how many were waiting.
+    pub(super) async fn close_lines(
+        &self,
+        event_id: &EventId,
+        sections: &[String],
+    ) -> Result<usize, BackendError> {
+        self.db
+            .update_item()
+            .table_name(&self.names.events_table)
+            .key("event_id", s(event_id.as_str()))
+            .update_expression("SET #waitlist = :closed")
+            .expression_attribute_names("#waitlist", WAITLIST)
+            .expression_attribute_values(":closed", s(Waitlist::Closed.as_str()))
+            .send()
+            .await
+            .map_err(|e| classify("UpdateItem event waitlist", e))?;
+        self.set_cached_waitlist(event_id, Waitlist::Closed)?;
+        let mut markers = Vec::new();
+        for section in sections {
+            for shard in 0..LINE_SHARDS {
+                let put = self
+                    .db
+                    .put_item()
+                    .table_name(&self.names.outbox_table)
+                    .set_item(Some(marker_key(event_id, section, shard)));
+                markers.push(put.send());
+            }
+        }
+        futures_util::stream::iter(markers)
+            .buffer_unordered(SHARD_READS)
+            .map_err(|e| classify("PutItem line marker", e))
+            .try_collect::<Vec<_>>()
+            .await?;
+        let mut closed = 0;
+        for section in sections {
+            for job_id in self.whole_line(event_id, section).await? {
+                if self.end_wait(job_id, REASON_WAITLIST_CLOSED).await? {
+                    closed += 1;
+                }
+            }
+        }
+        Ok(closed)
+    }
+
+    /// REJECTS a WAITLISTED job for `reason`, leaving its place; `false` if it no longer waits.
+    pub(super) async fn end_wait(&self, job_id: JobId, reason: &str) -> Result<bool, BackendError> {
+        let Some(job) = self.load_job(job_id).await? else {
+            return Ok(false);
+        };
+        let Ok(rejected) = job.reject_waiting(reason, self.clock.now()) else {
+            return Ok(false);
+        };
+        let mut writes = self.transition(&rejected)?;
+        writes.push(self.leave_line(&job)?);
+        Ok(matches!(
+            transact(&self.db, writes).await?,
+            Transacted::Committed
+        ))
+    }
+}

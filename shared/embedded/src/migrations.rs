@@ -1,0 +1,221 @@
+//! The embedded file's schema versions. Every schema change ships as the next migration in
+//! [`migrations`]; a file is brought to the newest version when it is opened, in one transaction,
+//! so an upgrade never strands the data of an older build, and a file written by a newer build
+//! is refused instead of being misread. The version lives in SQLite's `user_version`.
+
+use crate::db::sqlite_error;
+use rusqlite::{Connection, TransactionBehavior};
+use rusqlite_migration::{M, Migrations};
+
+use seatclaim_core::ports::BackendError;
+
+/// Every migration, oldest first; version N is the first N applied. Never edit a released one.
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(include_str!("migrations/v1.sql")),
+        M::up(include_str!("migrations/v2.sql")),
+        M::up(include_str!("migrations/v3.sql")),
+        M::up(include_str!("migrations/v4.sql")),
+        M::up(include_str!("migrations/v5.sql")),
+        M::up(include_str!("migrations/v6.sql")),
+        M::up(include_str!("migrations/v7.sql")),
+        M::up(include_str!("migrations/v8.sql")),
+        M::up(include_str!("migrations/v9.sql")),
+        M::up(include_str!("migrations/v10.sql")),
+        M::up(include_str!("migrations/v11.sql")),
+    ])
+}
+
+/// The schema version this build writes and reads: the number of migrations.
+pub(super) const SCHEMA_VERSION: usize = 11;
+
+/// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
+/// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,
+/// but different tables, which `IF NOT EXISTS` would silently keep. It is refused, not half-read.
+const V1_COLUMNS: &[(&str, &[&str])] = &[
+    ("events", &["event_id", "name", "hold_ms", "created_at"]),
+    (
+        "seats",
+        &[
+            "event_id",
+            "seat_id",
+            "section",
+            "position",
+            "state",
+            "job_id",
+            "hold_until",
+        ],
+    ),
+    (
+        "jobs",
+        &[
+            "job_id",
+            "event_id",
+            "buyer_id",
+            "request",
+            "status",
+            "seat_ids",
+            "hold_until",
+            "reason",
+            "accepted_at",
+            "updated_at",
+            "first_error",
+            "last_error",
+        ],
+    ),
+    (
+        "idempotency",
+        &["buyer_id", "key", "fingerprint", "job_id", "created_at"],
+    ),
+    (
+        "outbox",
+        &["seq", "job_id", "body", "created_at", "published_at"],
+    ),
+    (
+        "messages",
+        &[
+            "message_id",
+            "queue",
+            "body",
+            "job_id",
+            "sent_at",
+            "visible_at",
+            "receive_count",
+            "delivery",
+            "reason",
+        ],
+    ),
+];
+
+fn check_unversioned_tables(conn: &Connection) -> Result<(), BackendError> {
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(sqlite_error)?;
+    if schema_version(conn)? != 0 || tables == 0 {
+        return Ok(());
+    }
+    let mut query = conn
+        .prepare("SELECT name FROM pragma_table_info(?1)")
+        .map_err(sqlite_error)?;
+    for (table, columns) in V1_COLUMNS {
+        let found: Vec<String> = query
+            .query_map([table], |row| row.get(0))
+            .map_err(sqlite_error)?
+            .collect::<Result<_, _>>()
+            .map_err(sqlite_error)?;
+        if let Some(missing) = columns.iter().find(|c| !found.iter().any(|f| f == *c)) {
+            return Err(BackendError::permanent(format!(
+                "table {table} has no column {missing}: the file was written by a build older \
+                 than schema version 1, which cannot be migrated"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Brings the file behind `conn` to [`SCHEMA_VERSION`], or refuses a file newer than this build.
+/// The migration takes the write lock up front; a process that loses the race to migrate a file
+/// finds it migrated when it looks again.
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), BackendError> {
+    conn.set_transaction_behavior(TransactionBehavior::Immediate);
+    let mut result = check_not_newer(conn)
+        .and_then(|()| check_unversioned_tables(conn))
+        .and_then(|()| apply(conn));
+    if result.is_err() && schema_version(conn)? == SCHEMA_VERSION {
+        result = Ok(());
+    }
+    conn.set_transaction_behavior(TransactionBehavior::Deferred);
+    result
+}
+
+fn apply(conn: &mut Connection) -> Result<(), BackendError> {
+    let before = schema_version(conn)?;
+    migrations().to_latest(conn).map_err(|error| {
+        BackendError::permanent(format!(
+            "cannot migrate the database from schema version {before} to {SCHEMA_VERSION}: {error}"
+        ))
+    })?;
+    if before != SCHEMA_VERSION {
+        tracing::info!(from = before, to = SCHEMA_VERSION, "database migrated");
+    }
+    Ok(())
+}
+
+pub(super) fn check_not_newer(conn: &Connection) -> Result<(), BackendError> {
+    let version = schema_version(conn)?;
+    if version > SCHEMA_VERSION {
+        return Err(BackendError::permanent(format!(
+            "the database has schema version {version}, newer than this build's \
+             {SCHEMA_VERSION}: it was written by a newer seatclaim; run that build (or a newer \
+             one) on it, or restore a backup taken before the upgrade"
+        )));
+    }
+    Ok(())
+}
+
+/// The file's schema version, as `/readyz` checks it.
+pub(super) fn schema_version(conn: &Connection) -> Result<usize, BackendError> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(sqlite_error)?;
+    usize::try_from(version)
+        .map_err(|_| BackendError::permanent(format!("invalid schema version {version}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let conn = Connection::open(dir.path().join("db.sqlite3")).expect("open");
+        (dir, conn)
+    }
+
+    #[test]
+    fn the_migrations_are_well_formed_and_end_at_this_builds_version() {
+        assert_eq!(migrations().validate(), Ok(()));
+        assert_eq!(
+            migrations().pending_migrations(&Connection::open_in_memory().expect("db")),
+            Ok(i32::try_from(SCHEMA_VERSION).expect("small"))
+        );
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        assert_eq!(schema_version(&conn).expect("version"), SCHEMA_VERSION);
+        migrate(&mut conn).expect("a second open changes nothing");
+        assert_eq!(schema_version(&conn).expect("version"), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_file_from_a_newer_build_is_refused_untouched() {
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        conn.pragma_update(None, "user_version", 99).expect("stamp");
+        let error = migrate(&mut conn).expect_err("refused");
+        assert!(error.message.contains("schema version 99"), "{error}");
+        assert!(!error.is_transient());
+        assert_eq!(schema_version(&conn).expect("version"), 99);
+    }
+
+    #[test]
+    fn a_file_older_than_version_one_is_refused_and_left_as_it_was() {
+        let (_dir, mut conn) = file();
+        conn.execute_batch("CREATE TABLE messages (message_id INTEGER PRIMARY KEY, body TEXT)")
+            .expect("an old table");
+        let error = migrate(&mut conn).expect_err("refused");
+        assert!(error.message.contains("no column"), "{error}");
+        assert_eq!(schema_version(&conn).expect("version"), 0);
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(tables, 1, "the failed migration rolled back");
+    }
+}

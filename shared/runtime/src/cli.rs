@@ -1,0 +1,200 @@
+//! The binaries' edge: the `SEATCLAIM_*` variables and flags every process shares, parsed with
+//! clap and turned into `shared`'s plain settings. The adapters never see clap.
+
+use std::path::PathBuf;
+
+use crate::config::{BackendKind, BackendSettings, LogFormat};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+/// Where the backend lives and how its queue behaves; needed by every process.
+#[derive(Debug, Clone, Args)]
+pub struct BackendArgs {
+    /// Which backend to use.
+    #[arg(long, env = "SEATCLAIM_BACKEND", default_value = "embedded",
+          value_parser = PossibleValuesParser::new(["embedded", "aws"]).try_map(|s| s.parse::<BackendKind>()))]
+    pub backend: BackendKind,
+
+    /// Folder for the embedded backend's database and event log.
+    #[arg(long, env = "SEATCLAIM_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Seconds a received intent stays invisible before it is delivered again; must exceed the
+    /// longest claim, or a slow claim is processed twice (harmlessly, but wastefully).
+    #[arg(long, env = "SEATCLAIM_VISIBILITY_TIMEOUT_SECS",
+          default_value_t = crate::config::DEFAULT_VISIBILITY_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=43_200))]
+    pub visibility_timeout_secs: u64,
+
+    /// Attempts at an intent before it is dead-lettered and its job FAILED.
+    #[arg(long, env = "SEATCLAIM_MAX_ATTEMPTS",
+          default_value_t = crate::config::DEFAULT_MAX_ATTEMPTS,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: u32,
+
+    /// Days a decided job (REJECTED, FAILED, EXPIRED, CANCELLED), its idempotency key and its
+    /// published history are kept after the decision: 14 (the dead-letter queue's retention,
+    /// which a replay needs) to 3650.
+    #[arg(long, env = "SEATCLAIM_RETENTION_DAYS", default_value_t = seatclaim_core::domain::DEFAULT_RETENTION_DAYS,
+          value_parser = clap::value_parser!(u32).range(i64::from(seatclaim_core::domain::MIN_RETENTION_DAYS)..=3650))]
+    pub retention_days: u32,
+
+    /// AWS resource names, used when `backend` is `aws`.
+    #[cfg(feature = "aws")]
+    #[command(flatten)]
+    pub aws: AwsArgs,
+
+    /// Fault injection, for the fault tests only.
+    #[cfg(feature = "faults")]
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+impl BackendArgs {
+    /// The settings these arguments describe.
+    #[must_use]
+    pub fn settings(&self) -> BackendSettings {
+        let settings = BackendSettings {
+            backend: self.backend,
+            visibility_timeout_secs: self.visibility_timeout_secs,
+            max_attempts: self.max_attempts,
+            // The parser's range is the domain's, so this never falls back.
+            retention: seatclaim_core::domain::Retention::days(self.retention_days)
+                .unwrap_or_default(),
+            ..BackendSettings::in_folder(self.data_dir.clone())
+        };
+        #[cfg(feature = "aws")]
+        let settings = BackendSettings {
+            aws: self.aws.settings(),
+            ..settings
+        };
+        #[cfg(feature = "faults")]
+        let settings = BackendSettings {
+            faults: self.faults.settings(),
+            ..settings
+        };
+        settings
+    }
+}
+
+/// Names of the AWS resources. Each derives from the prefix unless set on its own; credentials,
+/// region and endpoint come from the standard AWS chain (`AWS_REGION`, `AWS_ENDPOINT_URL`, ...).
+#[cfg(feature = "aws")]
+#[derive(Debug, Clone, Args)]
+pub struct AwsArgs {
+    /// Prefix of every resource name (`<prefix>-intents`, `<prefix>-jobs`, ...).
+    #[arg(long, env = "SEATCLAIM_AWS_PREFIX", default_value = "seatclaim")]
+    pub aws_prefix: String,
+    /// The intent queue's URL (default: looked up by the name `<prefix>-intents`).
+    #[arg(long, env = "SEATCLAIM_QUEUE_URL")]
+    pub queue_url: Option<String>,
+    /// The dead-letter queue's URL (default: looked up by the name `<prefix>-intents-dlq`).
+    #[arg(long, env = "SEATCLAIM_DLQ_URL")]
+    pub dlq_url: Option<String>,
+    /// Events table (default `<prefix>-events`).
+    #[arg(long, env = "SEATCLAIM_EVENTS_TABLE")]
+    pub events_table: Option<String>,
+    /// Seats (inventory) table (default `<prefix>-inventory`).
+    #[arg(long, env = "SEATCLAIM_SEATS_TABLE")]
+    pub seats_table: Option<String>,
+    /// Jobs table (default `<prefix>-reservation-jobs`).
+    #[arg(long, env = "SEATCLAIM_JOBS_TABLE")]
+    pub jobs_table: Option<String>,
+    /// Schema version 2's idempotency-key table, which `migrate` copies keys from (default
+    /// `<prefix>-idempotency`).
+    #[arg(long, env = "SEATCLAIM_IDEMPOTENCY_TABLE")]
+    pub idempotency_table: Option<String>,
+    /// Outbox table (default `<prefix>-event-outbox`).
+    #[arg(long, env = "SEATCLAIM_OUTBOX_TABLE")]
+    pub outbox_table: Option<String>,
+    /// EventBridge bus for reservation events (default `<prefix>-reservations`).
+    #[arg(long, env = "SEATCLAIM_EVENT_BUS")]
+    pub event_bus: Option<String>,
+    /// How long an admission's SQS message waits for others to fill a `SendMessageBatch`, in
+    /// milliseconds (default 10): the admission latency paid for up to ten times fewer send calls.
+    #[arg(long, env = "SEATCLAIM_SQS_SEND_LINGER_MS")]
+    pub sqs_send_linger_ms: Option<u64>,
+    /// Shards of the held-jobs index (default 128): new holds spread over them and the sweeper
+    /// reads them all. Raise it for more holds per second; never lower it while holds are live.
+    #[arg(long, env = "SEATCLAIM_HELD_SHARDS", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub held_shards: Option<u32>,
+}
+
+#[cfg(feature = "aws")]
+impl AwsArgs {
+    fn settings(&self) -> crate::config::AwsSettings {
+        crate::config::AwsSettings {
+            aws_prefix: self.aws_prefix.clone(),
+            queue_url: self.queue_url.clone(),
+            dlq_url: self.dlq_url.clone(),
+            events_table: self.events_table.clone(),
+            seats_table: self.seats_table.clone(),
+            jobs_table: self.jobs_table.clone(),
+            idempotency_table: self.idempotency_table.clone(),
+            outbox_table: self.outbox_table.clone(),
+            event_bus: self.event_bus.clone(),
+            sqs_send_linger_ms: self.sqs_send_linger_ms,
+            held_shards: self.held_shards,
+            // `backend::open` puts the configured retention in.
+            retention: seatclaim_core::domain::Retention::default(),
+            // The binary that opens the backend says (the API and the worker set theirs).
+            settlements: crate::config::Settlements::Here,
+        }
+    }
+}
+
+/// Which faults to inject (builds with the `faults` feature only). All are off by default.
+#[cfg(feature = "faults")]
+#[derive(Debug, Clone, Args)]
+pub struct FaultArgs {
+    /// Faults apply only while this file exists: the test "fixes the cause" by deleting it.
+    #[arg(long, env = "SEATCLAIM_FAULT_WHILE")]
+    pub fault_while: Option<PathBuf>,
+    /// Share (0 to 1) of inventory writes that fail with a transient error, half of them before
+    /// the write and half after it committed (a timeout the caller cannot tell from a failure).
+    #[arg(
+        long,
+        env = "SEATCLAIM_FAULT_STORE_FAILURE_RATE",
+        default_value_t = 0.0
+    )]
+    pub store_failure_rate: f64,
+    /// Extra copies of every admitted intent, sent after random delays of up to a second.
+    #[arg(
+        long,
+        env = "SEATCLAIM_FAULT_DUPLICATE_DELIVERIES",
+        default_value_t = 0
+    )]
+    pub duplicate_deliveries: u32,
+    /// The event bus refuses every publication.
+    #[arg(long, env = "SEATCLAIM_FAULT_BUS_DOWN", default_value_t = false, action = clap::ArgAction::Set)]
+    pub bus_down: bool,
+    /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
+    #[arg(long, env = "SEATCLAIM_FAULT_FAILING_BUYER")]
+    pub failing_buyer: Option<String>,
+    /// Seeds the injected randomness, so a failing fault run replays (random when unset).
+    #[arg(long, env = "SEATCLAIM_FAULT_SEED")]
+    pub fault_seed: Option<u64>,
+}
+
+#[cfg(feature = "faults")]
+impl FaultArgs {
+    fn settings(&self) -> crate::config::FaultSettings {
+        crate::config::FaultSettings {
+            fault_while: self.fault_while.clone(),
+            store_failure_rate: self.store_failure_rate,
+            duplicate_deliveries: self.duplicate_deliveries,
+            bus_down: self.bus_down,
+            failing_buyer: self.failing_buyer.clone(),
+            seed: self.fault_seed,
+        }
+    }
+}
+
+/// Logging settings shared by every binary.
+#[derive(Debug, Clone, Args)]
+pub struct TelemetryArgs {
+    /// Log line format. The filter comes from `RUST_LOG` (default `info`).
+    #[arg(long, env = "SEATCLAIM_LOG_FORMAT", default_value = "text",
+          value_parser = PossibleValuesParser::new(["text", "json"]).try_map(|s| s.parse::<LogFormat>()))]
+    pub log_format: LogFormat,
+}

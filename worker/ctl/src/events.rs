@@ -1,0 +1,145 @@
+//! `seatclaimctl events create`: an operator creates an event from the same JSON body that
+//! `POST /v1/events` takes. A stack runs it under the operator's role, so that the API's role
+//! needs no right to write new seats (`SEATCLAIM_API_CREATES_EVENTS=false`). `seatclaimctl
+//! events close-waitlist ID` ends an event's waitlist, as `POST /v1/events/{id}/waitlist/close`;
+//! `seatclaimctl events show ID` shows an event's terms and its opening (the draw, once made).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use seatclaim_core::Backend;
+use seatclaim_core::domain::{EventId, EventSpec, NewEvent};
+use seatclaim_core::ports::EventCreation;
+use serde_json::json;
+
+use super::emit;
+
+#[derive(Debug, Subcommand)]
+pub(super) enum EventsCommand {
+    /// Creates an event and all its seats, AVAILABLE; exits 1 if the event already exists.
+    Create {
+        /// The event as JSON, as `POST /v1/events` takes it; `-` reads standard input.
+        #[arg(long)]
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows an event: its terms and, for a sale with a start, the opening time, how many
+    /// intents wait in (or were drawn from) its pre-queue and, once drawn, the draw's seed and
+    /// digest; exits 1 if there is no such event.
+    Show {
+        /// The event.
+        event_id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Closes an event's waitlist: every WAITLISTED job is REJECTED ("waitlist closed"), and the
+    /// event behaves as one without a waitlist; exits 1 if there is no such event.
+    CloseWaitlist {
+        /// The event.
+        event_id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub(super) async fn run(backend: &Backend, command: EventsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        EventsCommand::Create { file, json } => create(backend, &file, json).await,
+        EventsCommand::Show { event_id, json } => show(backend, &event_id, json).await,
+        EventsCommand::CloseWaitlist { event_id, json } => {
+            close_waitlist(backend, &event_id, json).await
+        }
+    }
+}
+
+async fn close_waitlist(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let event_id = EventId::parse(raw).context("not an event id")?;
+    let Some(rejected) = backend.inventory.close_waitlist(&event_id).await? else {
+        eprintln!("event {event_id} does not exist");
+        return Ok(ExitCode::from(1));
+    };
+    let value = json!({"event_id": event_id, "rejected": rejected});
+    emit(json, &value, || {
+        format!("closed the waitlist of event {event_id}: {rejected} waiting jobs rejected")
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn show(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let event_id = EventId::parse(raw).context("not an event id")?;
+    let events = backend.catalog.events().await?;
+    let Some(info) = events.iter().find(|info| info.event_id == event_id) else {
+        eprintln!("event {event_id} does not exist");
+        return Ok(ExitCode::from(1));
+    };
+    let opening = backend.catalog.opening(&event_id).await?;
+    let draw = opening.as_ref().and_then(|opening| opening.draw.as_ref());
+    let value = json!({
+        "event_id": event_id,
+        "name": info.name,
+        "hold_seconds": info.hold.as_secs(),
+        "sale_starts_at": info.sale_starts_at,
+        "prequeued": opening.as_ref().map(|opening| opening.prequeued),
+        "opened_at": draw.map(|draw| draw.occurred_at),
+        "seed": draw.map(|draw| &draw.seed),
+        "digest": draw.map(|draw| &draw.digest),
+    });
+    emit(json, &value, || {
+        let mut text = format!(
+            "event {event_id} ({}): holds last {} s",
+            info.name,
+            info.hold.as_secs()
+        );
+        match (&opening, draw) {
+            (None, _) => text.push_str("\nsale open from the start"),
+            (Some(opening), None) => text.push_str(&format!(
+                "\nsale starts at {}; {} intents wait in the pre-queue (not drawn yet)",
+                opening.sale_starts_at, opening.prequeued
+            )),
+            (Some(opening), Some(draw)) => text.push_str(&format!(
+                "\nsale started at {}; opened at {}: {} pre-queued intents drawn\nseed   {}\ndigest {}",
+                opening.sale_starts_at, draw.occurred_at, draw.shuffled, draw.seed, draw.digest
+            )),
+        }
+        text
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn create(backend: &Backend, file: &PathBuf, json: bool) -> anyhow::Result<ExitCode> {
+    let text = read(file)?;
+    let spec: EventSpec = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an event body", file.display()))?;
+    let event = NewEvent::parse(spec).context("the event is not valid")?;
+    match backend.catalog.create_event(&event).await? {
+        EventCreation::Created(seats) => {
+            let value = json!({"event_id": event.event_id, "seats": seats});
+            emit(json, &value, || {
+                format!("created event {} with {seats} seats", event.event_id)
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        EventCreation::AlreadyExists => {
+            eprintln!("event {} already exists", event.event_id);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn read(file: &PathBuf) -> anyhow::Result<String> {
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the event from standard input")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+}
