@@ -7,11 +7,12 @@ pub(crate) fn the_dockerfile_builds_what_the_deployment_runs() {
     let dockerfile = read(DOCKERFILE);
     // Every workspace member's manifest must be in the dependency layer, or `--locked` fails.
     let manifest = read("Cargo.toml");
-    let members_line = manifest
-        .lines()
-        .find(|line| line.trim_start().starts_with("members"))
-        .expect("the workspace lists its members on one line");
-    let members: Vec<&str> = members_line.split('"').skip(1).step_by(2).collect();
+    let members_list = manifest
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .expect("the workspace lists its members")
+        .0;
+    let members: Vec<&str> = members_list.split('"').skip(1).step_by(2).collect();
     assert!(!members.is_empty());
     for member in members {
         assert!(
