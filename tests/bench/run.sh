@@ -158,7 +158,7 @@ BENCH_OUT="$OUT" bash "$HERE/read_path.sh"
 # ---- 4. AWS cost -------------------------------------------------------------------------------
 log "AWS requests per reservation on the emulator"
 eval "$(bash tests/emulator/start.sh)"
-cargo test --locked -p seatclaim-e2e --test aws_requests -- --nocapture > "$OUT/aws-requests.txt" 2>&1
+cargo test --locked -p seatclaim-e2e --test e2e -- aws_requests:: --nocapture > "$OUT/aws-requests.txt" 2>&1
 
 python3 "$HERE/report.py" "$OUT"
 log "report: $OUT/REPORT.md"

@@ -165,14 +165,37 @@ fn no_product_code_depends_on_the_build_profile() {
     );
 }
 
-/// Whether a suite starts an app on the backend `SEATCLAIM_TEST_BACKEND` names, and what its
-/// header says of the backends it runs on (`tests/run.sh` reruns the "both" ones on AWS).
+/// The suites of the test binary: every file of `tests/tests` but its root, `main.rs`.
+fn suites() -> Vec<PathBuf> {
+    let tests = Path::new(WORKSPACE).join("tests/tests");
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .filter(|path| !path.ends_with("main.rs"))
+        .collect();
+    suites.sort();
+    suites
+}
+
+/// Whether a suite (its file, or a module in the folder of its name) starts an app on the
+/// backend `SEATCLAIM_TEST_BACKEND` names, and what its header says of the backends it runs on
+/// (`tests/run.sh` reruns the "both" ones on AWS).
 fn backends_line(suite: &Path) -> (bool, Option<String>) {
     let text = std::fs::read_to_string(suite).unwrap();
+    let folder = suite.with_extension("");
+    let mut texts = vec![text.clone()];
+    if folder.is_dir() {
+        texts.extend(
+            rust_files(&folder)
+                .iter()
+                .map(|file| std::fs::read_to_string(file).unwrap()),
+        );
+    }
     // Spelled in two pieces, so that this file does not match itself.
     let starts_an_app = [concat!("TestApp", "::spawn"), concat!("test_", "backend()")]
         .iter()
-        .any(|call| text.contains(call));
+        .any(|call| texts.iter().any(|text| text.contains(call)));
     let said = text
         .lines()
         .take_while(|line| line.starts_with("//!"))
@@ -183,13 +206,7 @@ fn backends_line(suite: &Path) -> (bool, Option<String>) {
 
 #[test]
 fn every_suite_that_starts_an_app_says_which_backends_it_runs_on() {
-    let tests = Path::new(WORKSPACE).join("tests/tests");
-    let mut suites: Vec<PathBuf> = std::fs::read_dir(&tests)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
-        .collect();
-    suites.push(tests.join("openapi/main.rs"));
+    let suites = suites();
     let silent: Vec<String> = suites
         .iter()
         .filter(|suite| matches!(backends_line(suite), (true, None)))
@@ -208,4 +225,21 @@ fn every_suite_that_starts_an_app_says_which_backends_it_runs_on() {
         })
         .count();
     assert!(both >= 10, "the AWS rerun lost its suites: {both}");
+}
+
+/// The binary lists its suites by hand (`autotests = false`): a file left out would never run.
+#[test]
+fn every_suite_is_a_module_of_the_test_binary() {
+    let root = std::fs::read_to_string(Path::new(WORKSPACE).join("tests/tests/main.rs")).unwrap();
+    let missing: Vec<String> = suites()
+        .iter()
+        .map(|suite| suite.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|name| !root.lines().any(|line| line == format!("mod {name};")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "add `mod {}` to tests/tests/main.rs",
+        missing.join(";`, `mod ")
+    );
+    assert!(suites().len() >= 25, "the suites were not found");
 }

@@ -12,25 +12,15 @@ use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
 use seatclaim_runtime::loops::{BatchOutcome, Limits};
 use serde_json::{Value, json};
 
-#[path = "http_contract/extend.rs"]
 mod extend;
-#[path = "http_contract/opening.rs"]
 mod opening;
-#[path = "http_contract/payment_attacks.rs"]
 mod payment_attacks;
-#[path = "http_contract/payment_service.rs"]
 mod payment_service;
-#[path = "http_contract/payments.rs"]
 mod payments;
-#[path = "http_contract/prefer_wait.rs"]
 mod prefer_wait;
-#[path = "http_contract/queue_position.rs"]
 mod queue_position;
-#[path = "http_contract/settle_races.rs"]
 mod settle_races;
-#[path = "http_contract/together.rs"]
 mod together;
-#[path = "http_contract/waitlist.rs"]
 mod waitlist;
 
 const DECIDED_WITHIN: Duration = Duration::from_secs(30);

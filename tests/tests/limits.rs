@@ -13,7 +13,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use seatclaim_api::ServerLimits;
 use seatclaim_e2e::tokens::{claims, hs256_token};
-use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
+use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually, run_in_own_process};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -52,9 +52,16 @@ async fn polls_waiting(app: &TestApp, n: usize) {
     .await;
 }
 
-/// The scenarios run one after another: the long-poll gauge they wait on is the process's.
+#[test]
+fn each_bound_refuses_what_passes_it_and_serves_the_rest() {
+    run_in_own_process("limits::the_bounds_in_a_process_of_their_own");
+}
+
+/// The scenarios run one after another, in a process of their own: the long-poll gauge they wait
+/// on is the process's.
 #[tokio::test]
-async fn each_bound_refuses_what_passes_it_and_serves_the_rest() {
+#[ignore = "run in a process of its own by each_bound_refuses_what_passes_it_and_serves_the_rest"]
+async fn the_bounds_in_a_process_of_their_own() {
     a_client_that_sends_its_headers_too_slowly_is_disconnected().await;
     a_body_that_arrives_too_slowly_is_answered_408_and_frees_its_slot().await;
     past_the_long_poll_cap_a_poll_is_answered_at_once().await;
