@@ -12,6 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::DynamoStore;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
+use seatclaim_core::codec::SeatRecord;
 use seatclaim_core::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
     ReservationEvent, SaleTerms, Seat, SeatId, SeatRequest,
@@ -116,8 +117,8 @@ impl DynamoStore {
             Some("#state = :available OR (#state = :held AND hold_until <= :now)"),
             &[("#state", "state")],
             vec![
-                (":held", s("HELD")),
-                (":available", s("AVAILABLE")),
+                (":held", s(SeatRecord::HELD)),
+                (":available", s(SeatRecord::AVAILABLE)),
                 (":job", s(job.job_id.to_string())),
                 (":until", n(until.as_millisecond())),
                 (":now", n(now.as_millisecond())),

@@ -70,7 +70,7 @@ fn new_seat_item(
             "position".to_owned(),
             n(i64::try_from(position).unwrap_or(i64::MAX)),
         ),
-        ("state".to_owned(), s("AVAILABLE")),
+        ("state".to_owned(), s(SeatRecord::AVAILABLE)),
         (
             "free_rank".to_owned(),
             n(i64::try_from(rank).unwrap_or(i64::MAX)),

@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use super::DynamoStore;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
+use seatclaim_core::codec::SeatRecord;
 use seatclaim_core::domain::{
     HoldExtension, Job, JobAction, JobConflict, JobId, JobStatus, Payment, Seat, SeatState,
     Section, Settlement, Settling,
@@ -39,13 +40,13 @@ impl DynamoStore {
                     Settlement::Sell => (
                         "SET #state = :sold REMOVE hold_until",
                         "#state = :held AND job_id = :job",
-                        vec![(":sold", s("SOLD"))],
+                        vec![(":sold", s(SeatRecord::SOLD))],
                     ),
                     Settlement::Release => (
                         // Back into the free-list shard the seat was created in.
                         "SET #state = :available, free_key = free_home REMOVE job_id, hold_until",
                         "#state = :held AND job_id = :job",
-                        vec![(":available", s("AVAILABLE"))],
+                        vec![(":available", s(SeatRecord::AVAILABLE))],
                     ),
                     // Conditioned on the deadline read: racing extensions add up to no more.
                     Settlement::Extend { from, until } => (
@@ -57,7 +58,10 @@ impl DynamoStore {
                         ],
                     ),
                 };
-                values.extend([(":held", s("HELD")), (":job", s(job.job_id.to_string()))]);
+                values.extend([
+                    (":held", s(SeatRecord::HELD)),
+                    (":job", s(job.job_id.to_string())),
+                ]);
                 update(
                     &self.names.seats_table,
                     seat_key(&job.event_id, &seat.seat_id),

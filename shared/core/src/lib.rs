@@ -13,5 +13,6 @@ pub mod identity;
 pub mod memory;
 pub mod ports;
 pub mod reports;
+pub mod step;
 
 pub use ports::Backend;

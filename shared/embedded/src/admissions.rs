@@ -4,7 +4,6 @@
 //! with nothing queued. Admissions that arrive together share the writer's round (`writer.rs`):
 //! one durable commit, one fsync, for all of them, each answered only after it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -13,14 +12,15 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::EmbeddedStore;
 use super::event_shapes::EventShapes;
 use super::intent_queue::{enqueue, is_empty};
-use super::inventory::decide_pending;
 use super::job_rows::{Admitted, insert_decided, insert_job};
 use super::opening::{opening_undrawn, park, prequeued, waits_for_opening};
+use super::step::SqlStep;
 use crate::db::sqlite_error;
 use seatclaim_core::domain::{
     BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest,
 };
 use seatclaim_core::ports::{Admission, Admissions, BackendError};
+use seatclaim_core::step::decide_pending;
 
 #[async_trait]
 impl Admissions for EmbeddedStore {
@@ -112,8 +112,8 @@ fn admit_one(
         return Ok(Admission::Prequeued(intent.job_id));
     }
     if decide && is_empty(tx)? && !(opens && opening_undrawn(tx, &intent.event_id)?) {
-        let mut known = HashMap::from([(intent.event_id.clone(), event_terms)]);
-        let transition = decide_pending(tx, &mut known, &pending, intent, now)?;
+        let mut step = SqlStep::knowing(tx, intent.event_id.clone(), event_terms);
+        let transition = decide_pending(&mut step, &pending, intent, now)?;
         insert_decided(tx, &transition, &admitted)?;
         return Ok(Admission::Decided(Box::new(transition.job)));
     }

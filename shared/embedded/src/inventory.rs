@@ -1,5 +1,5 @@
-//! The claim and its siblings: each decision is read, decided by the domain, and written back
-//! under a condition on the seats' current state, all inside one SQLite transaction.
+//! The claim and its siblings on SQLite: the core's step ([`seatclaim_core::step`]) decides each
+//! one inside a write transaction, and this file's conditional UPDATE is the claim's write.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,17 +9,14 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
-use super::job_rows::{count_decided, load_job, save_transition};
-use super::settle::settle_one;
-use super::terms::{counted_seats, terms as event_terms};
+use super::job_rows::count_decided;
+use super::step::SqlStep;
 use super::waitlist;
 use crate::db::sqlite_error;
 use seatclaim_core::codec::to_ms;
-use seatclaim_core::domain::{
-    ClaimDecision, EventId, Intent, Job, JobAction, JobId, JobStatus, Payment, REASON_UNAVAILABLE,
-    SaleTerms, SeatId, SeatLimit, Transition,
-};
+use seatclaim_core::domain::{EventId, Intent, Job, JobAction, JobId, Payment, SeatId};
 use seatclaim_core::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
+use seatclaim_core::step::{claim_one, settle_one};
 
 #[async_trait]
 impl Inventory for EmbeddedStore {
@@ -30,10 +27,10 @@ impl Inventory for EmbeddedStore {
         let decided: Vec<(ClaimOutcome, Option<Job>)> = self
             .db
             .write(move |tx| {
-                let mut terms = HashMap::new();
+                let mut step = SqlStep::new(tx);
                 let decided = intents
                     .iter()
-                    .map(|intent| claim_one(tx, &mut terms, intent, now))
+                    .map(|intent| claim_one(&mut step, intent, now))
                     .collect::<Result<Vec<_>, _>>()?;
                 let mut counts: HashMap<&EventId, usize> = HashMap::new();
                 for ((_, job), intent) in decided.iter().zip(&intents) {
@@ -72,7 +69,10 @@ impl Inventory for EmbeddedStore {
         // The clock is read inside the write transaction, once this writer holds the lock.
         let (settled, served) = self
             .db
-            .write(move |tx| settle_one(tx, job_id, action, payment.as_ref(), clock.now()))
+            .write(move |tx| {
+                let now = clock.now();
+                settle_one(&mut SqlStep::new(tx), job_id, action, payment.as_ref(), now)
+            })
             .await?;
         self.announce_all(&served);
         Ok(settled)
@@ -97,8 +97,10 @@ impl Inventory for EmbeddedStore {
                     .collect::<Result<_, _>>()
                     .map_err(sqlite_error)?;
                 let (mut released, mut served) = (0, Vec::new());
+                let mut step = SqlStep::new(tx);
                 for job_id in lapsed.iter().filter_map(|id| JobId::parse(id)) {
-                    let (settled, moved) = settle_one(tx, job_id, JobAction::Expire, None, now)?;
+                    let (settled, moved) =
+                        settle_one(&mut step, job_id, JobAction::Expire, None, now)?;
                     released += usize::from(matches!(settled, Settled::Done(_)));
                     served.extend(moved);
                 }
@@ -131,107 +133,6 @@ impl EmbeddedStore {
             self.decisions.announce(job);
         }
     }
-}
-
-/// Decides one intent; the job comes back too when this call decided it, for the long polls.
-/// `terms` remembers each event's terms for the rest of the batch.
-fn claim_one(
-    tx: &Transaction<'_>,
-    terms: &mut HashMap<EventId, SaleTerms>,
-    intent: &Intent,
-    now: Timestamp,
-) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
-    let Some(job) = load_job(tx, intent.job_id)? else {
-        return Err(BackendError::permanent(format!(
-            "intent for unknown job {}",
-            intent.job_id
-        )));
-    };
-    if job.status != JobStatus::Pending {
-        return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
-    }
-    let transition = decide_pending(tx, terms, &job, intent, now)?;
-    save_transition(tx, &transition)?;
-    Ok((ClaimOutcome::of(&transition), Some(transition.job)))
-}
-
-/// Decides the claim of `job`, PENDING, for `intent`: the per-buyer limit, then the seats, each
-/// written under its condition in `tx`. The transition comes back for the caller to store.
-pub(super) fn decide_pending(
-    tx: &Transaction<'_>,
-    terms: &mut HashMap<EventId, SaleTerms>,
-    job: &Job,
-    intent: &Intent,
-    now: Timestamp,
-) -> Result<Transition, BackendError> {
-    let event = match terms.get(&intent.event_id) {
-        Some(known) => known.clone(),
-        None => {
-            let read = event_terms(tx, &intent.event_id)?.ok_or_else(|| {
-                BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
-            })?;
-            terms.insert(intent.event_id.clone(), read.clone());
-            read
-        }
-    };
-    let decided = match over_limit(tx, event.limit, intent, now)? {
-        Some(reason) => job.reject(&reason, now),
-        None => hold_or_reject(tx, job, intent, &event, now)?,
-    };
-    decided.map_err(|status| {
-        BackendError::permanent(format!(
-            "job {} is {}, not PENDING",
-            job.job_id,
-            status.as_str()
-        ))
-    })
-}
-
-/// The rejection's reason if the buyer's HELD and SOLD seats in the event leave no room for
-/// this claim; counted in the claim's own transaction, so racing claims cannot both pass.
-fn over_limit(
-    tx: &Transaction<'_>,
-    limit: Option<SeatLimit>,
-    intent: &Intent,
-    now: Timestamp,
-) -> Result<Option<String>, BackendError> {
-    let Some(limit) = limit else {
-        return Ok(None);
-    };
-    let counted = counted_seats(tx, &intent.event_id, &intent.buyer_id, now)?;
-    Ok((!limit.admits(counted, intent.request.quantity())).then(|| limit.reason()))
-}
-
-/// The claim's decision on the seats as read, written under the condition that they are still
-/// claimable; or the job's place at the end of its section's line.
-fn hold_or_reject(
-    tx: &Transaction<'_>,
-    job: &Job,
-    intent: &Intent,
-    event: &SaleTerms,
-    now: Timestamp,
-) -> Result<Result<Transition, JobStatus>, BackendError> {
-    let candidates = super::candidates::candidate_seats(tx, intent, event.best, now)?;
-    let sections = intent
-        .request
-        .section()
-        .into_iter()
-        .chain(candidates.iter().map(|seat| &seat.section));
-    let lined = waitlist::lines_of(tx, event, &intent.event_id, sections)?;
-    let decision = event.decide(&intent.request, &candidates, now, |s| lined.contains(s));
-    Ok(match decision {
-        ClaimDecision::Hold {
-            seat_ids,
-            until,
-            amount_due,
-        } if hold_seats(tx, job, &seat_ids, now, until)? => {
-            job.hold(seat_ids, until, amount_due, now)
-        }
-        // A seat changed since it was read: the condition refused it, so the claim is lost.
-        ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
-        ClaimDecision::Reject { reason } => job.reject(&reason, now),
-        ClaimDecision::Waitlist => job.join_waitlist(now),
-    })
 }
 
 /// The conditional write: each seat moves to HELD only if it is still AVAILABLE or its hold has

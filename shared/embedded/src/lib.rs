@@ -27,6 +27,7 @@ mod receive;
 mod reconcile;
 mod retention;
 mod settle;
+mod step;
 mod terms;
 mod waitlist;
 mod writer;

@@ -22,6 +22,15 @@ pub struct SeatRecord {
 }
 
 impl SeatRecord {
+    /// How an AVAILABLE seat's state is stored. The three spellings are the codec's; the AWS
+    /// adapter's conditions take them from here, and the embedded schema's CHECK constraint and
+    /// partial index spell the same words (its queries must too, for SQLite to use that index).
+    pub const AVAILABLE: &'static str = "AVAILABLE";
+    /// How a HELD seat's state is stored.
+    pub const HELD: &'static str = "HELD";
+    /// How a SOLD seat's state is stored.
+    pub const SOLD: &'static str = "SOLD";
+
     /// Checks the record (a HELD seat names its job and deadline, a SOLD one its job) and turns
     /// it into a domain seat.
     pub fn into_seat(self) -> Result<Seat, BackendError> {
@@ -29,12 +38,12 @@ impl SeatRecord {
         let corrupt = |what: &str| BackendError::permanent(format!("seat {id} has {what}"));
         let job_id = self.job_id.as_deref().and_then(JobId::parse);
         let state = match (self.state.as_str(), job_id, self.hold_until) {
-            ("AVAILABLE", _, _) => SeatState::Available,
-            ("HELD", Some(job_id), Some(until)) => SeatState::Held {
+            (Self::AVAILABLE, _, _) => SeatState::Available,
+            (Self::HELD, Some(job_id), Some(until)) => SeatState::Held {
                 job_id,
                 until: from_ms(until)?,
             },
-            ("SOLD", Some(job_id), _) => SeatState::Sold { job_id },
+            (Self::SOLD, Some(job_id), _) => SeatState::Sold { job_id },
             _ => return Err(corrupt("an inconsistent state")),
         };
         Ok(Seat {

@@ -18,6 +18,7 @@ mod opening;
 mod outbox;
 mod queue;
 mod state;
+mod step;
 mod waitlist;
 
 use std::sync::atomic::{AtomicU64, Ordering};

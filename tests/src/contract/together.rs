@@ -12,8 +12,8 @@ use seatclaim_core::domain::{
 };
 use seatclaim_core::ports::{Admission, ClaimOutcome};
 
+use super::races::{admitted_crowd, claim_from_loops, seats_of};
 use crate::contract::{Fixture, claim};
-use crate::races::{admitted_crowd, claim_from_loops, seats_of};
 use crate::seeded_rng;
 
 /// Admits `request` for a buyer of its own.

@@ -13,8 +13,8 @@ use seatclaim_core::domain::{
 };
 use seatclaim_core::ports::{Admission, ClaimOutcome};
 
+use super::races::{claim_from_loops, seats_of};
 use crate::contract::Fixture;
-use crate::races::{claim_from_loops, seats_of};
 
 const SEATS: u32 = 20;
 const BUYERS: usize = 60;

@@ -1,0 +1,110 @@
+//! Deciding a claim inside the store's step: the buyer's limit, then the seats as read, written
+//! under the condition that they are still claimable; or the job's place in its section's line.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::StepStore;
+use crate::domain::{
+    ClaimDecision, Intent, Job, JobStatus, REASON_UNAVAILABLE, SaleTerms, Section, Transition,
+};
+use crate::ports::{BackendError, ClaimOutcome};
+
+/// Decides one intent and stores its transition; the job comes back too when this step decided
+/// it (for the long polls). A job already decided (a redelivery) changes nothing.
+pub fn claim_one(
+    store: &mut impl StepStore,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<(ClaimOutcome, Option<Job>), BackendError> {
+    let Some(job) = store.job(intent.job_id)? else {
+        return Err(BackendError::permanent(format!(
+            "intent for unknown job {}",
+            intent.job_id
+        )));
+    };
+    if job.status != JobStatus::Pending {
+        return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+    }
+    let transition = decide_pending(store, &job, intent, now)?;
+    store.save_transition(&transition)?;
+    Ok((ClaimOutcome::of(&transition), Some(transition.job)))
+}
+
+/// Decides the claim of `job`, PENDING, for `intent`: the per-buyer limit, then the seats, each
+/// written under its condition. The transition comes back for the caller to store.
+pub fn decide_pending(
+    store: &mut impl StepStore,
+    job: &Job,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Transition, BackendError> {
+    let terms = store.terms(&intent.event_id)?.ok_or_else(|| {
+        BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
+    })?;
+    let decided = match over_limit(store, &terms, intent, now)? {
+        Some(reason) => job.reject(&reason, now),
+        None => hold_or_reject(store, job, intent, &terms, now)?,
+    };
+    decided.map_err(|status| {
+        BackendError::permanent(format!(
+            "job {} is {}, not PENDING",
+            job.job_id,
+            status.as_str()
+        ))
+    })
+}
+
+/// The rejection's reason if the buyer's HELD and SOLD seats in the event leave no room for
+/// this claim; counted inside the step, so racing claims cannot both pass.
+fn over_limit(
+    store: &mut impl StepStore,
+    terms: &SaleTerms,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Option<String>, BackendError> {
+    let Some(limit) = terms.limit else {
+        return Ok(None);
+    };
+    let counted = store.counted_seats(&intent.event_id, &intent.buyer_id, now)?;
+    Ok((!limit.admits(counted, intent.request.quantity())).then(|| limit.reason()))
+}
+
+/// The domain's decision on the seats as read, written under the condition that they are still
+/// claimable; or the job's place at the end of its section's line.
+fn hold_or_reject(
+    store: &mut impl StepStore,
+    job: &Job,
+    intent: &Intent,
+    terms: &SaleTerms,
+    now: Timestamp,
+) -> Result<Result<Transition, JobStatus>, BackendError> {
+    let candidates = store.candidate_seats(intent, terms.best, now)?;
+    let mut lined = BTreeSet::new();
+    if terms.waitlist.is_open() {
+        let sections = (intent.request.section().into_iter())
+            .chain(candidates.iter().map(|seat| &seat.section));
+        for section in sections {
+            if !lined.contains(section) && store.has_line(&intent.event_id, section)? {
+                lined.insert(section.clone());
+            }
+        }
+    }
+    let has_line = |section: &Section| lined.contains(section);
+    Ok(
+        match terms.decide(&intent.request, &candidates, now, has_line) {
+            ClaimDecision::Hold {
+                seat_ids,
+                until,
+                amount_due,
+            } if store.hold_seats(job, &seat_ids, now, until)? => {
+                job.hold(seat_ids, until, amount_due, now)
+            }
+            // A seat changed since it was read: the condition refused it, so the claim is lost.
+            ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+            ClaimDecision::Reject { reason } => job.reject(&reason, now),
+            ClaimDecision::Waitlist => job.join_waitlist(now),
+        },
+    )
+}

@@ -1,0 +1,317 @@
+//! The port contract, written once: every check takes a fresh [`Fixture`] and must pass for every
+//! backend. A new adapter is done when each check passes for it. One module per port or concern;
+//! this one holds the fixture, the helpers they share and [`port_contract!`](crate::port_contract).
+
+mod admissions;
+mod claims;
+mod dead_letters;
+mod extensions;
+mod openings;
+mod outbox;
+mod queue;
+mod queue_positions;
+mod races;
+mod seat_limits;
+mod together;
+mod waitlist_races;
+mod waitlists;
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::SignedDuration;
+use seatclaim_core::domain::{
+    BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
+    NewEvent, SeatId, SeatRequest, SectionSpec,
+};
+use seatclaim_core::ports::{
+    Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxEntry, Settled,
+};
+use seatclaim_core::{Backend, app};
+
+pub use admissions::{
+    admission_is_idempotent_and_checks_the_event,
+    an_admission_may_decide_but_never_ahead_of_the_queue,
+};
+pub use claims::{
+    a_multi_seat_claim_is_all_or_none, a_redelivered_intent_never_holds_twice,
+    a_seat_is_held_by_the_first_claim_only, holds_end_by_confirm_or_by_expiry,
+    one_batch_racing_for_a_seat_has_exactly_one_winner,
+};
+pub use dead_letters::{
+    dead_letters_are_listed_replayed_and_purged, messages_received_too_often_are_dead_lettered,
+};
+pub use extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
+pub use openings::{
+    a_pre_queued_intent_ages_from_the_opening, a_sale_opens_in_the_order_its_seed_draws,
+    arriving_first_buys_no_advantage_at_the_opening,
+};
+pub use outbox::every_transition_is_in_the_outbox_until_published;
+pub use queue::{
+    a_retried_message_comes_back_after_its_delay,
+    acknowledging_with_the_next_receive_deletes_the_message,
+    extending_visibility_keeps_a_slow_batch_hidden,
+    unacknowledged_messages_come_back_after_the_visibility_timeout,
+};
+pub use queue_positions::a_pending_jobs_line_is_the_undecided_intents_admitted_before_it;
+pub use races::{
+    concurrent_claims_from_several_loops_hold_each_seat_once,
+    racing_section_claims_fill_the_section_before_rejecting,
+};
+pub use seat_limits::a_buyer_racing_claims_gets_no_more_seats_than_the_limit;
+pub use together::{
+    a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
+    racing_blocks_fill_a_section_with_adjacent_holds,
+};
+pub use waitlist_races::racing_cancels_serve_a_line_in_order;
+pub use waitlists::a_sections_line_is_served_in_order_and_nobody_passes_it;
+
+use crate::{JumpClock, eventually};
+
+/// A backend on fresh storage, with the clock it reads "now" from.
+pub struct Fixture {
+    /// The ports under test.
+    pub backend: Backend,
+    /// The backend's clock, for jumping past deadlines.
+    pub clock: Arc<JumpClock>,
+    /// The queue's visibility timeout, as the fixture configured it.
+    pub visibility_timeout: Duration,
+    /// The queue's redrive limit, as the fixture configured it.
+    pub max_receive_count: u32,
+    /// Local storage to remove when the check ends, for backends that have some.
+    pub storage: Option<tempfile::TempDir>,
+}
+
+const HOLD_SECONDS: u32 = 60;
+
+/// Creates event `e1` with seats A-1-1 .. A-1-4 and B-1-1 .. B-1-2.
+async fn with_event(f: &Fixture) -> EventId {
+    let event = NewEvent::parse(EventSpec {
+        event_id: "e1".into(),
+        name: "contract".into(),
+        hold_seconds: Some(HOLD_SECONDS),
+        sections: Some(vec![
+            SectionSpec {
+                section: "A".into(),
+                rows: 1,
+                seats_per_row: 4,
+                price: None,
+            },
+            SectionSpec {
+                section: "B".into(),
+                rows: 1,
+                seats_per_row: 2,
+                price: None,
+            },
+        ]),
+        ..EventSpec::default()
+    })
+    .expect("a valid event");
+    assert_eq!(
+        f.backend.catalog.create_event(&event).await.unwrap(),
+        EventCreation::Created(6)
+    );
+    assert_eq!(
+        f.backend.catalog.create_event(&event).await.unwrap(),
+        EventCreation::AlreadyExists
+    );
+    event.event_id
+}
+
+/// An intent of `buyer` with a fresh key of its own.
+fn intent(f: &Fixture, event: &EventId, buyer: &str, request: SeatRequest) -> Intent {
+    keyed(f, event, buyer, &fresh_key(), request)
+}
+
+/// An intent of `buyer` sent with `key`: its job id is the one the store gives that key.
+fn keyed(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    key: &IdempotencyKey,
+    request: SeatRequest,
+) -> Intent {
+    let buyer_id = BuyerId::parse(buyer).unwrap();
+    Intent {
+        job_id: f.backend.admissions.new_job_id(&buyer_id, key),
+        event_id: event.clone(),
+        buyer_id,
+        request,
+        accepted_at: f.backend.clock.now(),
+        opens_at: None,
+    }
+}
+
+fn fresh_key() -> IdempotencyKey {
+    IdempotencyKey::parse(&format!("key-{}", uuid::Uuid::new_v4())).unwrap()
+}
+
+fn exact(ids: &[&str]) -> SeatRequest {
+    SeatRequest::exact(&ids.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
+}
+
+/// Admits an intent (creating its PENDING job) and returns it.
+pub(crate) async fn admitted(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    request: SeatRequest,
+) -> Intent {
+    let key = fresh_key();
+    let intent = keyed(f, event, buyer, &key, request);
+    assert_eq!(
+        f.backend.admissions.admit(&key, &intent).await.unwrap(),
+        Admission::Accepted(intent.job_id)
+    );
+    intent
+}
+
+/// Claims `intent` alone, as the worker would, and returns its outcome.
+pub(crate) async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
+    let mut outcomes = app::claim(
+        &f.backend,
+        std::slice::from_ref(intent),
+        f.backend.clock.now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcomes.len(), 1);
+    outcomes.remove(0)
+}
+
+async fn status(f: &Fixture, intent: &Intent) -> JobStatus {
+    f.backend
+        .jobs
+        .job(intent.job_id)
+        .await
+        .unwrap()
+        .expect("the job exists")
+        .status
+}
+
+/// How long a queue check waits for a message before it fails: SQS on the emulator is slow, and
+/// visibility there runs on its own clock, so a wait may last a visibility timeout or a hold.
+const QUEUE_WITHIN: Duration = Duration::from_secs(30);
+
+/// Receives until at least `want` messages arrived (queues may return fewer than are available
+/// per call), failing the check if they do not within [`QUEUE_WITHIN`].
+async fn receive_all(f: &Fixture, want: usize) -> Vec<Delivery> {
+    let got = RefCell::new(Vec::new());
+    eventually(
+        QUEUE_WITHIN,
+        &format!("{want} message(s) to be delivered"),
+        || async {
+            let more = f
+                .backend
+                .queue
+                .receive(10, Duration::from_millis(500))
+                .await
+                .unwrap();
+            let mut got = got.borrow_mut();
+            got.extend(more);
+            (got.len() >= want).then_some(())
+        },
+    )
+    .await;
+    got.into_inner()
+}
+
+/// Lets the visibility timeout pass and receives the `want` messages it brings back. The
+/// fixture's clock jumps past it (the embedded queue times visibility with it); SQS times
+/// visibility itself, so there the receive waits for the timeout to pass in real time.
+async fn after_the_visibility_timeout(f: &Fixture, want: usize) -> Vec<Delivery> {
+    f.clock.advance(signed(f.visibility_timeout));
+    receive_all(f, want).await
+}
+
+/// Shows that what the test just acknowledged, extended or dead-lettered does not come back: a
+/// control message received after it comes back alone, and nothing follows.
+async fn assert_stays_away(f: &Fixture, event: &EventId, why: &str) {
+    let control = received_control(f, event).await;
+    let back = after_the_visibility_timeout(f, 1).await;
+    assert_eq!(job_ids(&back), [Some(control)], "{why}");
+    assert_nothing_more(f, why).await;
+}
+
+/// Sends a control message, with no job, and receives it without acknowledging it; returns its
+/// job id. A check that something does NOT come back waits for the control to come back instead
+/// of sleeping: a message received no later than the control would be back by then too.
+async fn received_control(f: &Fixture, event: &EventId) -> JobId {
+    let control = intent(f, event, "control", exact(&["B-1-1"]));
+    f.backend
+        .queue
+        .send(std::slice::from_ref(&control))
+        .await
+        .unwrap();
+    let got = receive_all(f, 1).await;
+    assert_eq!(
+        job_ids(&got),
+        [Some(control.job_id)],
+        "only the control was visible"
+    );
+    control.job_id
+}
+
+/// Asserts that no other message is waiting (one more receive, for queues that return fewer
+/// messages per call than are available).
+async fn assert_nothing_more(f: &Fixture, why: &str) {
+    let more = f
+        .backend
+        .queue
+        .receive(10, Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert_eq!(job_ids(&more), [], "{why}");
+}
+
+fn job_ids(deliveries: &[Delivery]) -> Vec<Option<JobId>> {
+    deliveries.iter().map(|d| d.job_id).collect()
+}
+
+fn signed(duration: Duration) -> SignedDuration {
+    SignedDuration::try_from(duration).expect("a test duration fits")
+}
+
+/// Runs every check of the contract, each on a fresh fixture from `fixture`.
+#[macro_export]
+macro_rules! port_contract {
+    ($fixture:expr) => {
+        $crate::port_contract!(@each $fixture;
+            admission_is_idempotent_and_checks_the_event,
+            a_seat_is_held_by_the_first_claim_only,
+            one_batch_racing_for_a_seat_has_exactly_one_winner,
+            a_multi_seat_claim_is_all_or_none,
+            a_redelivered_intent_never_holds_twice,
+            holds_end_by_confirm_or_by_expiry,
+            every_transition_is_in_the_outbox_until_published,
+            an_admission_may_decide_but_never_ahead_of_the_queue,
+            unacknowledged_messages_come_back_after_the_visibility_timeout,
+            acknowledging_with_the_next_receive_deletes_the_message,
+            a_retried_message_comes_back_after_its_delay,
+            extending_visibility_keeps_a_slow_batch_hidden,
+            messages_received_too_often_are_dead_lettered,
+            dead_letters_are_listed_replayed_and_purged,
+            concurrent_claims_from_several_loops_hold_each_seat_once,
+            racing_section_claims_fill_the_section_before_rejecting,
+            a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
+            a_hold_is_extended_from_its_deadline_no_more_than_allowed,
+            a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
+            a_sections_line_is_served_in_order_and_nobody_passes_it,
+            racing_cancels_serve_a_line_in_order,
+            a_sale_opens_in_the_order_its_seed_draws,
+            arriving_first_buys_no_advantage_at_the_opening,
+            a_pre_queued_intent_ages_from_the_opening,
+            a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
+            racing_blocks_fill_a_section_with_adjacent_holds,
+        );
+    };
+    (@each $fixture:expr; $($check:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                $crate::contract::$check($fixture.await).await;
+            }
+        )+
+    };
+}
