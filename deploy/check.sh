@@ -7,7 +7,7 @@
 #  4. checks that the Dockerfile runs exactly the release build printed at the end, which this
 #     script does not run (it takes long on a small machine; CI decides whether to).
 # The templates' agreement with the Rust code (names, keys, indexes, redrive, settings) is a
-# cargo test: tests/tests/deploy_templates/.
+# cargo test: tests/tests/deploy/.
 #
 # Environment:
 #   SEATCLAIM_DEPLOY_VENV   virtualenv for the linters (default ~/.cache/seatclaim/deploy-venv)

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # Every file of api/ui: name in api/ui | key in the bucket | Content-Type. The page asks for
 # /ui/app.css and /ui/app.js, which imports the other modules from /ui/ (text/javascript, or
 # browsers refuse to run them as modules); the distribution passes /ui/* through as it is and
-# answers every other page path with index.html. tests/tests/deploy_templates/ checks this
+# answers every other page path with index.html. tests/tests/deploy/ checks this
 # list against the directory. The modules app.js imports come before it, and the page last.
 FILES=(
     "account.js|ui/account.js|text/javascript; charset=utf-8"

@@ -17,14 +17,15 @@ bash tests/browser/install.sh
 bash tests/browser/typecheck.sh
 
 cargo test --workspace --locked "$@"
-SEATCLAIM_TEST_TRANSPORT=in-process cargo test -p seatclaim-e2e --test e2e --locked "$@" -- http_contract::
+SEATCLAIM_TEST_TRANSPORT=in-process cargo test -p seatclaim-e2e --test e2e --locked "$@" -- http::contract::
 # The suites whose header says "Backends: both" run again on the AWS backend (the list is
 # derived, so a new suite only has to say it; tests/tests/architecture.rs checks every suite
 # that starts an app says which). Every suite is a module of the one test binary, tests/tests/main.rs.
 aws_suites=()
-for suite in $(grep -l '^//! Backends: both' tests/tests/*.rs); do
+for suite in $(grep -rl '^//! Backends: both' tests/tests); do
     suite=${suite#tests/tests/}
-    aws_suites+=("${suite%.rs}::")
+    suite=${suite%.rs}
+    aws_suites+=("${suite//\//::}::")
 done
 SEATCLAIM_TEST_BACKEND=aws cargo test -p seatclaim-e2e --test e2e --locked "$@" -- "${aws_suites[@]}"
 # The API from its own OpenAPI document, on both backends: no 5xx, every answer as documented.

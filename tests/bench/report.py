@@ -66,7 +66,7 @@ for peer, label in (("redis", "Redis (one Lua script, AOF always)"), ("postgres"
         peers[peer, suffix] = (label, peer_closed, peer_half, peer_cpu * 1e6 / decided,
                                loadgen_cpu(f"peer-{peer}-closed{suffix}") * 1e6 / decided)
 
-# AWS: the counted requests of one warm single-seat reservation (tests/tests/aws_requests.rs).
+# AWS: the counted requests of one warm single-seat reservation (tests/tests/aws/requests.rs).
 aws_text = read("aws-requests.txt")
 warm = aws_text.split("next reservation:")[-1]
 def ops(label):

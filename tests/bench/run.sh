@@ -7,7 +7,7 @@
 #   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
 #   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half,
 #      each in two modes: two requests per decision (202, then polls) and one (Prefer: wait)
-#   4. AWS cost: requests per reservation on the emulator (tests/tests/aws_requests.rs), priced
+#   4. AWS cost: requests per reservation on the emulator (tests/tests/aws/requests.rs), priced
 #   5. memory: peak RSS of the API and the worker during run 3
 #   6. read path: seat-map req/s under 1,000 readers vs a bare handler, rebuilds per second, and
 #      the reservation p99 with and without that storm (tests/bench/read_path.sh, also alone)
@@ -158,7 +158,7 @@ BENCH_OUT="$OUT" bash "$HERE/read_path.sh"
 # ---- 4. AWS cost -------------------------------------------------------------------------------
 log "AWS requests per reservation on the emulator"
 eval "$(bash tests/emulator/start.sh)"
-cargo test --locked -p seatclaim-e2e --test e2e -- aws_requests:: --nocapture > "$OUT/aws-requests.txt" 2>&1
+cargo test --locked -p seatclaim-e2e --test e2e -- aws::requests:: --nocapture > "$OUT/aws-requests.txt" 2>&1
 
 python3 "$HERE/report.py" "$OUT"
 log "report: $OUT/REPORT.md"

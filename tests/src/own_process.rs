@@ -6,10 +6,13 @@
 
 use std::process::Command;
 
-/// Runs the ignored test `name` (its path in the binary, `suite::test`) in a child process of
+/// Runs the ignored test `test` of `module` (the caller's `module_path!()`) in a child process of
 /// this test binary, with this process's environment, and fails with the child's output unless
 /// that one test ran and passed.
-pub fn run_in_own_process(name: &str) {
+pub fn run_in_own_process(module: &str, test: &str) {
+    // The module path starts with the binary's own name, which test names leave out.
+    let within = module.split_once("::").map_or("", |(_, within)| within);
+    let name = &format!("{within}::{test}");
     let binary = std::env::current_exe().expect("the test binary's own path");
     let output = Command::new(binary)
         .args([

@@ -165,81 +165,97 @@ fn no_product_code_depends_on_the_build_profile() {
     );
 }
 
-/// The suites of the test binary: every file of `tests/tests` but its root, `main.rs`.
-fn suites() -> Vec<PathBuf> {
-    let tests = Path::new(WORKSPACE).join("tests/tests");
-    let mut suites: Vec<PathBuf> = std::fs::read_dir(&tests)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
-        .filter(|path| !path.ends_with("main.rs"))
-        .collect();
-    suites.sort();
-    suites
+/// The test binary's folder, `tests/tests`.
+fn suites_folder() -> PathBuf {
+    Path::new(WORKSPACE).join("tests/tests")
 }
 
-/// Whether a suite (its file, or a module in the folder of its name) starts an app on the
-/// backend `SEATCLAIM_TEST_BACKEND` names, and what its header says of the backends it runs on
-/// (`tests/run.sh` reruns the "both" ones on AWS).
-fn backends_line(suite: &Path) -> (bool, Option<String>) {
-    let text = std::fs::read_to_string(suite).unwrap();
-    let folder = suite.with_extension("");
-    let mut texts = vec![text.clone()];
-    if folder.is_dir() {
-        texts.extend(
-            rust_files(&folder)
-                .iter()
-                .map(|file| std::fs::read_to_string(file).unwrap()),
-        );
+/// Every module file of the test binary but its root: `tests/tests/**/*.rs` but `main.rs`.
+fn module_files() -> Vec<PathBuf> {
+    let root = suites_folder().join("main.rs");
+    let mut files: Vec<PathBuf> = rust_files(&suites_folder())
+        .into_iter()
+        .filter(|file| *file != root)
+        .collect();
+    files.sort();
+    files
+}
+
+/// The file that declares `file` as a module: `a/b.rs` for `a/b/c.rs`, `main.rs` at the top.
+fn parent_of(file: &Path) -> PathBuf {
+    let folder = file.parent().unwrap();
+    if folder == suites_folder() {
+        folder.join("main.rs")
+    } else {
+        folder.with_extension("rs")
     }
-    // Spelled in two pieces, so that this file does not match itself.
-    let starts_an_app = [concat!("TestApp", "::spawn"), concat!("test_", "backend()")]
-        .iter()
-        .any(|call| texts.iter().any(|text| text.contains(call)));
-    let said = text
+}
+
+/// What a module's header says of the backends its tests run on (`tests/run.sh` reruns the
+/// "both" ones on AWS), if it says.
+fn said_backends(file: &Path) -> Option<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
         .lines()
         .take_while(|line| line.starts_with("//!"))
         .find(|line| line.starts_with("//! Backends: "))
-        .map(str::to_owned);
-    (starts_an_app, said)
+        .map(str::to_owned)
+}
+
+/// Whether a module starts an app on the backend `SEATCLAIM_TEST_BACKEND` names.
+fn starts_an_app(file: &Path) -> bool {
+    let text = std::fs::read_to_string(file).unwrap();
+    // Spelled in two pieces, so that this file does not match itself.
+    [concat!("TestApp", "::spawn"), concat!("test_", "backend()")]
+        .iter()
+        .any(|call| text.contains(call))
 }
 
 #[test]
 fn every_suite_that_starts_an_app_says_which_backends_it_runs_on() {
-    let suites = suites();
-    let silent: Vec<String> = suites
-        .iter()
-        .filter(|suite| matches!(backends_line(suite), (true, None)))
-        .map(|suite| suite.display().to_string())
+    let root = suites_folder().join("main.rs");
+    let silent: Vec<String> = module_files()
+        .into_iter()
+        .filter(|file| starts_an_app(file))
+        .filter(|file| {
+            // The module itself, or the suite it belongs to, says.
+            let mut at = file.clone();
+            while at != root {
+                if said_backends(&at).is_some() {
+                    return false;
+                }
+                at = parent_of(&at);
+            }
+            true
+        })
+        .map(|file| file.display().to_string())
         .collect();
     assert!(
         silent.is_empty(),
-        "say \"//! Backends: both\" (rerun on AWS) or \"//! Backends: embedded only\" in {silent:?}"
+        "say \"//! Backends: both\" (rerun on AWS) or \"//! Backends: embedded only\" in the suite of {silent:?}"
     );
-    let both = suites
+    let both = module_files()
         .iter()
-        .filter(|suite| {
-            backends_line(suite)
-                .1
-                .is_some_and(|line| line.contains("both"))
-        })
+        .filter(|file| said_backends(file).is_some_and(|line| line.contains("both")))
         .count();
     assert!(both >= 10, "the AWS rerun lost its suites: {both}");
 }
 
-/// The binary lists its suites by hand (`autotests = false`): a file left out would never run.
+/// The binary lists its modules by hand (`autotests = false`): a file no module declares would
+/// never compile, let alone run.
 #[test]
-fn every_suite_is_a_module_of_the_test_binary() {
-    let root = std::fs::read_to_string(Path::new(WORKSPACE).join("tests/tests/main.rs")).unwrap();
-    let missing: Vec<String> = suites()
+fn every_file_is_a_module_of_the_test_binary() {
+    let missing: Vec<String> = module_files()
         .iter()
-        .map(|suite| suite.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|name| !root.lines().any(|line| line == format!("mod {name};")))
+        .filter(|file| {
+            let name = file.file_stem().unwrap().to_string_lossy();
+            let parent = std::fs::read_to_string(parent_of(file)).unwrap_or_default();
+            !parent
+                .lines()
+                .any(|line| line.trim() == format!("mod {name};"))
+        })
+        .map(|file| file.display().to_string())
         .collect();
-    assert!(
-        missing.is_empty(),
-        "add `mod {}` to tests/tests/main.rs",
-        missing.join(";`, `mod ")
-    );
-    assert!(suites().len() >= 25, "the suites were not found");
+    assert!(missing.is_empty(), "no module declares {missing:?}");
+    assert!(module_files().len() >= 50, "the suites were not found");
 }

@@ -1,7 +1,7 @@
 //! The v1 HTTP contract, one module per resource. Every route is registered through
 //! utoipa-axum's `routes!`, which takes its method and path from the handler's `#[utoipa::path]`
 //! and adds that operation to the OpenAPI document: the router serves exactly the operations the
-//! document describes (`tests/tests/openapi.rs` checks that no route is added any other way).
+//! document describes (`tests/tests/http/openapi.rs` checks that no route is added any other way).
 
 mod browse;
 mod docs;

@@ -54,7 +54,7 @@ async fn polls_waiting(app: &TestApp, n: usize) {
 
 #[test]
 fn each_bound_refuses_what_passes_it_and_serves_the_rest() {
-    run_in_own_process("limits::the_bounds_in_a_process_of_their_own");
+    run_in_own_process(module_path!(), "the_bounds_in_a_process_of_their_own");
 }
 
 /// The scenarios run one after another, in a process of their own: the long-poll gauge they wait

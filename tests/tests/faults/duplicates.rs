@@ -52,7 +52,7 @@ fn claims(metrics: &str, outcome: &str) -> usize {
 
 #[test]
 fn duplicated_and_reordered_delivery_changes_no_outcome() {
-    run_in_own_process("fault_duplicates::duplicates_in_a_process_of_their_own");
+    run_in_own_process(module_path!(), "duplicates_in_a_process_of_their_own");
 }
 
 /// The claims counted below are the test process's, for both apps and no other.

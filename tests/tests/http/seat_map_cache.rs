@@ -54,7 +54,10 @@ fn state_of(map: &Value, seat: &str) -> String {
 
 #[test]
 fn the_seat_map_is_a_snapshot_with_tags_sections_and_compression() {
-    run_in_own_process("seat_map_cache::the_seat_map_checks_in_a_process_of_their_own");
+    run_in_own_process(
+        module_path!(),
+        "the_seat_map_checks_in_a_process_of_their_own",
+    );
 }
 
 /// The checks share the process's rebuild counter, so they run in turn, in a process of their own.

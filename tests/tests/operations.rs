@@ -1,0 +1,8 @@
+//! What operators run: `seatclaimctl`, backups and restores, schema migrations of the data
+//! folder, retention, and the expiry of holds.
+
+mod backup;
+mod ctl;
+mod expiry;
+mod migrations;
+mod retention;
