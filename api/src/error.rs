@@ -118,7 +118,12 @@ impl From<axum::extract::rejection::PathRejection> for ApiError {
 
 impl From<JobConflict> for ApiError {
     fn from(conflict: JobConflict) -> Self {
-        Self::Conflict(conflict.to_string())
+        match conflict {
+            // The settlement's own step found the hold priced and no payment: the same answer
+            // as the edge's early 402.
+            JobConflict::PaymentRequired { due } => Self::PaymentRequired(due),
+            conflict => Self::Conflict(conflict.to_string()),
+        }
     }
 }
 

@@ -27,6 +27,6 @@ pub use problem::ProblemType;
 pub use rate::BuyerRate;
 pub use routes::router;
 pub use seat_maps::SeatMaps;
-pub use settings::{ApiSettings, ServerLimits};
+pub use settings::{ApiSettings, PaymentsMode, ServerLimits};
 pub use startup::Application;
 pub use state::{Access, AppState};

@@ -70,6 +70,13 @@ pub struct ApiSettings {
     )]
     pub stripe_webhook_secret: Option<String>,
 
+    /// Whether a priced hold is sold by its payment alone. Unset, it is whenever callers are
+    /// authenticated or a payment provider is configured; `off` is the explicit development
+    /// opt-out (confirms sell priced holds free), refused beyond the loopback interface and
+    /// beside a provider; `on` requires payments even with neither.
+    #[arg(long = "payments", env = "SEATCLAIM_PAYMENTS")]
+    pub payments: Option<PaymentsMode>,
+
     /// How callers authenticate.
     #[command(flatten)]
     pub auth: AuthSettings,
@@ -86,6 +93,43 @@ impl ApiSettings {
         jiff::SignedDuration::from_millis(
             i64::try_from(self.seat_map_max_age_ms).unwrap_or(i64::MAX),
         )
+    }
+}
+
+/// `SEATCLAIM_PAYMENTS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PaymentsMode {
+    /// A priced hold is sold by its payment alone.
+    On,
+    /// A buyer's confirm sells a priced hold free (development only).
+    Off,
+}
+
+impl PaymentsMode {
+    /// Whether priced holds wait for their payment under `mode`: unless told otherwise, as soon
+    /// as callers are `authenticated` (a deployment serving real buyers) or a `provider` takes
+    /// payments, so a stack whose provider secret went missing still sells nothing free.
+    #[must_use]
+    pub fn required(mode: Option<Self>, authenticated: bool, provider: bool) -> bool {
+        match mode {
+            Some(Self::On) => true,
+            Some(Self::Off) => false,
+            None => authenticated || provider,
+        }
+    }
+
+    /// Refuses `off` on an API listening beyond the loopback interface (`local` false), where
+    /// real buyers could reach it, and beside a configured `provider`, which it contradicts.
+    pub fn check(mode: Option<Self>, local: bool, provider: bool) -> Result<(), String> {
+        match mode {
+            Some(Self::Off) if provider => Err("SEATCLAIM_PAYMENTS=off contradicts \
+                 SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET"
+                .into()),
+            Some(Self::Off) if !local => Err("SEATCLAIM_PAYMENTS=off sells priced seats free: \
+                 it is refused beyond the loopback interface"
+                .into()),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -146,5 +190,32 @@ impl ApiSettings {
     #[must_use]
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PaymentsMode;
+
+    #[test]
+    fn payments_are_required_once_buyers_are_authenticated_or_a_provider_is_set() {
+        assert!(!PaymentsMode::required(None, false, false));
+        assert!(PaymentsMode::required(None, true, false));
+        assert!(PaymentsMode::required(None, false, true));
+        assert!(!PaymentsMode::required(
+            Some(PaymentsMode::Off),
+            true,
+            false
+        ));
+        assert!(PaymentsMode::required(Some(PaymentsMode::On), false, false));
+    }
+
+    #[test]
+    fn payments_off_is_refused_beyond_the_loopback_interface_and_beside_a_provider() {
+        assert!(PaymentsMode::check(Some(PaymentsMode::Off), true, false).is_ok());
+        assert!(PaymentsMode::check(Some(PaymentsMode::Off), false, false).is_err());
+        assert!(PaymentsMode::check(Some(PaymentsMode::Off), true, true).is_err());
+        assert!(PaymentsMode::check(None, false, true).is_ok());
+        assert!(PaymentsMode::check(Some(PaymentsMode::On), false, false).is_ok());
     }
 }

@@ -7,7 +7,7 @@ use crate::long_poll::LongPolls;
 use crate::rate::BuyerRate;
 use crate::routes::Readiness;
 use crate::seat_maps::SeatMaps;
-use crate::settings::ApiSettings;
+use crate::settings::{ApiSettings, PaymentsMode};
 use crate::stripe::WebhookSecret;
 use axum::extract::FromRef;
 use seatclaim_core::Backend;
@@ -95,15 +95,18 @@ pub struct Access {
     pub long_polls: LongPolls,
     /// How long a request's body may take to arrive (`SEATCLAIM_BODY_READ_TIMEOUT_SECS`).
     pub body_read_timeout: std::time::Duration,
-    /// Stripe's webhook secret: set, priced holds are sold by their payment alone.
+    /// Stripe's webhook secret.
     pub stripe: Option<WebhookSecret>,
+    /// Whether a priced hold is sold by its payment alone (`PaymentsMode::required`): the
+    /// settlement's step refuses a confirm without one.
+    pub payments_required: bool,
 }
 
 impl Access {
-    /// Whether a priced hold waits for its payment (a payment provider is configured).
+    /// Whether a priced hold waits for its payment.
     #[must_use]
     pub fn payments_required(&self) -> bool {
-        self.stripe.is_some()
+        self.payments_required
     }
 }
 
@@ -112,9 +115,13 @@ impl Access {
     /// AWS deployment (`on_aws`) or a listener beyond the loopback interface left open by
     /// accident; warns when authentication is off.
     pub async fn from_settings(settings: &ApiSettings, on_aws: bool) -> Result<Self, String> {
-        settings
-            .auth
-            .check(on_aws, settings.listen.ip().is_loopback())?;
+        let local = settings.listen.ip().is_loopback();
+        settings.auth.check(on_aws, local)?;
+        let stripe = settings
+            .stripe_webhook_secret
+            .as_deref()
+            .and_then(WebhookSecret::new);
+        PaymentsMode::check(settings.payments, local, stripe.is_some())?;
         let auth = Authenticator::from_settings(&settings.auth).await;
         if auth.is_none() {
             tracing::warn!(
@@ -127,7 +134,11 @@ impl Access {
             Some(oidc) => oidc.origins().await,
             None => Vec::new(),
         };
+        let payments_required =
+            PaymentsMode::required(settings.payments, auth.is_some(), stripe.is_some());
         Ok(Self {
+            payments_required,
+            stripe,
             auth,
             admin_scope: settings.auth.admin_scope.clone(),
             token_links: settings.auth.allows_token_links(),
@@ -138,10 +149,6 @@ impl Access {
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),
             long_polls: LongPolls::new(&settings.limits),
             body_read_timeout: settings.limits.body_read_timeout(),
-            stripe: settings
-                .stripe_webhook_secret
-                .as_deref()
-                .and_then(WebhookSecret::new),
         })
     }
 }

@@ -7,7 +7,9 @@ use jiff::SignedDuration;
 
 use axum::http::{Method, StatusCode, header};
 use seatclaim_api::auth::{AuthSettings, Authenticator};
-use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
+use seatclaim_api::{
+    Access, AppState, Application, BuyerRate, LongPolls, PaymentsMode, ServerLimits,
+};
 use seatclaim_core::Backend;
 use seatclaim_embedded::EVENT_LOG_FILE;
 use seatclaim_runtime::config::{AwsSettings, BackendKind, BackendSettings, Settlements};
@@ -51,6 +53,8 @@ pub struct AppOptions {
     pub seat_map_max_age_ms: i64,
     /// `SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET`.
     pub stripe_webhook_secret: Option<String>,
+    /// `SEATCLAIM_PAYMENTS`.
+    pub payments: Option<PaymentsMode>,
 }
 
 impl Default for AppOptions {
@@ -69,6 +73,7 @@ impl Default for AppOptions {
             max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
             seat_map_max_age_ms: 0,
             stripe_webhook_secret: None,
+            payments: None,
         }
     }
 }
@@ -451,7 +456,17 @@ async fn access(options: &AppOptions) -> Access {
             seatclaim_core::identity::DEFAULT_ADMIN_SCOPE.to_owned(),
         ),
     };
+    let stripe = options
+        .stripe_webhook_secret
+        .as_deref()
+        .and_then(seatclaim_api::stripe::WebhookSecret::new);
     Access {
+        payments_required: PaymentsMode::required(
+            options.payments,
+            auth.is_some(),
+            stripe.is_some(),
+        ),
+        stripe,
         auth,
         admin_scope,
         creates_events: options.creates_events,
@@ -465,10 +480,6 @@ async fn access(options: &AppOptions) -> Access {
         buyers: BuyerRate::new(options.buyer_rate.0, options.buyer_rate.1),
         long_polls: LongPolls::new(&options.limits),
         body_read_timeout: options.limits.body_read_timeout(),
-        stripe: options
-            .stripe_webhook_secret
-            .as_deref()
-            .and_then(seatclaim_api::stripe::WebhookSecret::new),
     }
 }
 

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{EventId, Intent, JobAction, JobId, JobStatus};
-use seatclaim_core::domain::{Notice, Payment, ReservationEvent};
+use seatclaim_core::domain::{Notice, ReservationEvent, Tender};
 use seatclaim_core::ports::{BackendError, Claims, Delivery, EventPublisher, Inventory, Settled};
 use seatclaim_e2e::process_batch;
 use seatclaim_e2e::{AppOptions, TestApp, eventually};
@@ -47,9 +47,9 @@ impl Inventory for Faulty {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
-        self.inner.settle(job_id, action, payment).await
+        self.inner.settle(job_id, action, tender).await
     }
 
     async fn release_lapsed_holds(

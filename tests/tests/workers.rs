@@ -1,6 +1,7 @@
 //! Several `seatclaim-worker` processes deciding one sale at once, over real HTTP: a waitlist
-//! served by racing sweepers (`waitlist.rs`), and buyers racing for seats together
-//! (`together.rs`).
+//! served by racing sweepers (`waitlist.rs`), buyers racing for seats together
+//! (`together.rs`), and buyers confirming priced holds unpaid while the claim runs
+//! (`unpaid.rs`).
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -10,6 +11,7 @@
 )]
 
 mod together;
+mod unpaid;
 mod waitlist;
 
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp};
@@ -33,10 +35,15 @@ fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
 /// An app without a worker of its own, its event `event` created, and [`WORKERS`] worker
 /// processes deciding its intents (stopped when dropped).
 async fn sale_with_workers(event: Value) -> (TestApp, Vec<ChildProcess>) {
+    sale_with_workers_as(AppOptions::default(), event).await
+}
+
+/// [`sale_with_workers`] with the API configured as `options` say (less its worker).
+async fn sale_with_workers_as(options: AppOptions, event: Value) -> (TestApp, Vec<ChildProcess>) {
     let app = TestApp::spawn_with(AppOptions {
         embedded_worker: false,
         decide_on_admission: false,
-        ..AppOptions::default()
+        ..options
     })
     .await;
     let created = app.create_event(&event).await;

@@ -2,7 +2,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use seatclaim_core::app;
-use seatclaim_core::domain::{Currency, JobAction, JobId, Money, Payment, ValidationError};
+use seatclaim_core::domain::{Currency, JobAction, JobId, Money, Payment, Tender, ValidationError};
 use seatclaim_core::ports::Settled;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -122,9 +122,10 @@ impl PaidConfirm {
 }
 
 /// `POST /v1/jobs/{job_id}/confirm`: HELD within its deadline becomes SOLD; repeating it is fine.
-/// A priced hold, where a payment provider is configured, is sold by its payment: the buyer's
-/// confirm is 402; a payment service (the `seatclaim/payments` scope) confirms it with a body
-/// saying what was paid.
+/// A priced hold, where payments are required (authentication on or a payment provider
+/// configured, unless `SEATCLAIM_PAYMENTS=off`), is sold by its payment: the buyer's confirm is
+/// 402, decided in the settlement's own step; a payment service (the `seatclaim/payments`
+/// scope) confirms it with a body saying what was paid.
 #[utoipa::path(
     post,
     path = "/v1/jobs/{job_id}/confirm",
@@ -138,7 +139,8 @@ impl PaidConfirm {
         (status = 200, description = "The job, SOLD (again, if it already was).", body = JobView),
         (status = 400, description = "A path that is not UTF-8 once percent-decoded, or a body \
             that is not a payment."),
-        (status = 402, description = "The hold is priced and a payment provider confirms it."),
+        (status = 402, description = "The hold is priced and payments are required: its \
+            payment sells it, not the buyer's word."),
         (status = 403, description = "A body from a token without the payments scope."),
         (status = 404, description = "No such job, or another buyer's job (admins too)."),
         (status = 409, description = "The job is not HELD within its deadline, nor SOLD; or the \
@@ -212,7 +214,9 @@ pub async fn extend(
 }
 
 /// Settles the caller's own job (or, for a payment service, any job it brings a payment for);
-/// another buyer's is 404, as an unknown one.
+/// another buyer's is 404, as an unknown one. Whether a priced hold needs its payment is decided
+/// by the domain inside the settlement's atomic step (`Job::settle` with the [`Tender`]); the
+/// 402 given here on an earlier read is only the fast answer.
 async fn settle(
     State(state): State<AppState>,
     caller: Caller,
@@ -222,22 +226,26 @@ async fn settle(
 ) -> Result<Json<JobView>, ApiError> {
     let id = job_id(&raw)?;
     let backend = &state.backend;
+    let required = state.access.payments_required();
     let unpaid_confirm = action == JobAction::Confirm && payment.is_none();
-    if caller != Caller::Open || (unpaid_confirm && state.access.payments_required()) {
+    if caller != Caller::Open || (unpaid_confirm && required) {
         let job = backend
             .jobs
             .job(id)
             .await?
             .filter(|job| caller.may_settle(job, payment.is_some()))
             .ok_or_else(|| not_found(&raw))?;
-        let awaits_payment = unpaid_confirm
-            && state.access.payments_required()
-            && job.awaits_payment(backend.clock.now());
+        let awaits_payment = unpaid_confirm && required && job.awaits_payment(backend.clock.now());
         if let Some(due) = job.amount_due.filter(|_| awaits_payment) {
             return Err(ApiError::PaymentRequired(due));
         }
     }
-    match app::settle(backend, id, action, payment.as_ref()).await? {
+    let tender = match payment {
+        Some(payment) => Tender::Paid(payment),
+        None if required => Tender::Nothing,
+        None => Tender::Waived,
+    };
+    match app::settle(backend, id, action, &tender).await? {
         Settled::Done(job) => Ok(Json((*job).into())),
         Settled::NotFound => Err(not_found(&raw)),
         Settled::Conflict(conflict) => Err(conflict.into()),

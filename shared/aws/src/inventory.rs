@@ -11,7 +11,7 @@ use super::item::{get_s, n, s};
 use super::keys::held_shard_key;
 use super::names::HELD_JOBS_INDEX;
 use seatclaim_core::domain::{
-    EventId, Intent, JobAction, JobId, JobStatus, Payment, ReservationEvent, Waitlist,
+    EventId, Intent, JobAction, JobId, JobStatus, ReservationEvent, Tender, Waitlist,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
 
@@ -80,13 +80,13 @@ impl Inventory for DynamoStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
         // The API's role writes no seats: a worker settles for it.
         if self.settlements == super::Settlements::SentToWorkers {
-            return self.settle_on_worker(job_id, action, payment).await;
+            return self.settle_on_worker(job_id, action, tender).await;
         }
-        self.settle_job(job_id, action, payment).await
+        self.settle_job(job_id, action, tender).await
     }
 
     async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
@@ -111,7 +111,7 @@ impl Inventory for DynamoStore {
             .await?;
         // Expirations are conditional writes on separate jobs: they run side by side.
         let settled = futures_util::stream::iter(lapsed.into_iter().flatten().take(limit))
-            .map(|job_id| self.settle_job(job_id, JobAction::Expire, None))
+            .map(|job_id| self.settle_job(job_id, JobAction::Expire, &Tender::Nothing))
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()
             .await?;

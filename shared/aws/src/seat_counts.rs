@@ -16,7 +16,7 @@ use jiff::Timestamp;
 use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, n, opt_n, s, update};
-use seatclaim_core::domain::{BuyerId, EventId, Job, JobAction, JobId, Settlement};
+use seatclaim_core::domain::{BuyerId, EventId, Job, JobAction, JobId, Settlement, Tender};
 use seatclaim_core::ports::BackendError;
 
 const SEATS: &str = "seats";
@@ -130,7 +130,8 @@ impl DynamoStore {
         // Not served to a waitlist here (a claim or a serving is under way): the sweeper's
         // pass serves the seats.
         for job_id in &lapsed {
-            self.settle_write(*job_id, JobAction::Expire, None).await?;
+            self.settle_write(*job_id, JobAction::Expire, &Tender::Nothing)
+                .await?;
         }
         let seats = opt_n(item, SEATS)?;
         let has_room = ceiling.is_none_or(|ceiling| seats.is_none_or(|n| n <= i64::from(ceiling)));

@@ -10,8 +10,8 @@ use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use seatclaim_core::codec::SeatRecord;
 use seatclaim_core::domain::{
-    HoldExtension, Job, JobAction, JobConflict, JobId, JobStatus, Payment, Seat, SeatState,
-    Section, Settlement, Settling,
+    HoldExtension, Job, JobAction, JobConflict, JobId, JobStatus, Seat, SeatState, Section,
+    Settlement, Settling, Tender,
 };
 use seatclaim_core::ports::{BackendError, Settled};
 
@@ -81,9 +81,9 @@ impl DynamoStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
-        let (settled, freed) = self.settle_write(job_id, action, payment).await?;
+        let (settled, freed) = self.settle_write(job_id, action, tender).await?;
         if let (Settled::Done(job), Some(freed)) = (&settled, freed) {
             self.serve_after(job, freed).await;
         }
@@ -98,7 +98,7 @@ impl DynamoStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<(Settled, Option<Vec<Section>>), BackendError> {
         for round in 1..=SETTLE_ROUNDS {
             let loaded = self.load_job(job_id).await?;
@@ -117,7 +117,7 @@ impl DynamoStore {
                     transition,
                     seats: settlement,
                 },
-            ) = match Settled::plan(loaded, action, payment, extension, self.clock.now()) {
+            ) = match Settled::plan(loaded, action, tender, extension, self.clock.now()) {
                 Ok(plan) => plan,
                 Err(answer) => return Ok((answer, None)),
             };

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, get_s, n, s};
-use seatclaim_core::domain::{HoldExtension, JobAction, JobConflict, JobId, Payment};
+use seatclaim_core::domain::{HoldExtension, JobAction, JobConflict, JobId, Tender};
 use seatclaim_core::ports::{BackendError, Settled};
 
 /// How long a received settlement stays hidden from other workers (the queue's attribute).
@@ -37,13 +37,15 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// The longest pause between two reads of the answer.
 const LONGEST_PAUSE: Duration = Duration::from_millis(200);
 
-/// A settlement as it travels: the job, the action and the payment, if one confirms it.
+/// A settlement as it travels: the job, the action and what a confirm brings toward the price
+/// (a request without it, from an API older than the field, brings nothing: the safe reading).
 #[derive(Serialize, Deserialize)]
 struct Request {
     request: uuid::Uuid,
     job_id: JobId,
     action: JobAction,
-    payment: Option<Payment>,
+    #[serde(default)]
+    tender: Tender,
 }
 
 /// A worker's answer to one settlement.
@@ -73,7 +75,7 @@ impl DynamoStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
         let loaded = self.load_job(job_id).await?;
         let extension = match &loaded {
@@ -83,14 +85,14 @@ impl DynamoStore {
                 .map_or(HoldExtension::NONE, |meta| meta.extension),
             None => HoldExtension::NONE,
         };
-        if let Err(answer) = Settled::plan(loaded, action, payment, extension, self.clock.now()) {
+        if let Err(answer) = Settled::plan(loaded, action, tender, extension, self.clock.now()) {
             return Ok(answer);
         }
         let request = Request {
             request: uuid::Uuid::new_v4(),
             job_id,
             action,
-            payment: payment.cloned(),
+            tender: tender.clone(),
         };
         let body = serde_json::to_string(&request)
             .map_err(|e| BackendError::permanent(format!("encoding a settlement: {e}")))?;
@@ -164,7 +166,7 @@ impl DynamoStore {
             return Ok(());
         }
         let answer = match self
-            .settle_job(request.job_id, request.action, request.payment.as_ref())
+            .settle_job(request.job_id, request.action, &request.tender)
             .await?
         {
             Settled::Done(_) => Answer::Done,

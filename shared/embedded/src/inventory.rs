@@ -14,7 +14,7 @@ use super::step::SqlStep;
 use super::waitlist;
 use crate::db::sqlite_error;
 use seatclaim_core::codec::to_ms;
-use seatclaim_core::domain::{EventId, Intent, Job, JobAction, JobId, Payment, SeatId};
+use seatclaim_core::domain::{EventId, Intent, Job, JobAction, JobId, SeatId, Tender};
 use seatclaim_core::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
 use seatclaim_core::step::{claim_one, settle_one};
 
@@ -62,16 +62,16 @@ impl Inventory for EmbeddedStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
         let clock = Arc::clone(&self.clock);
-        let payment = payment.cloned();
+        let tender = tender.clone();
         // The clock is read inside the write transaction, once this writer holds the lock.
         let (settled, served) = self
             .db
             .write(move |tx| {
                 let now = clock.now();
-                settle_one(&mut SqlStep::new(tx), job_id, action, payment.as_ref(), now)
+                settle_one(&mut SqlStep::new(tx), job_id, action, &tender, now)
             })
             .await?;
         self.announce_all(&served);
@@ -100,7 +100,7 @@ impl Inventory for EmbeddedStore {
                 let mut step = SqlStep::new(tx);
                 for job_id in lapsed.iter().filter_map(|id| JobId::parse(id)) {
                     let (settled, moved) =
-                        settle_one(&mut step, job_id, JobAction::Expire, None, now)?;
+                        settle_one(&mut step, job_id, JobAction::Expire, &Tender::Nothing, now)?;
                     released += usize::from(matches!(settled, Settled::Done(_)));
                     served.extend(moved);
                 }

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use seatclaim_core::domain::{
-    BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Notice, Payment, ReservationEvent,
+    BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Notice, ReservationEvent, Tender,
 };
 use seatclaim_core::ports::Backend;
 use seatclaim_core::ports::{
@@ -177,15 +177,15 @@ impl Inventory for Unreliable {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
         match self.roll() {
             Some(false) => Err(injected("throttled before the write")),
             Some(true) => {
-                self.inner.settle(job_id, action, payment).await?;
+                self.inner.settle(job_id, action, tender).await?;
                 Err(injected("timed out after the write"))
             }
-            None => self.inner.settle(job_id, action, payment).await,
+            None => self.inner.settle(job_id, action, tender).await,
         }
     }
 

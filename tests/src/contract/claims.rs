@@ -114,7 +114,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let settled = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Confirm, None)
+        .settle(sold.job_id, JobAction::Confirm, &Tender::Nothing)
         .await
         .unwrap();
     assert!(matches!(settled, Settled::Done(job) if job.status == JobStatus::Sold));
@@ -126,7 +126,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let late = f
         .backend
         .inventory
-        .settle(lapsing.job_id, JobAction::Confirm, None)
+        .settle(lapsing.job_id, JobAction::Confirm, &Tender::Nothing)
         .await
         .unwrap();
     assert!(matches!(late, Settled::Conflict(_)), "{late:?}");
@@ -158,7 +158,7 @@ pub async fn holds_end_by_confirm_or_by_expiry(f: Fixture) {
     let cancel = f
         .backend
         .inventory
-        .settle(sold.job_id, JobAction::Cancel, None)
+        .settle(sold.job_id, JobAction::Cancel, &Tender::Nothing)
         .await
         .unwrap();
     assert!(matches!(cancel, Settled::Conflict(_)));

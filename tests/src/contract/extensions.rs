@@ -6,7 +6,7 @@ use futures_util::future::join_all;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobConflict, JobStatus, NewEvent, SeatRequest,
-    SeatState, SectionSpec,
+    SeatState, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{ClaimOutcome, Settled};
 use seatclaim_core::{Backend, app};
@@ -53,7 +53,7 @@ async fn claimed(
 }
 
 async fn extend(backend: &Backend, intent: &Intent) -> Settled {
-    app::settle(backend, intent.job_id, JobAction::Extend, None)
+    app::settle(backend, intent.job_id, JobAction::Extend, &Tender::Nothing)
         .await
         .unwrap()
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 use jiff::SignedDuration;
 use seatclaim_core::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
-    NewEvent, SeatId, SeatRequest, SectionSpec,
+    NewEvent, SeatId, SeatRequest, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{
     Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxEntry, Settled,

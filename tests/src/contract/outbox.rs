@@ -41,7 +41,7 @@ pub async fn every_transition_is_in_the_outbox_until_published(f: Fixture) {
     );
     f.backend
         .inventory
-        .settle(held.job_id, JobAction::Cancel, None)
+        .settle(held.job_id, JobAction::Cancel, &Tender::Nothing)
         .await
         .unwrap();
 

@@ -7,7 +7,7 @@ use jiff::SignedDuration;
 use seatclaim_core::app;
 use seatclaim_core::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
-    SeatRequest, SectionSpec,
+    SeatRequest, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{Admission, Settled};
 
@@ -122,7 +122,7 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let cancelled = f
         .backend
         .inventory
-        .settle(held[0].job_id, JobAction::Cancel, None);
+        .settle(held[0].job_id, JobAction::Cancel, &Tender::Nothing);
     assert!(matches!(cancelled.await.unwrap(), Settled::Done(_)));
     let after_cancel = admitted(&f, &event, "hoarder", 1).await;
     assert_eq!(decided(&f, &after_cancel).await.status, JobStatus::Held);
@@ -141,7 +141,7 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let sold = f
         .backend
         .inventory
-        .settle(after_lapse.job_id, JobAction::Confirm, None);
+        .settle(after_lapse.job_id, JobAction::Confirm, &Tender::Nothing);
     assert!(matches!(sold.await.unwrap(), Settled::Done(job) if job.status == JobStatus::Sold));
     assert_limited(&decided(&f, &admitted(&f, &event, "hoarder", 1).await).await);
 }

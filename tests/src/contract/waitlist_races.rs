@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use jiff::SignedDuration;
 use seatclaim_core::domain::{
     BuyerId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobId, JobStatus, NewEvent, SeatId,
-    SeatRequest, SeatState, SectionSpec,
+    SeatRequest, SeatState, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{Admission, ClaimOutcome};
 
@@ -91,7 +91,10 @@ pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
     let f = &f;
     join_all(shares.iter().map(|share| async move {
         for job_id in share {
-            let settled = f.backend.inventory.settle(*job_id, JobAction::Cancel, None);
+            let settled = f
+                .backend
+                .inventory
+                .settle(*job_id, JobAction::Cancel, &Tender::Nothing);
             settled.await.unwrap();
         }
     }))

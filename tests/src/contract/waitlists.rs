@@ -7,7 +7,7 @@
 use jiff::SignedDuration;
 use seatclaim_core::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_RESERVED,
-    REASON_WAITLIST_CLOSED, SeatRequest, SeatState, SectionSpec,
+    REASON_WAITLIST_CLOSED, SeatRequest, SeatState, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{ClaimOutcome, EventCreation, Settled};
 
@@ -46,7 +46,7 @@ async fn position(f: &Fixture, intent: &Intent) -> Option<u64> {
 async fn settle(f: &Fixture, intent: &Intent, action: JobAction) -> Settled {
     f.backend
         .inventory
-        .settle(intent.job_id, action, None)
+        .settle(intent.job_id, action, &Tender::Nothing)
         .await
         .unwrap()
 }

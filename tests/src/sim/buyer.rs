@@ -11,7 +11,7 @@ use jiff::Timestamp;
 
 use seatclaim_core::app;
 use seatclaim_core::domain::{
-    BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest,
+    BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest, Tender,
 };
 use seatclaim_core::ports::{Admission, Settled};
 
@@ -263,7 +263,7 @@ async fn settle(
 /// Settles through `app::settle` until it answers; `None` if it never did.
 async fn answered(ctx: &Ctx, job_id: JobId, action: JobAction) -> Option<Settled> {
     for _ in 0..ATTEMPTS {
-        let answer = app::settle(&ctx.backend, job_id, action, None).await;
+        let answer = app::settle(&ctx.backend, job_id, action, &Tender::Waived).await;
         ctx.gate.log(|| format!("{action:?} {job_id}: {answer:?}"));
         match answer {
             Ok(settled) => return Some(settled),
@@ -313,7 +313,8 @@ fn check_settled(
         Settled::Conflict(
             JobConflict::HoldLive
             | JobConflict::PaymentMismatch { .. }
-            | JobConflict::PaidOtherwise,
+            | JobConflict::PaidOtherwise
+            | JobConflict::PaymentRequired { .. },
         )
         | Settled::NotFound => false,
         Settled::Conflict(JobConflict::WrongStatus { .. }) => true,

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{
     BuyerId, Closure, EventId, IdempotencyKey, Intent, Job, JobAction, JobId, Line, Notice,
-    Payment, ReservationEvent,
+    ReservationEvent, Tender,
 };
 use seatclaim_core::ports::{
     Admission, Admissions, BackendError, Claims, DeadLetter, Delivery, EventPublisher, IntentQueue,
@@ -124,9 +124,9 @@ impl Inventory for Gated<dyn Inventory> {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
-        let work = self.inner.settle(job_id, action, payment);
+        let work = self.inner.settle(job_id, action, tender);
         self.gate.call("inventory.settle", Part::Store, work).await
     }
 

@@ -229,7 +229,12 @@ async fn write_version_1(
             now,
         )
         .unwrap();
-    let sold = sold_hold.job.confirm(now).unwrap().unwrap().transition;
+    let sold = sold_hold
+        .job
+        .confirm(&seatclaim_core::domain::Tender::Waived, now)
+        .unwrap()
+        .unwrap()
+        .transition;
     let rejected = decided("b3")
         .reject("seat no longer available", now)
         .unwrap();

@@ -101,6 +101,7 @@ async fn serve(backend: Backend) -> String {
             }),
             body_read_timeout: ServerLimits::default().body_read_timeout(),
             stripe: None,
+            payments_required: false,
         },
         SignedDuration::ZERO,
         false,

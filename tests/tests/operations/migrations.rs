@@ -348,7 +348,11 @@ async fn an_older_folder_gains_no_extension_or_waitlist_and_its_queued_intents_s
     );
     let extended = backend
         .inventory
-        .settle(held_id, JobAction::Extend, None)
+        .settle(
+            held_id,
+            JobAction::Extend,
+            &seatclaim_core::domain::Tender::Nothing,
+        )
         .await
         .unwrap();
     assert!(

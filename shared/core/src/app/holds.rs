@@ -1,18 +1,18 @@
 //! The use cases that end a hold: the buyer's confirm or cancel, and the sweep that expires
 //! lapsed ones. The domain decides each (`Job::settle`); the inventory executes it.
 
-use crate::domain::{JobAction, JobId, Payment};
+use crate::domain::{JobAction, JobId, Tender};
 use crate::ports::{Backend, BackendError, Settled};
 
 /// Confirms or cancels a job for its buyer, decided at the instant the store writes it; a
-/// confirm with a `payment` sells a priced hold only if the payment is its amount due.
+/// confirm sells a priced hold only for its payment (`tender`), unless payments are waived.
 pub async fn settle(
     backend: &Backend,
     job_id: JobId,
     action: JobAction,
-    payment: Option<&Payment>,
+    tender: &Tender,
 ) -> Result<Settled, BackendError> {
-    backend.inventory.settle(job_id, action, payment).await
+    backend.inventory.settle(job_id, action, tender).await
 }
 
 /// Jobs expired per backend call; a large backlog is worked through in several calls.

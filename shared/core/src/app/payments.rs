@@ -3,7 +3,9 @@
 //! store's own time); a payment that sells nothing is published as [`PaymentUnmatched`] for the
 //! refund workflow, and never touches a seat.
 
-use crate::domain::{JobAction, JobId, Notice, PAYMENT_UNMATCHED, Payment, PaymentUnmatched};
+use crate::domain::{
+    JobAction, JobId, Notice, PAYMENT_UNMATCHED, Payment, PaymentUnmatched, Tender,
+};
 use crate::ports::{Backend, BackendError, Settled};
 
 /// What a provider reported, as far as it could be read.
@@ -38,7 +40,7 @@ pub async fn record_payment(
         (Some(job_id), Ok(payment)) => {
             match backend
                 .inventory
-                .settle(*job_id, JobAction::Confirm, Some(payment))
+                .settle(*job_id, JobAction::Confirm, &Tender::Paid(payment.clone()))
                 .await?
             {
                 Settled::Done(job) => return Ok(PaymentOutcome::Paid(job.job_id)),

@@ -125,6 +125,13 @@ pub enum JobConflict {
         /// What the hold costs (`None`: nothing is due).
         due: Option<Money>,
     },
+    /// A confirm without a payment of a priced hold, where payments are taken: the hold is
+    /// sold by its payment alone.
+    #[error("the hold costs {due} and is sold by its payment")]
+    PaymentRequired {
+        /// What the hold costs.
+        due: Money,
+    },
     /// The job was sold already, paid by another payment.
     #[error("the job was already paid by another payment")]
     PaidOtherwise,

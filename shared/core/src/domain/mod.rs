@@ -29,7 +29,7 @@ pub use layout::{
     Best, BlockSearch, Place, Seating, best_first, choose_block, no_block_reason, places,
 };
 pub use line::{DecisionRate, Line, QueuePosition};
-pub use money::{Currency, MAX_PRICE, Money, Payment, Prices};
+pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};
 pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
 pub use reservation_event::{
     EVENT_SOURCE, Notice, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent,

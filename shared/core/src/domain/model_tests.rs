@@ -170,7 +170,7 @@ impl Model {
         let job = &mut self.jobs[index];
         let settled = match action {
             JobAction::Extend => job.extend(EXTENSION, self.now).map(Some),
-            action => job.settle(action, None, self.now),
+            action => job.settle(action, &Tender::Waived, self.now),
         };
         let Ok(Some(Settling {
             transition,

@@ -147,6 +147,34 @@ pub struct Payment {
     pub reference: String,
 }
 
+/// What a confirm brings toward a hold's price. The domain sells a priced hold only for its
+/// payment, decided on the job as the settlement's atomic step reads it; the caller says only
+/// what it was handed and whether this deployment takes payments at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "tender", content = "payment", rename_all = "snake_case")]
+pub enum Tender {
+    /// No payment: a hold with an amount due is not sold (`JobConflict::PaymentRequired`).
+    /// The default, so a caller that forgets to say is refused rather than given seats.
+    #[default]
+    Nothing,
+    /// No payment, and none is taken: payments are off in this deployment (no authentication
+    /// and no provider, or `SEATCLAIM_PAYMENTS=off` for development). A priced hold is sold free.
+    Waived,
+    /// A provider's payment: it sells the hold only if it is exactly the amount due.
+    Paid(Payment),
+}
+
+impl Tender {
+    /// The payment, if one is brought.
+    #[must_use]
+    pub const fn payment(&self) -> Option<&Payment> {
+        match self {
+            Self::Paid(payment) => Some(payment),
+            Self::Nothing | Self::Waived => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

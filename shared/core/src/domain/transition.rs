@@ -7,8 +7,8 @@
 use jiff::Timestamp;
 
 use super::{
-    HoldExtension, Job, JobAction, JobConflict, JobStatus, Money, Payment, REASON_EXPIRED,
-    ReservationEvent, SeatId, Settlement,
+    HoldExtension, Job, JobAction, JobConflict, JobStatus, Money, REASON_EXPIRED, ReservationEvent,
+    SeatId, Settlement, Tender,
 };
 
 /// A decided change of one job, ready to persist.
@@ -144,19 +144,23 @@ impl Job {
         }
     }
 
-    /// HELD -> SOLD, while the hold is live.
-    pub fn confirm(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Confirm, None, now)
+    /// HELD -> SOLD, while the hold is live, with what `tender` brings toward its price.
+    pub fn confirm(
+        &self,
+        tender: &Tender,
+        now: Timestamp,
+    ) -> Result<Option<Settling>, JobConflict> {
+        self.settle(JobAction::Confirm, tender, now)
     }
 
     /// HELD -> CANCELLED: the buyer gives the seats back.
     pub fn cancel(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Cancel, None, now)
+        self.settle(JobAction::Cancel, &Tender::Nothing, now)
     }
 
     /// HELD -> EXPIRED, once the deadline has passed.
     pub fn expire(&self, now: Timestamp) -> Result<Option<Settling>, JobConflict> {
-        self.settle(JobAction::Expire, None, now)
+        self.settle(JobAction::Expire, &Tender::Nothing, now)
     }
 
     /// HELD stays HELD with its deadline `extension.step` later (from the deadline, not from
@@ -198,20 +202,29 @@ impl Job {
     /// to its seats, `Ok(None)` means the action already happened (a repeat is a no-op so
     /// clients may retry), and `Err` is a conflict the client must be told about.
     ///
-    /// A confirm with a `payment` sells the hold only if the payment is exactly its amount due,
-    /// and records the payment's reference: the same payment reported again is a repeat, another
-    /// payment of a sold job a conflict (its money must go back).
+    /// A confirm sells a priced hold only for its payment (`tender`), unless the deployment
+    /// waived payments: a payment must be exactly its amount due, and its reference is recorded,
+    /// so the same payment reported again is a repeat, another payment of a sold job a conflict
+    /// (its money must go back). Decided on the job as the settlement's step reads it, so a
+    /// confirm sent while the claim was still running cannot slip past the price.
     pub fn settle(
         &self,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
         now: Timestamp,
     ) -> Result<Option<Settling>, JobConflict> {
         let lapsed = self.hold_lapsed(now);
+        let payment = tender.payment();
         let (status, seats) = match (action, self.status) {
             // A lapsed hold already reads EXPIRED (`Job::as_of`): it can end no other way.
             (JobAction::Confirm | JobAction::Cancel, JobStatus::Held) if lapsed => {
                 return Err(JobConflict::HoldLapsed);
+            }
+            (JobAction::Confirm, JobStatus::Held) if *tender == Tender::Nothing => {
+                if let Some(due) = self.amount_due.filter(|due| due.amount > 0) {
+                    return Err(JobConflict::PaymentRequired { due });
+                }
+                (JobStatus::Sold, Settlement::Sell)
             }
             (JobAction::Confirm, JobStatus::Held)
                 if payment.is_some_and(|p| Some(p.paid) != self.amount_due) =>

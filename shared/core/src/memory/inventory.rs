@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use super::MemoryStore;
 use super::step::MemoryStep;
 use super::waitlist;
-use crate::domain::{EventId, Intent, JobAction, JobId, JobStatus, Payment};
+use crate::domain::{EventId, Intent, JobAction, JobId, JobStatus, Tender};
 use crate::ports::{BackendError, Claims, Inventory, Settled};
 use crate::step::{claim_one, settle_one};
 
@@ -32,12 +32,12 @@ impl Inventory for MemoryStore {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError> {
         // The clock is read under the lock, as SQLite's adapter reads it in its transaction.
         self.lock().atomically(|state| {
             let now = self.clock.now();
-            settle_one(&mut MemoryStep { state }, job_id, action, payment, now)
+            settle_one(&mut MemoryStep { state }, job_id, action, tender, now)
                 .map(|(settled, _)| settled)
         })
     }
@@ -63,7 +63,8 @@ impl Inventory for MemoryStore {
             let mut step = MemoryStep { state };
             let mut released = 0;
             for (_, job_id) in lapsed.into_iter().take(limit) {
-                let (settled, _) = settle_one(&mut step, job_id, JobAction::Expire, None, now)?;
+                let (settled, _) =
+                    settle_one(&mut step, job_id, JobAction::Expire, &Tender::Nothing, now)?;
                 released += usize::from(matches!(settled, Settled::Done(_)));
             }
             Ok(released)

@@ -3,8 +3,8 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    EventId, HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus, Payment,
-    ReservationEvent, SeatId, Settling, Transition,
+    EventId, HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus,
+    ReservationEvent, SeatId, Settling, Tender, Transition,
 };
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
@@ -83,7 +83,7 @@ impl Settled {
     pub fn plan(
         job: Option<Job>,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
         extension: HoldExtension,
         now: Timestamp,
     ) -> Result<(Job, Settling), Self> {
@@ -92,7 +92,7 @@ impl Settled {
         };
         let settled = match action {
             JobAction::Extend => job.extend(extension, now).map(Some),
-            action => job.settle(action, payment, now),
+            action => job.settle(action, tender, now),
         };
         match settled {
             Ok(Some(settling)) => Ok((job, settling)),
@@ -117,8 +117,9 @@ pub trait Inventory: Send + Sync {
     /// Confirms, cancels, expires or extends a held job (or cancels a waiting one), as the domain's `Job::settle` (or, for
     /// an extension, `Job::extend` under the event's terms read in the step) decides: the seat
     /// writes conditioned on this job's hold, and the job's transition, in one atomic step. A
-    /// confirm with a `payment` is decided against the job as read in that step, so a payment
-    /// and a cancel or expiry racing on one hold leave exactly one outcome.
+    /// confirm's `tender` (a payment, none, or payments waived) is decided against the job as
+    /// read in that step, so a payment and a cancel or expiry racing on one hold leave exactly
+    /// one outcome, and a confirm sent while the claim ran meets the hold's price.
     ///
     /// The decision's "now" is the store's own, read inside that step (under the write lock, or
     /// just before the conditional write is sent), never the caller's: a confirm that waited for
@@ -130,7 +131,7 @@ pub trait Inventory: Send + Sync {
         &self,
         job_id: JobId,
         action: JobAction,
-        payment: Option<&Payment>,
+        tender: &Tender,
     ) -> Result<Settled, BackendError>;
 
     /// Closes `event_id`'s waitlist: every WAITLISTED job is REJECTED ("waitlist closed"), each

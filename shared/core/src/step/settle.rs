@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 
 use super::StepStore;
-use crate::domain::{HoldExtension, Job, JobAction, JobId, Payment, Settlement, Settling};
+use crate::domain::{HoldExtension, Job, JobAction, JobId, Settlement, Settling, Tender};
 use crate::ports::{BackendError, Settled};
 
 /// Settles one job as the domain decides; returns the answer, and the jobs a line handed the
@@ -14,7 +14,7 @@ pub fn settle_one(
     store: &mut impl StepStore,
     job_id: JobId,
     action: JobAction,
-    payment: Option<&Payment>,
+    tender: &Tender,
     now: Timestamp,
 ) -> Result<(Settled, Vec<Job>), BackendError> {
     let job = store.job(job_id)?;
@@ -30,7 +30,7 @@ pub fn settle_one(
             transition,
             seats: settlement,
         },
-    ) = match Settled::plan(job, action, payment, extension, now) {
+    ) = match Settled::plan(job, action, tender, extension, now) {
         Ok(plan) => plan,
         Err(answer) => return Ok((answer, Vec::new())),
     };

@@ -270,7 +270,15 @@ async fn settle_held(
             // A transient failure (the API's 503) is retried, as a buyer's client does.
             let mut attempt = 0;
             loop {
-                match backend.inventory.settle(intent.job_id, action, None).await {
+                match backend
+                    .inventory
+                    .settle(
+                        intent.job_id,
+                        action,
+                        &seatclaim_core::domain::Tender::Waived,
+                    )
+                    .await
+                {
                     Err(error) if error.is_transient() && attempt < 10 => attempt += 1,
                     other => break other.map(|_| true).map_err(Into::into),
                 }

@@ -15,12 +15,20 @@ use super::{DECIDED_WITHIN, seats};
 /// An app taking Stripe payments whose event `paid` sells section A at 25.00 EUR a seat and
 /// section B free; with `hs256_secret`, authentication is on.
 pub(super) async fn priced_app(hs256_secret: Option<&str>) -> TestApp {
-    let app = TestApp::spawn_with(AppOptions {
+    let stripe = AppOptions {
         stripe_webhook_secret: Some(SECRET.to_owned()),
+        ..AppOptions::default()
+    };
+    priced_app_as(stripe, hs256_secret).await
+}
+
+/// [`priced_app`] with the payment settings of `options` (a provider's secret, the mode).
+async fn priced_app_as(options: AppOptions, hs256_secret: Option<&str>) -> TestApp {
+    let app = TestApp::spawn_with(AppOptions {
         auth: hs256_secret.map(hs256),
         // The race reserves round after round as one buyer.
         buyer_rate: (1000, 1000),
-        ..AppOptions::default()
+        ..options
     })
     .await;
     let mut create = app.request(Method::POST, "/v1/events");
@@ -154,6 +162,35 @@ async fn a_priced_hold_shows_its_amount_due_and_only_its_payment_confirms_it() {
         .filter(|s| s["state"] == "SOLD")
         .count();
     assert_eq!(sold_seats, 3, "both paid seats and the free one: {map}");
+}
+
+#[tokio::test]
+async fn with_authentication_on_and_no_provider_a_priced_hold_still_needs_its_payment() {
+    let secret = "a-development-secret-of-32-bytes!";
+    let app = priced_app_as(AppOptions::default(), Some(secret)).await;
+    let buyer = hs256_token(secret, &claims("b1", &json!({})));
+    let id = held_as(&app, &buyer, "unpaid", "A-1-1").await;
+    let refused = app
+        .request(Method::POST, &format!("/v1/jobs/{id}/confirm"))
+        .header("authorization", &format!("Bearer {buyer}"))
+        .send()
+        .await;
+    let problem = assert_problem(&refused, StatusCode::PAYMENT_REQUIRED);
+    assert_eq!(problem["type"], "urn:seatclaim:problem:payment-required");
+    assert_eq!(job_as(&app, &buyer, &id).await["status"], "HELD");
+}
+
+#[tokio::test]
+async fn payments_off_lets_the_buyer_confirm_a_priced_hold_in_development() {
+    let off = AppOptions {
+        payments: Some(seatclaim_api::PaymentsMode::Off),
+        ..AppOptions::default()
+    };
+    let app = priced_app_as(off, None).await;
+    let job = held(&app, "dev", &["A-1-1"]).await;
+    let id = job["job_id"].as_str().unwrap();
+    let (status, sold) = app.post(&format!("/v1/jobs/{id}/confirm")).await;
+    assert_eq!((status, &sold["status"]), (StatusCode::OK, &json!("SOLD")));
 }
 
 #[tokio::test]

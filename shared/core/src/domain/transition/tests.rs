@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::{BuyerId, Currency, EventId, JobId, SeatRequest};
+use crate::domain::{BuyerId, Currency, EventId, JobId, Payment, SeatRequest};
 
 fn at(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap()
@@ -94,7 +94,10 @@ fn only_a_failed_job_reopens_for_a_replay() {
 
 #[test]
 fn a_live_hold_can_be_confirmed_and_a_repeat_confirm_is_a_no_op() {
-    let sold = job(JobStatus::Held).confirm(at(99)).unwrap().unwrap();
+    let sold = job(JobStatus::Held)
+        .confirm(&Tender::Nothing, at(99))
+        .unwrap()
+        .unwrap();
     assert_eq!(sold.seats, Settlement::Sell);
     assert_eq!(
         (sold.transition.from, sold.transition.job.status),
@@ -105,13 +108,19 @@ fn a_live_hold_can_be_confirmed_and_a_repeat_confirm_is_a_no_op() {
         sold.transition.event.hold_expires_at, None,
         "only HELD events carry a deadline"
     );
-    assert_eq!(job(JobStatus::Sold).confirm(at(500)), Ok(None));
+    assert_eq!(
+        job(JobStatus::Sold).confirm(&Tender::Nothing, at(500)),
+        Ok(None)
+    );
 }
 
 #[test]
 fn a_lapsed_hold_cannot_be_confirmed_or_cancelled_but_can_be_expired() {
     let held = job(JobStatus::Held);
-    assert_eq!(held.confirm(at(100)), Err(JobConflict::HoldLapsed));
+    assert_eq!(
+        held.confirm(&Tender::Nothing, at(100)),
+        Err(JobConflict::HoldLapsed)
+    );
     assert_eq!(held.cancel(at(100)), Err(JobConflict::HoldLapsed));
     let expired = held.expire(at(100)).unwrap().unwrap();
     assert_eq!(
@@ -128,7 +137,11 @@ fn a_sold_job_cannot_be_cancelled_and_a_pending_one_cannot_be_confirmed() {
         err.to_string(),
         "the job is SOLD, so it cannot be cancelled"
     );
-    assert!(job(JobStatus::Pending).confirm(at(0)).is_err());
+    assert!(
+        job(JobStatus::Pending)
+            .confirm(&Tender::Nothing, at(0))
+            .is_err()
+    );
     assert_eq!(job(JobStatus::Cancelled).cancel(at(0)), Ok(None));
     let cancelled = job(JobStatus::Held).cancel(at(1)).unwrap().unwrap();
     assert_eq!(
@@ -161,22 +174,28 @@ fn priced(status: JobStatus) -> Job {
 #[test]
 fn a_payment_of_the_amount_due_sells_the_hold_and_is_recorded() {
     let sold = priced(JobStatus::Held)
-        .settle(JobAction::Confirm, Some(&paid(4500, "pi_1")), at(99))
+        .settle(
+            JobAction::Confirm,
+            &Tender::Paid(paid(4500, "pi_1")),
+            at(99),
+        )
         .unwrap()
         .unwrap();
     assert_eq!(sold.transition.job.status, JobStatus::Sold);
     assert_eq!(sold.transition.job.payment_ref.as_deref(), Some("pi_1"));
     assert_eq!(sold.transition.event.payment_ref.as_deref(), Some("pi_1"));
     assert_eq!(sold.seats, Settlement::Sell);
-    let again = sold
-        .transition
-        .job
-        .settle(JobAction::Confirm, Some(&paid(4500, "pi_1")), at(200));
+    let again = sold.transition.job.settle(
+        JobAction::Confirm,
+        &Tender::Paid(paid(4500, "pi_1")),
+        at(200),
+    );
     assert_eq!(again, Ok(None), "the same payment again is a repeat");
-    let other = sold
-        .transition
-        .job
-        .settle(JobAction::Confirm, Some(&paid(4500, "pi_2")), at(99));
+    let other = sold.transition.job.settle(
+        JobAction::Confirm,
+        &Tender::Paid(paid(4500, "pi_2")),
+        at(99),
+    );
     assert_eq!(other, Err(JobConflict::PaidOtherwise));
 }
 
@@ -185,7 +204,7 @@ fn a_payment_of_another_amount_or_currency_or_after_the_deadline_sells_nothing()
     let held = priced(JobStatus::Held);
     for wrong in [paid(4499, "pi"), paid(0, "pi")] {
         assert_eq!(
-            held.settle(JobAction::Confirm, Some(&wrong), at(99)),
+            held.settle(JobAction::Confirm, &Tender::Paid(wrong), at(99)),
             Err(JobConflict::PaymentMismatch {
                 due: Some(eur(4500))
             })
@@ -199,11 +218,11 @@ fn a_payment_of_another_amount_or_currency_or_after_the_deadline_sells_nothing()
         reference: "pi".into(),
     };
     assert!(
-        held.settle(JobAction::Confirm, Some(&dollars), at(99))
+        held.settle(JobAction::Confirm, &Tender::Paid(dollars), at(99))
             .is_err()
     );
     assert_eq!(
-        held.settle(JobAction::Confirm, Some(&paid(4500, "pi")), at(100)),
+        held.settle(JobAction::Confirm, &Tender::Paid(paid(4500, "pi")), at(100)),
         Err(JobConflict::HoldLapsed)
     );
     let free = job(JobStatus::Held);
@@ -214,7 +233,43 @@ fn a_payment_of_another_amount_or_currency_or_after_the_deadline_sells_nothing()
         "a lapsed hold is refused as lapsed"
     );
     assert!(matches!(
-        free.settle(JobAction::Confirm, Some(&paid(1, "pi")), at(99)),
+        free.settle(JobAction::Confirm, &Tender::Paid(paid(1, "pi")), at(99)),
         Err(JobConflict::PaymentMismatch { due: None })
     ));
+}
+
+#[test]
+fn a_priced_hold_is_sold_without_a_payment_only_where_payments_are_waived() {
+    let held = priced(JobStatus::Held);
+    assert_eq!(
+        held.confirm(&Tender::Nothing, at(99)),
+        Err(JobConflict::PaymentRequired { due: eur(4500) })
+    );
+    let waived = held.confirm(&Tender::Waived, at(99)).unwrap().unwrap();
+    assert_eq!(waived.transition.job.status, JobStatus::Sold);
+    assert_eq!(waived.transition.job.payment_ref, None);
+    let free = job(JobStatus::Held).confirm(&Tender::Nothing, at(99));
+    assert_eq!(
+        free.unwrap().unwrap().transition.job.status,
+        JobStatus::Sold,
+        "a free hold needs no payment"
+    );
+    assert_eq!(
+        held.confirm(&Tender::Nothing, at(100)),
+        Err(JobConflict::HoldLapsed),
+        "a lapsed hold is refused as lapsed, paid or not"
+    );
+    for status in [
+        JobStatus::Pending,
+        JobStatus::Waitlisted,
+        JobStatus::Cancelled,
+    ] {
+        assert!(
+            matches!(
+                priced(status).confirm(&Tender::Nothing, at(99)),
+                Err(JobConflict::WrongStatus { .. })
+            ),
+            "a confirm of a job that is not HELD is a conflict: {status:?}"
+        );
+    }
 }

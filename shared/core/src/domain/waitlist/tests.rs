@@ -5,7 +5,7 @@ use jiff::SignedDuration;
 use super::*;
 use crate::domain::{
     EventId, HoldExtension, Intent, JobId, JobStatus, Prices, SeatLimit, SeatRequest, SeatState,
-    Section,
+    Section, Tender,
 };
 
 fn at(seconds: i64) -> Timestamp {
@@ -176,7 +176,7 @@ fn a_waiting_job_leaves_the_line_only_by_hand_out_cancel_or_close() {
     let job = waiting("b1", 1);
     assert!(job.reject_waiting(REASON_WAITLIST_CLOSED, at(1)).is_ok());
     assert!(job.cancel(at(1)).unwrap().is_some());
-    assert!(job.confirm(at(1)).is_err());
+    assert!(job.confirm(&Tender::Nothing, at(1)).is_err());
     assert!(job.expire(at(1)).is_err());
     assert_eq!(
         job.join_waitlist(at(1)),
