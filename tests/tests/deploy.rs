@@ -15,7 +15,8 @@
 //!   task definition) has its own role, and the worker's role lacks what only the operator does;
 //! - the edge: no stack without a certificate unless `AllowPlainHttp` (the `Rules`), HTTP
 //!   redirecting to HTTPS, a WAF rate-based rule per client address (the viewer's, for requests
-//!   the page's distribution relays), access logs to a bucket;
+//!   the page's distribution relays) and per bearer token (whatever the case and spacing of the
+//!   `Authorization` header), access logs to a bucket;
 //! - the seat map's rate rule on the page's distribution (cache hits never reach the load
 //!   balancer): a CLOUDFRONT web ACL the stack creates in us-east-1 or is given
 //!   (`PageWebAclArn`), the same in `deploy/cloudformation/page-waf.yaml`;
