@@ -3,7 +3,7 @@
 //! table, an index, a queue or a setting in the code fails here until the templates follow.
 //!
 //! - tables: names from `AwsNames::from_settings`, keys, attribute types and indexes from
-//!   `table_specs` (every index projecting all attributes);
+//!   `table_specs` (every index projecting all attributes), every table deletion-protected;
 //! - queues: names, the redrive from the intent queue to its DLQ, and `maxReceiveCount` equal to
 //!   `BackendSettings::max_receive_count()` for every `MaxAttempts` the template allows;
 //! - the event bus's name and the event source in every rule and archive pattern;
