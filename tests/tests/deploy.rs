@@ -26,8 +26,10 @@
 //!   answers page paths with `index.html`, none of it without `UiDistribution`, and
 //!   `deploy/publish-ui.sh` uploading every file of `api/ui`;
 //! - identity: the Cognito pool, its admin and payments scopes (the API's), the buyers' public
-//!   client and the operators' and payments service's client-credentials clients, and the
-//!   issuer settings the API gets;
+//!   client and the operators' and payments service's client-credentials clients, the issuer
+//!   settings the API gets, and no self sign-up unless `SelfSignUp` turns it on, then with
+//!   threat protection enforced on the Plus tier;
+//! - every parameter in one of the console's parameter groups;
 //! - Stripe's webhook signing secret: in Secrets Manager, given to the API container alone as an
 //!   ECS secret, readable by the execution role and by no task role;
 //! - the Dockerfile copies every workspace member's manifest and builds every binary deployed.
