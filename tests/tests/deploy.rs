@@ -3,7 +3,7 @@
 //! table, an index, a queue or a setting in the code fails here until the templates follow.
 //!
 //! - tables: names from `AwsNames::from_settings`, keys, attribute types and indexes from
-//!   `table_specs` (every index projecting all attributes);
+//!   `table_specs` (every index projecting all attributes), every table deletion-protected;
 //! - queues: names, the redrive from the intent queue to its DLQ, and `maxReceiveCount` equal to
 //!   `BackendSettings::max_receive_count()` for every `MaxAttempts` the template allows;
 //! - the event bus's name and the event source in every rule and archive pattern;
@@ -15,7 +15,8 @@
 //!   task definition) has its own role, and the worker's role lacks what only the operator does;
 //! - the edge: no stack without a certificate unless `AllowPlainHttp` (the `Rules`), HTTP
 //!   redirecting to HTTPS, a WAF rate-based rule per client address (the viewer's, for requests
-//!   the page's distribution relays), access logs to a bucket;
+//!   the page's distribution relays) and per bearer token (whatever the case and spacing of the
+//!   `Authorization` header), access logs to a bucket;
 //! - the seat map's rate rule on the page's distribution (cache hits never reach the load
 //!   balancer): a CLOUDFRONT web ACL the stack creates in us-east-1 or is given
 //!   (`PageWebAclArn`), the same in `deploy/cloudformation/page-waf.yaml`;
@@ -25,8 +26,10 @@
 //!   answers page paths with `index.html`, none of it without `UiDistribution`, and
 //!   `deploy/publish-ui.sh` uploading every file of `api/ui`;
 //! - identity: the Cognito pool, its admin and payments scopes (the API's), the buyers' public
-//!   client and the operators' and payments service's client-credentials clients, and the
-//!   issuer settings the API gets;
+//!   client and the operators' and payments service's client-credentials clients, the issuer
+//!   settings the API gets, and no self sign-up unless `SelfSignUp` turns it on, then with
+//!   threat protection enforced on the Plus tier;
+//! - every parameter in one of the console's parameter groups;
 //! - Stripe's webhook signing secret: in Secrets Manager, given to the API container alone as an
 //!   ECS secret, readable by the execution role and by no task role;
 //! - the Dockerfile copies every workspace member's manifest and builds every binary deployed.

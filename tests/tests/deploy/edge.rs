@@ -199,6 +199,94 @@ pub(crate) fn a_waf_rule_limits_each_bearer_token_across_the_tasks() {
     }
 }
 
+/// WAF turns a header into a rate-based rule's key by its text transformations, lowest priority
+/// first. Without them the per-buyer rule would count `Bearer`, `bearer` and `Bearer  ` (two
+/// spaces) before the same token as three buyers, each with a limit of its own: the key must
+/// not change with the scheme's case or the white space, and must still tell tokens apart.
+#[test]
+pub(crate) fn the_per_buyer_key_ignores_the_case_and_the_spacing_of_the_authorization_header() {
+    let template = Template::load();
+    let acl_id = web_acl_of_scope(&template, "REGIONAL");
+    let parameters = template.parameters(&[
+        ("CertificateArn", CERTIFICATE),
+        ("ApiDomainName", API_DOMAIN),
+    ]);
+    let deployed = template.deployed(&parameters);
+    let keys: Vec<&Value> = sequence(&deployed[acl_id.as_str()]["Properties"]["Rules"])
+        .iter()
+        .map(|rule| &rule["Statement"]["RateBasedStatement"])
+        .filter(|statement| statement["AggregateKeyType"].as_str() == Some("CUSTOM_KEYS"))
+        .flat_map(|statement| sequence(&statement["CustomKeys"]))
+        .collect();
+    assert_eq!(keys.len(), 1, "the bearer token is the one custom key");
+    let transformations = sequence(&keys[0]["Header"]["TextTransformations"]);
+    let priorities: BTreeSet<u64> = transformations
+        .iter()
+        .map(|t| t["Priority"].as_u64().expect("a priority"))
+        .collect();
+    assert_eq!(
+        priorities.len(),
+        transformations.len(),
+        "WAF wants every priority different: {transformations:?}"
+    );
+    let key = |header: &str| waf_transformed(header, transformations);
+
+    let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJidXllci0xIn0.c2lnbmF0dXJl";
+    let other = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJidXllci0yIn0.b3RoZXJzaWdu";
+    let same = key(&format!("Bearer {token}"));
+    for variant in [
+        format!("bearer {token}"),
+        format!("BEARER {token}"),
+        format!("Bearer  {token}"),
+        format!("Bearer\t{token}"),
+        format!("bEaReR \t {token}"),
+    ] {
+        assert_eq!(key(&variant), same, "{variant:?} counts as the same buyer");
+    }
+    assert_ne!(
+        key(&format!("Bearer {other}")),
+        same,
+        "another token is another buyer"
+    );
+}
+
+/// A header as WAF's text transformations leave it, applied in priority order. Only the types
+/// the template uses are modelled; any other fails the test until it is added here.
+fn waf_transformed(value: &str, transformations: &[Value]) -> String {
+    let mut ordered: Vec<&Value> = transformations.iter().collect();
+    ordered.sort_by_key(|t| t["Priority"].as_u64());
+    let mut text = value.to_owned();
+    for transformation in ordered {
+        text = match transformation["Type"].as_str() {
+            Some("NONE") => text,
+            Some("LOWERCASE") => text.to_ascii_lowercase(),
+            // \f \t \n \r \v and the non-breaking space become spaces, then each run of
+            // spaces one space (the AWS WAF developer guide's "Text transformation options").
+            Some("COMPRESS_WHITE_SPACE") => {
+                let spaced: String = text
+                    .chars()
+                    .map(|c| {
+                        if matches!(c, '\u{c}' | '\t' | '\n' | '\r' | '\u{b}' | '\u{a0}') {
+                            ' '
+                        } else {
+                            c
+                        }
+                    })
+                    .collect();
+                let mut compressed = String::with_capacity(spaced.len());
+                for c in spaced.chars() {
+                    if !(c == ' ' && compressed.ends_with(' ')) {
+                        compressed.push(c);
+                    }
+                }
+                compressed
+            }
+            other => panic!("text transformation {other:?} is not modelled here"),
+        };
+    }
+    text
+}
+
 /// The logical id of the template's one web ACL of this scope (REGIONAL or CLOUDFRONT).
 pub(crate) fn web_acl_of_scope(template: &Template, scope: &str) -> String {
     let found: Vec<String> = template

@@ -215,3 +215,71 @@ pub(crate) fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trust
         );
     }
 }
+
+/// Every account in the pool is a buyer with a seat limit, a pre-queue ticket and waitlist places
+/// of its own, so open sign-up lets one person multiply them. The pool therefore takes no
+/// sign-ups unless `SelfSignUp` says so, and a pool that does takes them under Cognito's threat
+/// protection, enforced, on the Plus tier (the only one Cognito allows it on: a Lite pool with
+/// it on is refused, and cfn-lint does not check the pairing).
+#[test]
+pub(crate) fn buyers_sign_up_only_when_a_parameter_allows_it_and_then_under_threat_protection() {
+    let template = Template::load();
+    let allowed: BTreeSet<String> =
+        sequence(&template.root["Parameters"]["SelfSignUp"]["AllowedValues"])
+            .iter()
+            .filter_map(scalar_text)
+            .collect();
+    assert_eq!(
+        allowed,
+        BTreeSet::from(["true", "false"].map(str::to_owned))
+    );
+    assert_eq!(
+        template.defaults["SelfSignUp"], "false",
+        "no sign-up unless told otherwise"
+    );
+
+    let (pool_id, _) = template.only("AWS::Cognito::UserPool");
+    for (self_sign_up, open, mode, tier) in [
+        (None, false, "OFF", "LITE"),
+        (Some("false"), false, "OFF", "LITE"),
+        (Some("true"), true, "ENFORCED", "PLUS"),
+    ] {
+        let overrides: Vec<(&str, &str)> = self_sign_up
+            .map(|value| ("SelfSignUp", value))
+            .into_iter()
+            .collect();
+        let parameters = template.parameters(&overrides);
+        let deployed = template.deployed(&parameters);
+        let pool = &deployed[pool_id.as_str()]["Properties"];
+        let what = format!("SelfSignUp {self_sign_up:?}");
+        assert_eq!(
+            pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"].as_bool(),
+            Some(!open),
+            "{what}: only operators make accounts unless sign-up is open"
+        );
+        assert_eq!(
+            pool["UserPoolAddOns"]["AdvancedSecurityMode"].as_str(),
+            Some(mode),
+            "{what}: threat protection"
+        );
+        assert_eq!(pool["UserPoolTier"].as_str(), Some(tier), "{what}: tier");
+        assert!(
+            mode == "OFF" || tier == "PLUS",
+            "{what}: Cognito has threat protection on the Plus tier only"
+        );
+    }
+
+    let identity: Vec<&Value> =
+        sequence(&template.root["Metadata"]["AWS::CloudFormation::Interface"]["ParameterGroups"])
+            .iter()
+            .filter(|group| {
+                strings(&group["Parameters"]).contains("AuthJwksUrl")
+                    && strings(&group["Parameters"]).contains("SelfSignUp")
+            })
+            .collect();
+    assert_eq!(
+        identity.len(),
+        1,
+        "SelfSignUp is shown with the other identity parameters"
+    );
+}

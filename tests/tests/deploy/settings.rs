@@ -192,3 +192,36 @@ pub(crate) fn every_setting_the_deployment_passes_is_one_the_binary_reads() {
         "the compose stack runs init, the API and the worker"
     );
 }
+
+/// The console shows the parameters by the template's groups and puts any it leaves out at the
+/// end, away from the ones it goes with: every parameter belongs to exactly one group.
+#[test]
+pub(crate) fn every_parameter_is_shown_in_exactly_one_group() {
+    let template = Template::load();
+    let groups =
+        sequence(&template.root["Metadata"]["AWS::CloudFormation::Interface"]["ParameterGroups"]);
+    assert!(!groups.is_empty(), "the template groups its parameters");
+    let mut grouped: BTreeMap<String, usize> = BTreeMap::new();
+    for group in groups {
+        for parameter in sequence(&group["Parameters"])
+            .iter()
+            .filter_map(scalar_text)
+        {
+            *grouped.entry(parameter).or_default() += 1;
+        }
+    }
+    let parameters: BTreeSet<String> = template.root["Parameters"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .filter_map(scalar_text)
+        .collect();
+    assert_eq!(
+        grouped.keys().cloned().collect::<BTreeSet<_>>(),
+        parameters,
+        "the groups name exactly the parameters"
+    );
+    for (parameter, count) in &grouped {
+        assert_eq!(*count, 1, "{parameter} is in one group");
+    }
+}
