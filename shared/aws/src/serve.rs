@@ -1,5 +1,5 @@
 //! Serving a section's waitlist on DynamoDB: the line's head and the section's free seats are
-//! read, the domain's `hand_out` decides who gets which, and each step is its own transaction,
+//! read, the domain's `hand_out` decides who gets which (first fit in line order), and each step is its own transaction,
 //! conditioned as any claim is (each seat AVAILABLE or lapsed, the job still WAITLISTED, the
 //! buyer's count under its ceiling), that also deletes the job's place. Servers racing on one
 //! line (a cancel and the sweeper) lose a condition and read again; nobody is served twice.
@@ -11,8 +11,11 @@ use super::item::{Transacted, transact};
 use seatclaim_core::domain::{EventId, HandOut, Job, JobStatus, SaleTerms, Section, hand_out};
 use seatclaim_core::ports::BackendError;
 
-/// Jobs of a line read per round: a round serves them or stops at the first that must wait.
+/// Jobs of a line read in a round at first: a round serves whoever of them the free seats fit.
 const LINE_PAGE: usize = 16;
+/// The deepest a round reads into the line: a round that served nobody while seats are left
+/// reads four times deeper the next time, up to this (the sweeper's next pass goes on).
+const DEEPEST: usize = 1024;
 /// Rounds of one serving: each reads the line and the seats afresh after a lost race or a
 /// fully served page. Past the last, the sweeper's next pass goes on.
 const SERVE_ROUNDS: usize = 8;
@@ -30,14 +33,15 @@ enum Step {
 }
 
 impl DynamoStore {
-    /// Hands the section's free seats to its line, in order, until the head must wait, the
-    /// line is empty, or the rounds run out.
+    /// Hands the section's free seats to its line, first fit in line order, until no seat is
+    /// left, the whole line was looked at, or the rounds run out.
     pub(super) async fn serve_line(
         &self,
         event_id: &EventId,
         section: &Section,
         terms: &SaleTerms,
     ) -> Result<(), BackendError> {
+        let mut depth = LINE_PAGE;
         for _ in 0..SERVE_ROUNDS {
             let free = self
                 .free_seats(event_id, section.as_str(), SEATS_PER_ROUND)
@@ -45,7 +49,7 @@ impl DynamoStore {
             if free.is_empty() {
                 return Ok(());
             }
-            let line = self.waiting_jobs(event_id, section).await?;
+            let line = self.waiting_jobs(event_id, section, depth).await?;
             let now = self.clock.now();
             let steps = hand_out(&line, &free, terms, now, |_| 0);
             let mut raced = false;
@@ -59,22 +63,29 @@ impl DynamoStore {
                     break;
                 }
             }
-            // A round that did not serve its whole page stopped at a head that must wait.
-            if !raced && (steps.len() < line.len() || line.len() < LINE_PAGE) {
+            if raced {
+                continue;
+            }
+            // The whole line was looked at; or nobody read fits what is left: read deeper.
+            if line.len() < depth {
                 return Ok(());
+            }
+            if steps.is_empty() {
+                depth = (depth * 4).min(DEEPEST);
             }
         }
         Ok(())
     }
 
-    /// The first WAITLISTED jobs of the line, in order.
+    /// The first `depth` WAITLISTED jobs of the line, in order.
     async fn waiting_jobs(
         &self,
         event_id: &EventId,
         section: &Section,
+        depth: usize,
     ) -> Result<Vec<Job>, BackendError> {
         let ids = self
-            .line_head(event_id, section.as_str(), LINE_PAGE, true)
+            .line_head(event_id, section.as_str(), depth, true)
             .await?;
         let jobs = futures_util::stream::iter(ids)
             .map(|job_id| self.load_job(job_id))

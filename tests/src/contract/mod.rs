@@ -65,7 +65,7 @@ pub use together::{
     racing_blocks_fill_a_section_with_adjacent_holds,
 };
 pub use waitlist_races::racing_cancels_serve_a_line_in_order;
-pub use waitlists::a_sections_line_is_served_in_order_and_nobody_passes_it;
+pub use waitlists::a_sections_line_is_served_first_fit_in_order;
 
 use crate::{JumpClock, eventually};
 
@@ -297,7 +297,7 @@ macro_rules! port_contract {
             a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
             a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
-            a_sections_line_is_served_in_order_and_nobody_passes_it,
+            a_sections_line_is_served_first_fit_in_order,
             racing_cancels_serve_a_line_in_order,
             a_sale_opens_in_the_order_its_seed_draws,
             arriving_first_buys_no_advantage_at_the_opening,

@@ -51,8 +51,9 @@ async fn job(f: &Fixture, job_id: JobId) -> Job {
 }
 
 /// Sixty buyers for twenty seats form a line; every hold is then cancelled from four tasks at
-/// once. The line is served in admission order (every job served from it was admitted before
-/// every job still waiting), no seat is held twice, the seat map names each seat's holder, and
+/// once. The line is served first fit in admission order (a job served from it that wanted as
+/// many seats as one still waiting was admitted before it), no seat is left free that a waiter
+/// fits, no seat is held twice, the seat map names each seat's holder, and
 /// closing the waitlist ends every wait.
 pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
     let event = NewEvent::parse(EventSpec {
@@ -116,15 +117,24 @@ pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
             assert!(twice.is_none(), "{seat} is held by two jobs");
         }
     }
-    let (last_served, first_waiting) = (served.iter().max(), waiting.iter().min());
+    // First fit in line order: a job served from the line that wanted at least as many seats
+    // as one still waiting was admitted before it (else the waiting one would have fit first).
+    let wanted = |n: &usize| intents[*n].request.quantity();
+    for w in &waiting {
+        let passed: Vec<&usize> = served
+            .iter()
+            .filter(|s| *s > w && wanted(s) >= wanted(w))
+            .collect();
+        assert!(
+            passed.is_empty(),
+            "jobs {passed:?} passed job {w} in line (served {served:?}, waiting {waiting:?})"
+        );
+    }
+    let free = SEATS as usize - holders.len();
+    let fewest = waiting.iter().map(wanted).min().unwrap_or(usize::MAX);
     assert!(
-        matches!((last_served, first_waiting), (Some(s), Some(w)) if s < w),
-        "served {served:?} and waiting {waiting:?}: someone passed the line"
-    );
-    assert!(
-        holders.len() >= SEATS as usize - 1,
-        "seats left free while a line waits: {} of {SEATS} held",
-        holders.len()
+        !waiting.is_empty() && free < fewest,
+        "{free} seats left free while a waiter of {fewest} waits"
     );
     for seat in seats_of(f, &event.event_id).await {
         if let SeatState::Held { job_id, .. } = seat.state {

@@ -1,7 +1,7 @@
 //! The waitlist in the port contract: a section request that finds too few seats waits in its
-//! section's line; while the line exists nobody passes it (section requests join its end, exact
-//! requests for its seats are refused); seats that come free (a cancel, the sweeper) go to it
-//! in order; a place may be given up; closing the waitlist ends every place. Backends that do
+//! section's line; seats that come free (a cancel, the sweeper) go to it first fit in line
+//! order; exact requests for a free seat beside a line are refused; a place may be given up;
+//! closing the waitlist ends every place. Backends that do
 //! not build waitlists refuse the event instead.
 
 use jiff::SignedDuration;
@@ -74,25 +74,52 @@ async fn with_waitlist(f: &Fixture) -> EventId {
     }
 }
 
-/// The line forms, holds its seats against everyone behind it, is served in order by a cancel
-/// and by the sweeper, lets a place be given up, and ends when the waitlist closes.
-pub async fn a_sections_line_is_served_in_order_and_nobody_passes_it(f: Fixture) {
+/// The line forms and is served first fit in line order, by a cancel and by the sweeper: seats
+/// go to the earliest waiter they fit, a waiter they do not fit keeps its place, exact requests
+/// for a free seat beside the line are refused, and a place may be given up; the line ends when
+/// the waitlist closes.
+pub async fn a_sections_line_is_served_first_fit_in_order(f: Fixture) {
     let event = with_waitlist(&f).await;
     let (first, held) = claimed(&f, &event, "b1", section(2)).await;
     assert!(matches!(held, ClaimOutcome::Held { .. }), "{held:?}");
     let (pair, waits) = claimed(&f, &event, "b2", section(2)).await;
     assert_eq!(waits, ClaimOutcome::Waitlisted, "one seat is left for two");
-    let (single, behind) = claimed(&f, &event, "b3", section(1)).await;
-    assert_eq!(
-        behind,
-        ClaimOutcome::Waitlisted,
-        "the free seat is the line's"
+    let (single, fits) = claimed(&f, &event, "b3", section(1)).await;
+    assert!(
+        matches!(fits, ClaimOutcome::Held { .. }),
+        "the free seat fits nobody ahead: the newcomer it fits takes it ({fits:?})"
     );
+    let (late_single, behind) = claimed(&f, &event, "b4", section(1)).await;
+    assert_eq!(behind, ClaimOutcome::Waitlisted);
     assert_eq!(
-        (position(&f, &pair).await, position(&f, &single).await),
+        (position(&f, &pair).await, position(&f, &late_single).await),
         (Some(1), Some(2))
     );
-    // The one free seat (which one depends on the backend's order of preference).
+
+    // One seat comes free: it goes to the earliest waiter it fits; the head keeps its place.
+    assert!(matches!(
+        settle(&f, &single, JobAction::Cancel).await,
+        Settled::Done(_)
+    ));
+    assert_eq!(job(&f, &late_single).await.status, JobStatus::Held);
+    assert_eq!(position(&f, &pair).await, Some(1));
+    let history: Vec<JobStatus> = f
+        .backend
+        .jobs
+        .history(late_single.job_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.status)
+        .collect();
+    assert_eq!(history, [JobStatus::Waitlisted, JobStatus::Held]);
+
+    // A free seat that fits nobody in line stays free, and nobody passes the line to it.
+    let (late_pair, _) = claimed(&f, &event, "b5", section(2)).await;
+    assert!(matches!(
+        settle(&f, &late_single, JobAction::Cancel).await,
+        Settled::Done(_)
+    ));
     let seats = f.backend.catalog.seat_map(&event).await.unwrap().unwrap();
     let free = seats
         .iter()
@@ -101,7 +128,7 @@ pub async fn a_sections_line_is_served_in_order_and_nobody_passes_it(f: Fixture)
     let (_, around) = claimed(
         &f,
         &event,
-        "b4",
+        "b9",
         SeatRequest::exact(&[free.seat_id.to_string()]).unwrap(),
     )
     .await;
@@ -112,45 +139,18 @@ pub async fn a_sections_line_is_served_in_order_and_nobody_passes_it(f: Fixture)
         }
     );
 
-    // A cancel frees two seats: with the third, the line is served in order.
-    assert!(matches!(
-        settle(&f, &first, JobAction::Cancel).await,
-        Settled::Done(_)
-    ));
-    for served in [&pair, &single] {
-        let job = job(&f, served).await;
-        assert_eq!(job.status, JobStatus::Held, "{job:?}");
-        assert_eq!(position(&f, served).await, None);
-    }
-    let history: Vec<JobStatus> = f
-        .backend
-        .jobs
-        .history(pair.job_id)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.status)
-        .collect();
-    assert_eq!(history, [JobStatus::Waitlisted, JobStatus::Held]);
-
-    // The sweeper's releases go to the line too; a place may be given up.
-    let (late, _) = claimed(&f, &event, "b5", section(2)).await;
-    let (quitter, _) = claimed(&f, &event, "b6", section(1)).await;
-    assert_eq!(position(&f, &quitter).await, Some(2));
-    assert!(
-        matches!(settle(&f, &quitter, JobAction::Cancel).await, Settled::Done(job) if job.status == JobStatus::Cancelled)
-    );
+    // The sweeper's releases go to the line too, in order: the head's two, not the next's.
     f.clock.advance(SignedDuration::from_secs(HOLD_SECONDS + 1));
     let now = f.backend.clock.now();
-    assert_eq!(
-        f.backend
-            .inventory
-            .release_lapsed_holds(now, 100)
-            .await
-            .unwrap(),
-        2
+    let released = f.backend.inventory.release_lapsed_holds(now, 100).await;
+    assert_eq!(released.unwrap(), 1, "the first buyer's hold lapsed");
+    assert_eq!(job(&f, &first).await.status, JobStatus::Expired);
+    assert_eq!(job(&f, &pair).await.status, JobStatus::Held);
+    assert_eq!(position(&f, &late_pair).await, Some(1));
+    // A place may be given up.
+    assert!(
+        matches!(settle(&f, &late_pair, JobAction::Cancel).await, Settled::Done(job) if job.status == JobStatus::Cancelled)
     );
-    assert_eq!(job(&f, &late).await.status, JobStatus::Held);
 
     // Closing ends every place; the event then rejects as one without a waitlist.
     let (last, waits) = claimed(&f, &event, "b7", section(2)).await;

@@ -59,9 +59,11 @@ impl HoldExtension {
 
 impl SaleTerms {
     /// The claim's decision on `candidates` at `now` under these terms: with an open waitlist,
-    /// a section that has a line (`has_line`) takes new section requests at its end and refuses
-    /// exact requests for its seats, and a section request that finds too few seats joins the
-    /// line; otherwise [`decide_claim`].
+    /// a section request that finds too few seats joins its section's line, and exact requests
+    /// for the seats of a section that has a line (`has_line`) are refused; otherwise
+    /// [`decide_claim`]. A section request takes free seats of a section with a line when they
+    /// fit it: the line is handed every release first fit in the release's own step, so free
+    /// seats there fit nobody ahead of a newcomer, who is last in line.
     #[must_use]
     pub fn decide(
         &self,
@@ -74,7 +76,6 @@ impl SaleTerms {
             return self.decide_freely(request, candidates, now);
         }
         match request {
-            SeatRequest::Section { section, .. } if has_line(section) => ClaimDecision::Waitlist,
             SeatRequest::Seats(_) if candidates.iter().any(|seat| has_line(&seat.section)) => {
                 ClaimDecision::Reject {
                     reason: REASON_RESERVED.to_owned(),

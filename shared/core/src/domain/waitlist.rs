@@ -1,7 +1,9 @@
 //! The waitlist of a section: on an event that has one, a section request that finds too few
 //! seats waits in line instead of being rejected, and seats that come free again go to the line
-//! in order. While a section has a line, its free seats are the line's: new section requests
-//! join its end and exact requests for its seats are refused, so nobody passes it, however fast.
+//! first fit in line order: to the earliest waiter they can serve. A waiter they cannot serve
+//! (it wants more seats, or more together, than came free) keeps its place and gets the next
+//! release that fits it, so seats never sit unsold while a waiter they fit waits. Exact requests
+//! for the seats of a section with a line are refused, so nobody passes the line that way.
 
 use std::collections::HashMap;
 
@@ -63,11 +65,11 @@ pub struct HandOut {
     pub seats: Vec<SeatId>,
 }
 
-/// Hands `free` seats of a section to its line `waiting` (WAITLISTED jobs, in the order their
-/// intents were admitted), at `now` under `terms`. The head is claimed as any claim is, all or
-/// none with the buyer's seat limit counted (`counted`: the seats a buyer counts now); a head
-/// its buyer's limit no longer allows is rejected and the next one tried; a head that wants
-/// more seats than are free waits, and nobody behind it passes it.
+/// Hands `free` seats of a section to its line `waiting` (WAITLISTED jobs, in line order), at
+/// `now` under `terms`, first fit: each waiter in turn is claimed as any claim is, all or none
+/// with the buyer's seat limit counted (`counted`: the seats a buyer counts now); one its
+/// buyer's limit no longer allows is rejected; one the seats left cannot serve keeps its place
+/// and the next is tried, until no seat is left.
 pub fn hand_out(
     waiting: &[Job],
     free: &[Seat],
@@ -79,6 +81,9 @@ pub fn hand_out(
     let mut taken: HashMap<&BuyerId, u32> = HashMap::new();
     let mut steps = Vec::new();
     for job in waiting {
+        if free.is_empty() {
+            break;
+        }
         let quantity = job.request.quantity();
         if let Some(limit) = terms.limit {
             let has = counted(&job.buyer_id) + taken.get(&job.buyer_id).copied().unwrap_or(0);
@@ -98,7 +103,7 @@ pub fn hand_out(
             amount_due,
         } = terms.decide_freely(&job.request, &free, now)
         else {
-            break;
+            continue;
         };
         let Ok(transition) = job.hold_waiting(seat_ids.clone(), until, amount_due, now) else {
             continue;

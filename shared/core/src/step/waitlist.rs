@@ -9,8 +9,9 @@ use super::StepStore;
 use crate::domain::{EventId, Job, SaleTerms, Section, hand_out};
 use crate::ports::BackendError;
 
-/// Jobs of a line read per round of a hand-out: a round serves them or stops at the first that
-/// must wait, so a long line is read no further than it moves.
+/// Jobs of a line read per round of a hand-out: a round serves whoever of them the free seats
+/// fit, and the next round reads on while seats are left, so a long line is read no further
+/// than seats remain to hand out.
 const LINE_PAGE: usize = 64;
 
 /// Serves the lines `settled` may have moved (the sections of the seats it gave back, or its own
@@ -33,7 +34,7 @@ pub fn serve_after(
     Ok(served)
 }
 
-/// Serves one line, a page at a time, until a round stops at a job that must wait.
+/// Serves one line, a page at a time, first fit, until no seat is left or the line ends.
 fn serve_line(
     store: &mut impl StepStore,
     terms: &SaleTerms,
@@ -44,6 +45,10 @@ fn serve_line(
     let mut served = Vec::new();
     let mut after = None;
     loop {
+        let free = store.claimable(event_id, section, now)?;
+        if free.is_empty() {
+            return Ok(served);
+        }
         let line = store.line_page(event_id, section, after, LINE_PAGE)?;
         let Some(last) = line.last() else {
             return Ok(served);
@@ -56,11 +61,9 @@ fn serve_line(
                 counts.insert(job.buyer_id.clone(), counted);
             }
         }
-        let free = store.claimable(event_id, section, now)?;
         let steps = hand_out(&line, &free, terms, now, |buyer| {
             counts.get(buyer).copied().unwrap_or(0)
         });
-        let moved = steps.len();
         for step in steps {
             let job = &step.transition.job;
             let until = job.hold_expires_at.unwrap_or(now);
@@ -73,8 +76,7 @@ fn serve_line(
             store.save_transition(&step.transition)?;
             served.push(step.transition.job);
         }
-        // A round that did not move its whole page stopped at a job that must wait.
-        if moved < line.len() || line.len() < LINE_PAGE {
+        if line.len() < LINE_PAGE {
             return Ok(served);
         }
     }

@@ -75,12 +75,19 @@ fn a_section_request_waits_in_line_only_where_the_event_keeps_one() {
 }
 
 #[test]
-fn while_a_section_has_a_line_its_free_seats_are_the_lines() {
+fn while_a_section_has_a_line_exact_requests_for_its_seats_are_refused() {
     let open = terms(Waitlist::Open, None);
     let two_free = free(&["A-1", "A-2"]);
     let line = |s: &Section| s.as_str() == "A";
+    assert!(
+        matches!(
+            open.decide(&section(1), &two_free, at(1), line),
+            ClaimDecision::Hold { .. }
+        ),
+        "free seats beside a line fit nobody ahead: a newcomer they fit takes them"
+    );
     assert_eq!(
-        open.decide(&section(1), &two_free, at(1), line),
+        open.decide(&section(3), &two_free, at(1), line),
         ClaimDecision::Waitlist
     );
     let exact = SeatRequest::exact(&["A-1".to_owned()]).unwrap();
@@ -98,7 +105,7 @@ fn while_a_section_has_a_line_its_free_seats_are_the_lines() {
 }
 
 #[test]
-fn the_head_waits_for_enough_seats_and_nobody_behind_it_passes() {
+fn released_seats_go_to_the_earliest_waiter_they_fit_and_the_head_keeps_its_place() {
     let line = [waiting("b1", 3), waiting("b2", 1)];
     let steps = hand_out(
         &line,
@@ -107,7 +114,18 @@ fn the_head_waits_for_enough_seats_and_nobody_behind_it_passes() {
         at(5),
         |_| 0,
     );
-    assert!(steps.is_empty(), "{steps:?}");
+    let served: Vec<&str> = steps
+        .iter()
+        .map(|step| step.transition.job.buyer_id.as_str())
+        .collect();
+    assert_eq!(
+        served,
+        ["b2"],
+        "two seats fit the second waiter, not the head"
+    );
+    assert_eq!(steps[0].seats.len(), 1);
+    let nothing = hand_out(&line, &[], &terms(Waitlist::Open, None), at(5), |_| 0);
+    assert!(nothing.is_empty(), "{nothing:?}");
     let steps = hand_out(
         &line,
         &free(&["A-1", "A-2", "A-3", "A-4"]),
