@@ -55,7 +55,9 @@ pub enum NotReapplied {
 }
 
 /// Folds one job's published events (oldest first) onto the job as the restored store has it
-/// (`None`: not there). `Ok(None)`: the store already has that state; nothing to do.
+/// (`None`: not there). `Ok(None)`: nothing to do, the store already has that state or has
+/// the job ended (SOLD, REJECTED, EXPIRED, CANCELLED: no transition leaves those, so an event
+/// of the same instant as the backup's last change is not newer than it).
 pub fn reapply(
     stored: Option<&Job>,
     events: &[ReservationEvent],
@@ -63,6 +65,9 @@ pub fn reapply(
     let Some(first) = events.first() else {
         return Ok(None);
     };
+    if stored.is_some_and(|job| ended(job.status)) {
+        return Ok(None);
+    }
     let mut job = stored.cloned().unwrap_or_else(|| recreated(first));
     let mut taken_at = None;
     for event in events {
@@ -104,6 +109,14 @@ fn recreated(event: &ReservationEvent) -> Job {
         first_error: None,
         last_error: None,
     }
+}
+
+/// Whether no transition leaves `status` (FAILED does: a replay reopens it).
+fn ended(status: JobStatus) -> bool {
+    matches!(
+        status,
+        JobStatus::Sold | JobStatus::Rejected | JobStatus::Expired | JobStatus::Cancelled
+    )
 }
 
 /// The job after the transition `event` records (what `Transition`'s moves did to it).

@@ -180,3 +180,9 @@ fn an_ended_job_gives_back_only_the_seats_it_holds() {
         assert_eq!(cancelled.seat_after(&seat("A-1-1"), &untouched), Ok(None));
     }
 }
+
+#[test]
+fn an_ended_job_is_never_moved_back_by_an_event_of_the_same_instant() {
+    let (jobs, events) = lived(Some(sell));
+    assert_eq!(reapply(Some(&jobs[1]), &events[..1]), Ok(None));
+}
