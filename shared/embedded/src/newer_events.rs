@@ -59,3 +59,51 @@ fn log_files(data_dir: &Path) -> Vec<PathBuf> {
     files.push(log);
     files
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seatclaim_core::domain::{BuyerId, EventId, Intent, Job, JobId, SeatRequest};
+
+    fn at(ms: i64) -> jiff::Timestamp {
+        jiff::Timestamp::from_millisecond(ms).expect("instant")
+    }
+
+    /// A log line of a PENDING job's event at `ms`.
+    fn line(ms: i64) -> (JobId, String) {
+        let job = Job::pending(&Intent {
+            job_id: JobId::new(),
+            event_id: EventId::parse("e1").expect("event id"),
+            buyer_id: BuyerId::parse("b1").expect("buyer id"),
+            request: SeatRequest::in_section("A", 1).expect("request"),
+            accepted_at: at(ms),
+            opens_at: None,
+        });
+        let event = ReservationEvent::of(&job, at(ms));
+        let detail = serde_json::to_string(&event).expect("json");
+        (
+            job.job_id,
+            format!("{{\"detail-type\":\"x\",\"detail\":{detail}}}\n"),
+        )
+    }
+
+    #[test]
+    fn the_events_from_the_last_change_on_are_read_from_every_log_file_in_time_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).expect("open");
+        crate::migrations::migrate(&mut conn).expect("migrate");
+        conn.execute_batch("INSERT INTO outbox (job_id, body, created_at) VALUES ('j', '', 2000)")
+            .expect("the backup's last change");
+        let (older, same, newer, rotated_newer) = (line(1999), line(2000), line(3000), line(2500));
+        let log = dir.path().join(EVENT_LOG_FILE);
+        let live = format!("{}{}torn{{\n{}", older.1, same.1, newer.1);
+        std::fs::write(&log, live).expect("log");
+        std::fs::write(rotated(&log, 1), &rotated_newer.1).expect("rotated");
+        let read: Vec<JobId> = newer_events(&conn, dir.path())
+            .expect("read")
+            .iter()
+            .map(|event| event.job_id)
+            .collect();
+        assert_eq!(read, [same.0, rotated_newer.0, newer.0]);
+    }
+}
