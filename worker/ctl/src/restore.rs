@@ -21,7 +21,10 @@ pub(super) fn report(json: bool, restored: &Restored) {
     emit(json, &value, || {
         let mut text = restored.to_string();
         if done.reapplied.is_empty() && done.not_reapplied.is_empty() {
-            text.push_str("\nno published event is newer than the backup's state");
+            text.push_str(&format!(
+                "\nnothing published after the backup to re-apply ({} jobs already as published)",
+                done.unchanged
+            ));
         }
         if !done.reapplied.is_empty() {
             text.push_str(&format!(
