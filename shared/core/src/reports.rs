@@ -5,6 +5,11 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::domain::{BuyerId, EventId, JobId, JobStatus, NotReapplied, SeatId};
+
 /// What `seatclaimctl backup` wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackedUp {
@@ -40,8 +45,11 @@ pub struct Restored {
     pub source: PathBuf,
     /// The backup's schema version.
     pub schema_version: usize,
-    /// The version the services migrate it to when they start, if it is older than theirs.
-    pub migrates_to: Option<usize>,
+    /// The version the restore migrated it to, if it was older than this build's (the
+    /// published events are re-applied in this build's schema).
+    pub migrated_to: Option<usize>,
+    /// What the restore re-applied of the events published after the backup's moment.
+    pub reapplication: Reapplication,
 }
 
 impl fmt::Display for Restored {
@@ -53,12 +61,85 @@ impl fmt::Display for Restored {
             self.source.display(),
             self.schema_version
         )?;
-        match self.migrates_to {
-            Some(version) => write!(
-                f,
-                "; the services migrate it to version {version} when they start"
-            ),
+        match self.migrated_to {
+            Some(version) => write!(f, "; migrated to version {version}"),
             None => Ok(()),
         }
+    }
+}
+
+/// The published events a restore found newer than the backup, and what it did with them: a
+/// sale, hold, cancel or expiry that buyers were told of is not forgotten.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Reapplication {
+    /// The jobs brought to their published state, in the order they were written.
+    pub reapplied: Vec<ReappliedJob>,
+    /// The jobs whose published state was not re-applied, to reconcile by hand.
+    pub not_reapplied: Vec<NotReappliedJob>,
+    /// The jobs the log speaks of that the restored database already has in their published
+    /// state.
+    pub unchanged: usize,
+}
+
+/// A job a restore brought to the state its published events left it in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReappliedJob {
+    /// The job.
+    pub job_id: JobId,
+    /// Its event.
+    pub event_id: EventId,
+    /// Its buyer.
+    pub buyer_id: BuyerId,
+    /// Its status now, its last published one.
+    pub status: JobStatus,
+    /// Its seats, written to it (HELD, SOLD) or given back if it still held them (ended).
+    pub seat_ids: Vec<SeatId>,
+    /// When its last published transition happened.
+    pub occurred_at: Timestamp,
+    /// Whether the backup lacked the job, so it was recreated (without its idempotency key).
+    pub created: bool,
+}
+
+/// A job whose published state a restore did not re-apply, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotReappliedJob {
+    /// The job.
+    pub job_id: JobId,
+    /// Its event.
+    pub event_id: EventId,
+    /// Its last published status.
+    pub status: JobStatus,
+    /// Why it was left as the backup has it.
+    #[serde(flatten)]
+    pub why: NotReapplied,
+}
+
+impl fmt::Display for ReappliedJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seats: Vec<&str> = self.seat_ids.iter().map(SeatId::as_str).collect();
+        write!(
+            f,
+            "job {} {} seats [{}] of event {} at {} (buyer {}){}",
+            self.job_id,
+            self.status.as_str(),
+            seats.join(", "),
+            self.event_id,
+            self.occurred_at,
+            self.buyer_id,
+            if self.created { ", recreated" } else { "" }
+        )
+    }
+}
+
+impl fmt::Display for NotReappliedJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "job {} {} of event {}: {}",
+            self.job_id,
+            self.status.as_str(),
+            self.event_id,
+            self.why
+        )
     }
 }

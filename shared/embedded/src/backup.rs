@@ -2,7 +2,8 @@
 //! live WAL database is unsafe (the newest commits sit in the `-wal` file, and a copy taken
 //! mid-checkpoint is torn), so both go through SQLite's online backup API: the backup copies
 //! one consistent snapshot in a read transaction while the services go on writing, and the
-//! restore writes through SQLite's own pager into a folder that no process has open.
+//! restore writes through SQLite's own pager into a folder that no process has open, then
+//! re-applies what was published after the backup (`reapply.rs`).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use super::DATABASE_FILE;
 use super::durable::sync_folder;
 use super::folder_lock::FolderLock;
 use super::migrations;
+use super::reapply::reapply_log;
 use crate::db::sqlite_error;
 use seatclaim_core::ports::BackendError;
 use seatclaim_core::reports::{BackedUp, Restored};
@@ -55,8 +57,10 @@ pub fn backup(data_dir: &Path, destination: &Path) -> Result<BackedUp, BackendEr
 }
 
 /// Replaces the database in `data_dir` with the backup at `source`, refusing while any
-/// seatclaim process has the folder open, and says what it put back. The published event log
-/// (`events.jsonl`) is left as it is: what was published stays published.
+/// seatclaim process has the folder open, then re-applies the reservation events published
+/// after the backup's moment (`events.jsonl` and its rotated files), and says what it did. The
+/// log itself is left as it is: what was published stays published, and a restore of the same
+/// backup again gives the same state.
 pub fn restore(data_dir: &Path, source: &Path) -> Result<Restored, BackendError> {
     std::fs::create_dir_all(data_dir).map_err(|e| io_error(data_dir, &e))?;
     let _alone = FolderLock::exclusive(data_dir)?;
@@ -74,13 +78,20 @@ pub fn restore(data_dir: &Path, source: &Path) -> Result<Restored, BackendError>
     copy_database(&backup, &mut live)?;
     live.pragma_update(None, "journal_mode", "WAL")
         .map_err(sqlite_error)?;
+    // Every commit fsynced, as the services write (`db.rs`).
+    live.pragma_update(None, "synchronous", "FULL")
+        .map_err(sqlite_error)?;
+    // The events are re-applied in this build's schema, as the services would migrate it.
+    migrations::migrate(&mut live)?;
+    let reapplication = reapply_log(&mut live, data_dir)?;
     live.pragma_update(None, "wal_checkpoint", "TRUNCATE")
         .map_err(sqlite_error)?;
     Ok(Restored {
         database,
         source: source.to_owned(),
         schema_version: version,
-        migrates_to: (version < migrations::SCHEMA_VERSION).then_some(migrations::SCHEMA_VERSION),
+        migrated_to: (version < migrations::SCHEMA_VERSION).then_some(migrations::SCHEMA_VERSION),
+        reapplication,
     })
 }
 

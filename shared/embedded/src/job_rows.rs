@@ -1,5 +1,6 @@
-//! The `jobs` table's rows: reading a job, inserting a PENDING one, and persisting a decided
-//! transition with its outbox event. Every module that touches a job row goes through here.
+//! The `jobs` table's rows: reading a job, inserting a PENDING one, persisting a decided
+//! transition with its outbox event, and writing one as a restore re-applies it.
+//! Every module that touches a job row goes through here.
 
 use crate::db::sqlite_error;
 use jiff::Timestamp;
@@ -164,6 +165,55 @@ pub(super) fn save_transition(
         )));
     }
     record_event(tx, transition)
+}
+
+/// Writes `job` as a restore re-applies its published events, last changed `at`: over its row,
+/// or as a new row (`created`) without an idempotency key, which no event carries.
+pub(super) fn restore_job(
+    tx: &Transaction<'_>,
+    job: &Job,
+    created: bool,
+    at: Timestamp,
+) -> Result<(), BackendError> {
+    let record = JobRecord::of(job)?;
+    if created {
+        tx.prepare_cached(
+            "INSERT INTO jobs (job_id, event_id, buyer_id, request, accepted_at, updated_at,
+                               status, seat_ids)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .map_err(sqlite_error)?
+        .execute(params![
+            record.job_id,
+            record.event_id,
+            record.buyer_id,
+            record.request,
+            record.accepted_at,
+            to_ms(at),
+            record.status,
+            record.seat_ids,
+        ])
+        .map_err(sqlite_error)?;
+    }
+    // The rest of a new row as of a row the backup has.
+    tx.prepare_cached(
+        "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5,
+                         updated_at = ?6, payment = ?7, hold_extensions = ?8
+         WHERE job_id = ?1",
+    )
+    .map_err(sqlite_error)?
+    .execute(params![
+        record.job_id,
+        record.status,
+        record.seat_ids,
+        record.hold_until,
+        record.reason,
+        to_ms(at),
+        record.payment,
+        record.hold_extensions,
+    ])
+    .map_err(sqlite_error)?;
+    Ok(())
 }
 
 /// Adds `decided` decisions (moves from PENDING) to the running count of `event_id`, which the

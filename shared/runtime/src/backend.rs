@@ -164,7 +164,8 @@ pub fn backup(
 }
 
 /// Replaces the embedded database with the backup at `source` (`seatclaimctl restore`),
-/// refusing while a seatclaim process has the data folder open.
+/// refusing while a seatclaim process has the data folder open, and re-applies the
+/// reservation events published after the backup's moment, so that no sale is lost.
 pub fn restore(
     settings: &BackendSettings,
     source: &std::path::Path,
@@ -173,22 +174,6 @@ pub fn restore(
     match settings.backend {
         #[cfg(feature = "embedded")]
         BackendKind::Embedded => seatclaim_embedded::restore(&settings.data_dir, source),
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when the embedded backend is compiled in"
-        )]
-        other => Err(no_data_folder(other)),
-    }
-}
-
-/// After a restore: the holds and sales the published events tell of that the restored
-/// database does not know (newer than its last change), oldest first, to reconcile.
-pub fn published_after_restore(
-    settings: &BackendSettings,
-) -> Result<Vec<seatclaim_core::domain::ReservationEvent>, BackendError> {
-    match settings.backend {
-        #[cfg(feature = "embedded")]
-        BackendKind::Embedded => seatclaim_embedded::published_after_database(&settings.data_dir),
         #[allow(
             unreachable_patterns,
             reason = "reached only when the embedded backend is compiled in"

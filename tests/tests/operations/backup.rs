@@ -1,7 +1,9 @@
 //! Backups of the embedded backend: `seatclaimctl backup` copies a running deployment's
 //! database while buyers are posting, the copy restores into a new folder where every intent
-//! answered 202 before the backup began is still there and is decided, and `seatclaimctl
-//! restore` refuses a folder that a running service has open. All real processes and files.
+//! answered 202 before the backup began is still there and is decided, a restore in place
+//! re-applies the decisions published after the backup (`reapply.rs` checks each kind), and
+//! `seatclaimctl restore` refuses a folder that a running service has open. All real processes
+//! and files.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,6 +18,8 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use seatclaim_e2e::{ChildProcess, binary, eventually};
 use serde_json::{Value, json};
+
+mod reapply;
 
 const WITHIN: Duration = Duration::from_secs(60);
 
@@ -152,26 +156,31 @@ async fn a_backup_taken_under_load_restores_every_intent_accepted_before_it() {
     })
     .await;
     // Once the service is gone (killed: the OS drops its lock), the restore goes ahead, and
-    // the folder is back at the backup's moment, the killed process's WAL notwithstanding. The
-    // holds published after that moment are listed for reconciling: the newest job's among
-    // them, and none of a job the posters never had.
+    // the folder is back at the backup's moment, the killed process's WAL notwithstanding; then
+    // the decisions published after that moment are re-applied: the newest job's among them
+    // (recreated, since it was accepted after the backup), and none of a job the posters never
+    // had.
     drop(api);
     let (code, out, err) = ctl(live.path(), &["restore", "--json", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
-    let newer: Vec<&str> = report["newer_than_backup"]
+    let reapplied: Vec<&str> = report["reapplied"]
         .as_array()
         .unwrap()
         .iter()
         .map(|event| event["job_id"].as_str().unwrap())
         .collect();
-    assert!(newer.contains(&newest.as_str()), "{report}");
+    assert!(reapplied.contains(&newest.as_str()), "{report}");
     assert!(
-        newer.iter().all(|job| all.iter().any(|a| a == job)),
+        reapplied.iter().all(|job| all.iter().any(|a| a == job)),
         "{report}"
     );
-    let (code, out, _) = ctl(live.path(), &["jobs", "show", all.last().unwrap()]);
-    assert_ne!(code, 0, "a job accepted after the backup is gone: {out}");
+    assert_eq!(report["not_reapplied"], json!([]), "{report}");
+    let (code, out, err) = ctl(live.path(), &["jobs", "show", &newest]);
+    assert_eq!(
+        code, 0,
+        "a job decided after the backup is back: {out}{err}"
+    );
     let (code, out, err) = ctl(live.path(), &["jobs", "show", &before[0]]);
     assert_eq!(code, 0, "{out}{err}");
 

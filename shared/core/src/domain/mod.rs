@@ -12,6 +12,7 @@ mod layout;
 mod line;
 mod money;
 mod opening;
+mod reapply;
 mod reservation_event;
 mod retention;
 mod seat;
@@ -31,6 +32,7 @@ pub use layout::{
 pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};
 pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
+pub use reapply::{NotReapplied, Reapplied, reapply};
 pub use reservation_event::{
     EVENT_SOURCE, Notice, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent,
 };
