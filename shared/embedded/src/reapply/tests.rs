@@ -86,7 +86,7 @@ fn a_job_sold_after_the_backup_is_recreated_sold_and_a_second_run_changes_nothin
         .expect("hold");
     let sold = held
         .job
-        .confirm(at(20))
+        .confirm(&seatclaim_core::domain::Tender::Nothing, at(20))
         .expect("live")
         .expect("sold")
         .transition;
@@ -148,7 +148,7 @@ fn a_seat_another_job_bought_is_reported_and_left_alone() {
         .expect("hold");
     let bought = first
         .job
-        .confirm(at(2))
+        .confirm(&seatclaim_core::domain::Tender::Nothing, at(2))
         .expect("live")
         .expect("sold")
         .transition;

@@ -37,7 +37,10 @@ fn lived(then: Option<fn(&Job, Timestamp) -> Transition>) -> (Vec<Job>, Vec<Rese
 }
 
 fn sell(job: &Job, now: Timestamp) -> Transition {
-    job.confirm(now).unwrap().unwrap().transition
+    job.confirm(&crate::domain::Tender::Nothing, now)
+        .unwrap()
+        .unwrap()
+        .transition
 }
 
 fn cancel(job: &Job, now: Timestamp) -> Transition {
