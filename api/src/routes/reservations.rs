@@ -208,6 +208,7 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
             let detail = format!("{section} does not exist in this event");
             Err(Some(ValidationError::new("section", detail).into()))
         }
+        Admission::Unservable(reason) => Err(Some(ValidationError::new("quantity", reason).into())),
     }
 }
 

@@ -12,7 +12,7 @@ use super::item::{Item, Transacted, get_s, n, opt_s, put_new, s, transact};
 use super::jobs::{job_item, job_key};
 use super::prequeue::{List, Parked};
 use seatclaim_core::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, JobStatus, SeatRequest};
-use seatclaim_core::ports::{Admission, Admissions, BackendError, IntentQueue};
+use seatclaim_core::ports::{Admission, Admissions, BackendError, IntentQueue, SectionKnown};
 
 impl DynamoStore {
     /// The request fingerprint and job of a key used before, from its job item or its alias.
@@ -43,11 +43,18 @@ impl DynamoStore {
         let Some(meta) = self.event_meta(&intent.event_id).await? else {
             return Ok(Some(Admission::UnknownEvent));
         };
-        let (found, section_known) = match &intent.request {
-            SeatRequest::Section { section, .. } => (
-                Vec::new(),
-                meta.sections.iter().any(|s| s == section.as_str()),
-            ),
+        let (found, section) = match &intent.request {
+            SeatRequest::Section { section, .. } => {
+                let name = section.as_str();
+                let known = meta.sections.iter().any(|s| s == name);
+                let capacity = meta.capacities.get(name).copied();
+                (
+                    Vec::new(),
+                    known
+                        .then_some(SectionKnown::Yes(capacity))
+                        .unwrap_or(SectionKnown::No),
+                )
+            }
             SeatRequest::Seats(wanted) => {
                 let known = meta
                     .seat_ids
@@ -58,10 +65,10 @@ impl DynamoStore {
                     .filter(|id| known.contains(*id))
                     .cloned()
                     .collect();
-                (found, false)
+                (found, SectionKnown::No)
             }
         };
-        Ok(Admission::refusal(&intent.request, &found, section_known))
+        Ok(Admission::refusal(&intent.request, &found, section))
     }
 
     /// The answer for a key used before, if it was: the earlier job (its intent sent again while

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::capacity;
 use super::error::classify;
 use super::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use super::seat_items::{seat_from_item, section_shards};
@@ -88,6 +89,7 @@ impl DynamoStore {
             extension: decode_extension(opt_s(item, "extension"))?,
             waitlist: waitlist_of(item),
             opens_at: opt_n(item, SALE_STARTS_AT)?.map(from_ms).transpose()?,
+            capacities: capacity::decode(item)?,
             sections,
             free_shards,
             seat_count: usize::try_from(get_n(item, "seat_count")?).unwrap_or(0),
@@ -189,6 +191,7 @@ impl Catalog for DynamoStore {
                 n(i64::try_from(event.seats.len()).unwrap_or(i64::MAX)),
             )
             .item("free_shards", AttributeValue::M(shard_map))
+            .item(capacity::CAPACITY, capacity::encode(event)?)
             .item("status", s(CREATING));
         if let Some(limit) = event.max_seats_per_buyer {
             put = put.item(LIMIT, n(i64::from(limit.seats())));

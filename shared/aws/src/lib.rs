@@ -10,6 +10,7 @@
 
 mod admissions;
 mod blocks;
+mod capacity;
 mod catalog;
 mod claim;
 mod dead_letter_queue;
@@ -65,7 +66,9 @@ use jiff::SignedDuration;
 
 use event_bus::EventBus;
 use queue::SqsQueue;
-use seatclaim_core::domain::{Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, Waitlist};
+use seatclaim_core::domain::{
+    Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, SectionCapacity, Waitlist,
+};
 use seatclaim_core::ports::Backend;
 use seatclaim_core::ports::{BackendError, Clock};
 
@@ -87,6 +90,9 @@ struct EventMeta {
     /// line's own closed marker.
     waitlist: Waitlist,
     sections: Vec<String>,
+    /// What each section can ever serve one request (`capacity.rs`; empty for events created
+    /// before it was recorded).
+    capacities: HashMap<String, SectionCapacity>,
     /// Free-list shards of each section with more than one (see `keys::free_shard_count`).
     free_shards: HashMap<String, u32>,
     /// How many seats the event has, which says how many blocks its seat map reads.

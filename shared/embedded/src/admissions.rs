@@ -19,7 +19,7 @@ use crate::db::sqlite_error;
 use seatclaim_core::domain::{
     BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest,
 };
-use seatclaim_core::ports::{Admission, Admissions, BackendError};
+use seatclaim_core::ports::{Admission, Admissions, BackendError, SectionKnown};
 use seatclaim_core::step::decide_pending;
 
 #[async_trait]
@@ -146,8 +146,8 @@ fn find_key(
 }
 
 /// The event's terms for an admissible request; else its refusal, for an event, seats or section
-/// that do not exist: the client can fix those, so they are answered now rather than becoming a
-/// rejected job.
+/// that do not exist, or a request its section can never serve: the client can fix those, so
+/// they are answered now rather than becoming a rejected job.
 fn check_request(
     tx: &Transaction<'_>,
     shapes: &EventShapes,
@@ -156,17 +156,19 @@ fn check_request(
     let Some(shape) = shapes.get(tx, &intent.event_id)? else {
         return Ok(Err(Admission::UnknownEvent));
     };
-    let (found, section_known) = match &intent.request {
+    let (found, section) = match &intent.request {
         SeatRequest::Seats(wanted) => {
             let found: Vec<SeatId> = wanted
                 .iter()
                 .filter(|seat| shape.has_seat(seat.as_str()))
                 .cloned()
                 .collect();
-            (found, false)
+            (found, SectionKnown::No)
         }
-        SeatRequest::Section { section, .. } => (Vec::new(), shape.has_section(section.as_str())),
+        SeatRequest::Section { section, .. } => (Vec::new(), shape.section(section)),
     };
-    Ok(Admission::refusal(&intent.request, &found, section_known)
-        .map_or_else(|| Ok(shape.terms.clone()), Err))
+    match Admission::refusal(&intent.request, &found, section) {
+        Some(refused) => Ok(Err(refused)),
+        None => shape.terms_in(tx, &intent.event_id).map(Ok),
+    }
 }

@@ -1,7 +1,9 @@
 //! What admissions check of an event, read from the file once: its terms and the names of its
-//! seats and sections. An event never changes once created (nothing updates or deletes its row
-//! or its seats, and a restore happens with the service stopped), so what was read stays true;
-//! an admission then checks its request without a read per seat. Only committed events are
+//! seats and sections. An event never changes once created (nothing deletes its row or its
+//! seats, and a restore happens with the service stopped), so what was read stays true; an
+//! admission then checks its request without a read per seat. The one exception is its
+//! waitlist, which an operator may close from any process: [`Shape::terms_in`] reads that part
+//! afresh in the admission's own transaction. Only committed events are
 //! remembered: one being created in this process is read afresh until its round commits (a
 //! failed round would otherwise leave a remembered event that does not exist).
 
@@ -10,10 +12,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::Transaction;
 
+use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::terms::terms;
 use crate::db::sqlite_error;
-use seatclaim_core::domain::{EventId, SaleTerms};
+use seatclaim_core::codec::decode_waitlist;
+use seatclaim_core::domain::{EventId, SaleTerms, Section, SectionCapacity, Waitlist, capacities};
 use seatclaim_core::ports::BackendError;
+use seatclaim_core::ports::SectionKnown;
 
 /// The most events remembered at once; past it the memory starts over, so a process that
 /// serves many events in turn keeps only the recent ones.
@@ -21,21 +26,44 @@ const REMEMBERED: usize = 64;
 
 /// An event's terms and the names of its seats and sections.
 pub(super) struct Shape {
-    /// The hold length and the per-buyer limit.
-    pub(super) terms: SaleTerms,
+    /// The hold length, the per-buyer limit and the rest of the terms, as created.
+    terms: SaleTerms,
     seats: HashSet<String>,
-    sections: HashSet<String>,
+    sections: HashMap<Section, SectionCapacity>,
 }
 
 impl Shape {
+    /// The event's terms as of `tx`: the remembered ones, with the waitlist's state read in
+    /// `tx` where the event has one, so an admission that decides never joins a closed line.
+    pub(super) fn terms_in(
+        &self,
+        tx: &Transaction<'_>,
+        event_id: &EventId,
+    ) -> Result<SaleTerms, BackendError> {
+        let mut terms = self.terms.clone();
+        if terms.waitlist != Waitlist::None {
+            let stored: String = tx
+                .prepare_cached("SELECT waitlist FROM events WHERE event_id = ?1")
+                .map_err(sqlite_error)?
+                .query_row([event_id.as_str()], |row| row.get(0))
+                .map_err(sqlite_error)?;
+            terms.waitlist = decode_waitlist(event_id.as_str(), &stored)?;
+        }
+        Ok(terms)
+    }
+
     /// Whether the event has this seat.
     pub(super) fn has_seat(&self, seat: &str) -> bool {
         self.seats.contains(seat)
     }
 
-    /// Whether the event has this section.
-    pub(super) fn has_section(&self, section: &str) -> bool {
-        self.sections.contains(section)
+    /// Whether the event has this section, and what it can serve.
+    pub(super) fn section(&self, section: &Section) -> SectionKnown {
+        self.sections
+            .get(section)
+            .map_or(SectionKnown::No, |capacity| {
+                SectionKnown::Yes(Some(*capacity))
+            })
     }
 }
 
@@ -64,16 +92,21 @@ impl EventShapes {
         let Some(terms) = terms(tx, event_id)? else {
             return Ok(None);
         };
-        let mut seats = HashSet::new();
-        let mut sections = HashSet::new();
         let mut query = tx
-            .prepare_cached("SELECT seat_id, section FROM seats WHERE event_id = ?1")
+            .prepare_cached(&format!(
+                "SELECT {SEAT_COLUMNS} FROM seats WHERE event_id = ?1"
+            ))
             .map_err(sqlite_error)?;
         let mut rows = query.query([event_id.as_str()]).map_err(sqlite_error)?;
+        let mut read = Vec::new();
         while let Some(row) = rows.next().map_err(sqlite_error)? {
-            seats.insert(row.get(0).map_err(sqlite_error)?);
-            sections.insert(row.get(1).map_err(sqlite_error)?);
+            read.push(read_seat(row).map_err(sqlite_error)?.into_seat()?);
         }
+        let sections = capacities(read.iter().map(|seat| (&seat.section, seat.place)));
+        let seats = read
+            .into_iter()
+            .map(|seat| seat.seat_id.to_string())
+            .collect();
         let shape = Arc::new(Shape {
             terms,
             seats,
@@ -141,7 +174,10 @@ mod tests {
                     .get(&tx, &e1)
                     .expect("read")
                     .expect("seen inside its round");
-                assert!(shape.has_seat("A-1") && shape.has_section("A"));
+                assert!(
+                    shape.has_seat("A-1")
+                        && shape.section(&Section::parse("A").unwrap()) != SectionKnown::No
+                );
             })
             .await;
         assert!(
@@ -150,7 +186,10 @@ mod tests {
         );
         conn.execute_batch(CREATE).expect("create and commit");
         let shape = known(&shapes, &mut conn).expect("created");
-        assert!(!shape.has_seat("A-2") && !shape.has_section("B"));
+        assert!(
+            !shape.has_seat("A-2")
+                && shape.section(&Section::parse("B").unwrap()) == SectionKnown::No
+        );
         // Read once: a change to the file (which nothing makes) is not read again.
         conn.execute_batch("DELETE FROM seats").expect("delete");
         assert!(

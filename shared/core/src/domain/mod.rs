@@ -4,6 +4,7 @@
 //! decided here and merely *executed* by an adapter, and every rule is tested without a database.
 
 mod audit;
+mod capacity;
 mod event;
 mod ids;
 mod intent;
@@ -22,6 +23,7 @@ mod transition;
 mod waitlist;
 
 pub use audit::{AuditLimits, Violation, audit, sold_twice};
+pub use capacity::{SectionCapacity, capacities};
 pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};

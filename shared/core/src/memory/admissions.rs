@@ -3,8 +3,8 @@ use async_trait::async_trait;
 use super::MemoryStore;
 use super::state::{KeyRecord, State};
 use crate::codec::encode_intent;
-use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest};
-use crate::ports::{Admission, Admissions, BackendError};
+use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, capacities};
+use crate::ports::{Admission, Admissions, BackendError, SectionKnown};
 
 #[async_trait]
 impl Admissions for MemoryStore {
@@ -72,24 +72,28 @@ fn key_record(intent: &Intent) -> KeyRecord {
     }
 }
 
-/// Refuses a request for an event, seats or section that do not exist.
+/// Refuses a request for an event, seats or section that do not exist, or that its section
+/// can never serve.
 fn check_request(state: &State, intent: &Intent) -> Option<Admission> {
     let Some(event) = state.events.get(&intent.event_id) else {
         return Some(Admission::UnknownEvent);
     };
-    let (found, section_known): (Vec<SeatId>, bool) = match &intent.request {
+    let (found, section): (Vec<SeatId>, SectionKnown) = match &intent.request {
         SeatRequest::Seats(wanted) => (
             wanted
                 .iter()
                 .filter(|seat| event.position.contains_key(*seat))
                 .cloned()
                 .collect(),
-            false,
+            SectionKnown::No,
         ),
-        SeatRequest::Section { section, .. } => (
-            Vec::new(),
-            event.seats.iter().any(|seat| &seat.section == section),
-        ),
+        SeatRequest::Section { section, .. } => {
+            let of_section = event.seats.iter().filter(|seat| &seat.section == section);
+            let capacity = capacities(of_section.map(|seat| (&seat.section, seat.place)));
+            let known = capacity.get(section).copied();
+            let known = known.map_or(SectionKnown::No, |c| SectionKnown::Yes(Some(c)));
+            (Vec::new(), known)
+        }
     };
-    Admission::refusal(&intent.request, &found, section_known)
+    Admission::refusal(&intent.request, &found, section)
 }

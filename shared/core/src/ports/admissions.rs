@@ -1,7 +1,9 @@
 use async_trait::async_trait;
 
 use super::BackendError;
-use crate::domain::{BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section};
+use crate::domain::{
+    BuyerId, IdempotencyKey, Intent, Job, JobId, SeatId, SeatRequest, Section, SectionCapacity,
+};
 
 /// What admitting an intent did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +27,9 @@ pub enum Admission {
     UnknownSeats(Vec<SeatId>),
     /// The event has no seats in this section.
     UnknownSection(Section),
+    /// The section can never serve this request (more seats than it has, or more together
+    /// than its longest row holds), with the reason.
+    Unservable(String),
     /// The event's sale has not started and this buyer already waits in its pre-queue with
     /// this job: one intent per buyer there.
     AlreadyQueued(JobId),
@@ -42,14 +47,15 @@ impl Admission {
         }
     }
 
-    /// The refusal of a request for seats or a section the event lacks, if it is one: `found`
-    /// are the requested seats the event has (for an exact request), `section_known` whether
-    /// the event has the section (for a section request). A client can fix these, so they are
-    /// answered at admission rather than becoming a rejected job.
+    /// The refusal of a request for seats or a section the event lacks, or that its section can
+    /// never serve, if it is one: `found` are the requested seats the event has (for an exact
+    /// request); `section` says whether the event has the section (for a section request) and,
+    /// where the store knows it, the section's capacity. A client can fix these, so they are
+    /// answered at admission rather than becoming a rejected job or a wait that never ends.
     #[must_use]
-    pub fn refusal(request: &SeatRequest, found: &[SeatId], section_known: bool) -> Option<Self> {
-        match request {
-            SeatRequest::Seats(wanted) => {
+    pub fn refusal(request: &SeatRequest, found: &[SeatId], section: SectionKnown) -> Option<Self> {
+        match (request, section) {
+            (SeatRequest::Seats(wanted), _) => {
                 let missing: Vec<SeatId> = wanted
                     .iter()
                     .filter(|id| !found.contains(id))
@@ -57,11 +63,25 @@ impl Admission {
                     .collect();
                 (!missing.is_empty()).then_some(Self::UnknownSeats(missing))
             }
-            SeatRequest::Section { section, .. } => {
-                (!section_known).then(|| Self::UnknownSection(section.clone()))
+            (SeatRequest::Section { section, .. }, SectionKnown::No) => {
+                Some(Self::UnknownSection(section.clone()))
             }
+            (_, SectionKnown::Yes(Some(capacity))) => {
+                capacity.refusal(request).map(Self::Unservable)
+            }
+            (_, SectionKnown::Yes(None)) => None,
         }
     }
+}
+
+/// Whether an event has the section a request names, and what it can serve where the store
+/// knows (`None`: an event created before capacities were recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionKnown {
+    /// No such section (or the request names none).
+    No,
+    /// The section exists.
+    Yes(Option<SectionCapacity>),
 }
 
 /// Admission: the one write the API makes for a reservation.

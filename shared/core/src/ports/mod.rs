@@ -16,7 +16,7 @@ mod inventory;
 mod jobs;
 mod outbox;
 
-pub use admissions::{Admission, Admissions};
+pub use admissions::{Admission, Admissions, SectionKnown};
 pub use backend::Backend;
 pub use catalog::{Catalog, EventCreation, EventInfo, Opening};
 pub use clock::{Clock, SystemClock};

@@ -4,7 +4,7 @@
 //! place may be given up; an admin closes the waitlist.
 
 use axum::http::{Method, StatusCode};
-use seatclaim_e2e::{TestApp, eventually};
+use seatclaim_e2e::{TestApp, assert_problem, eventually};
 use serde_json::{Value, json};
 
 use super::DECIDED_WITHIN;
@@ -146,5 +146,86 @@ async fn an_operator_closes_a_waitlist_with_seatclaimctl() {
     assert_eq!(printed, json!({"event_id": "wl", "rejected": 1}));
     let job = app.job(waiting["job_id"].as_str().unwrap()).await;
     assert_eq!(job["reason"], "waitlist closed");
+    // Closed by another process: this API decides the next request on the terms as they are
+    // now, not as it first read them.
+    let after = reserve(&app, "k3", section("b3", 1)).await;
+    assert_eq!(
+        (&after["status"], &after["reason"]),
+        (
+            &json!("REJECTED"),
+            &json!("not enough seats available in section W")
+        ),
+        "a closed waitlist takes nobody: {after}"
+    );
     assert_eq!(app.ctl(&["events", "close-waitlist", "nope"]).0, 1);
+}
+
+#[tokio::test]
+async fn a_request_its_section_can_never_serve_is_refused_and_freezes_no_line() {
+    let app = TestApp::spawn().await;
+    for (event, waitlist) in [("wl", true), ("plain", false)] {
+        let created = app
+            .create_event(
+                &json!({"event_id": event, "name": "Small", "waitlist": waitlist,
+                "sections": [{"section": "W", "rows": 2, "seats_per_row": 4}]}),
+            )
+            .await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+        let too_long = json!({"buyer_id": "b1", "section": "W", "quantity": 6, "together": true});
+        let too_many = json!({"buyer_id": "b1", "section": "W", "quantity": 9});
+        for (key, body) in [("long", too_long), ("many", too_many)] {
+            let refused = app.reserve(event, key, &body).await;
+            let problem = assert_problem(&refused, StatusCode::UNPROCESSABLE_ENTITY);
+            assert!(
+                problem["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("can never be held"),
+                "{problem}"
+            );
+        }
+    }
+    // Nobody waits in front of the next buyer: all eight seats are free for them.
+    let one = reserve(&app, "k1", section("b2", 1)).await;
+    assert_eq!(one["status"], "HELD", "{one}");
+}
+
+#[tokio::test]
+async fn released_seats_go_to_the_earliest_waiter_they_fit() {
+    let app = TestApp::spawn().await;
+    let created = app
+        .create_event(&json!({"event_id": "wl", "name": "Lined", "waitlist": true,
+            "sections": [{"section": "W", "rows": 1, "seats_per_row": 4}]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let three = reserve(&app, "k1", section("b1", 3)).await;
+    let last_one = reserve(&app, "k2", section("b2", 1)).await;
+    assert_eq!(
+        (&three["status"], &last_one["status"]),
+        (&json!("HELD"), &json!("HELD"))
+    );
+    let together = json!({"buyer_id": "b3", "section": "W", "quantity": 4, "together": true});
+    let head = reserve(&app, "k3", together).await;
+    let single = reserve(&app, "k4", section("b4", 1)).await;
+    assert_eq!(
+        (&head["waitlist_position"], &single["waitlist_position"]),
+        (&json!(1), &json!(2))
+    );
+    let cancel = |job: &Value| format!("/v1/jobs/{}/cancel", job["job_id"].as_str().unwrap());
+    // Three seats come back: too few for the head, one for the buyer of one behind it.
+    assert_eq!(app.post(&cancel(&three)).await.0, StatusCode::OK);
+    let single = app.job(single["job_id"].as_str().unwrap()).await;
+    assert_eq!(single["status"], "HELD", "{single}");
+    let head_now = app.job(head["job_id"].as_str().unwrap()).await;
+    assert_eq!(
+        (&head_now["status"], &head_now["waitlist_position"]),
+        (&json!("WAITLISTED"), &json!(1)),
+        "the head keeps its place"
+    );
+    // Once all four are back, the head gets them together.
+    assert_eq!(app.post(&cancel(&last_one)).await.0, StatusCode::OK);
+    assert_eq!(app.post(&cancel(&single)).await.0, StatusCode::OK);
+    let head_now = app.job(head["job_id"].as_str().unwrap()).await;
+    assert_eq!(head_now["status"], "HELD", "{head_now}");
+    assert_eq!(head_now["seat_ids"].as_array().unwrap().len(), 4);
 }
