@@ -15,6 +15,7 @@ mod client;
 mod clock;
 pub mod contract;
 pub mod emulator;
+pub mod faults;
 mod invariants;
 pub mod oidc_issuer;
 mod own_process;

@@ -6,7 +6,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// The path of a workspace binary, built once per test process so tests always run the current
-/// code, with fault injection compiled in (the `faults` feature, which production builds lack).
+/// code: the shipped ones, or the test crate's `seatclaim-faulty-api` and
+/// `seatclaim-faulty-worker`, the same processes with fault injection (`crate::faults`).
 /// It is built as part of the whole workspace's tests, so that every crate has the features
 /// `cargo test --workspace` gave it: after that run this build only links the binaries, where a
 /// narrower one would compile the libraries again under other features.
