@@ -7,10 +7,10 @@ use anyhow::Context;
 use clap::Parser;
 
 use crate::{Access, ApiSettings, AppState, Application};
-use seatclaim_runtime::cli::{BackendArgs, BackendHook, TelemetryArgs};
+use seatclaim_runtime::cli::{BackendArgs, BackendHook, Service, TelemetryArgs};
 use seatclaim_runtime::config::BackendKind;
 use seatclaim_runtime::loops::{Worker, WorkerSettings};
-use seatclaim_runtime::{backend, shutdown, telemetry};
+use seatclaim_runtime::{backend, executor, shutdown, telemetry};
 
 /// Serves the reservation API. Configured by `SEATCLAIM_*` environment variables.
 #[derive(Debug, Parser)]
@@ -31,20 +31,12 @@ struct Cli<H: BackendHook> {
 /// Runs the API process from its arguments and environment until SIGTERM or Ctrl-C, on the
 /// backend its settings open as `H` wraps it: the whole of an API binary's `main`.
 pub fn run<H: BackendHook>() -> anyhow::Result<()> {
-    seatclaim_runtime::executor::build()
-        .context("cannot start the runtime")?
-        .block_on(serve(Cli::<H>::parse()))
+    executor::run(serve(Cli::<H>::parse())).context("cannot start the runtime")?
 }
 
 async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     telemetry::init(cli.telemetry.log_format);
-    #[cfg_attr(not(feature = "aws"), allow(unused_mut))]
-    let mut settings = cli.backend.settings();
-    // The API's role writes no seats on AWS: the workers settle holds for it.
-    #[cfg(feature = "aws")]
-    {
-        settings.aws.settlements = seatclaim_runtime::config::Settlements::SentToWorkers;
-    }
+    let settings = cli.backend.settings_of(Service::Api);
     let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
         .await
         .map_err(anyhow::Error::msg)?;

@@ -34,6 +34,6 @@ pub use clock::JumpClock;
 pub use contract::Fixture;
 pub use invariants::{Tally, check_invariants};
 pub use own_process::run_in_own_process;
-pub use process::{ChildProcess, binary};
+pub use process::{ChildProcess, binary, cargo};
 pub use seed::{seeded_rng, test_seed};
 pub use wait::{eventually, poll_interval};

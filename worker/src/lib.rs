@@ -5,9 +5,9 @@
 
 use anyhow::Context;
 use clap::Parser;
-use seatclaim_runtime::cli::{BackendArgs, BackendHook, TelemetryArgs};
+use seatclaim_runtime::cli::{BackendArgs, BackendHook, Service, TelemetryArgs};
 use seatclaim_runtime::loops::{Worker, WorkerSettings, serve_metrics};
-use seatclaim_runtime::{backend, shutdown, telemetry};
+use seatclaim_runtime::{backend, executor, shutdown, telemetry};
 use tokio_util::sync::CancellationToken;
 
 /// Decides reservation intents from the queue. Configured by `SEATCLAIM_*` environment variables.
@@ -34,20 +34,12 @@ struct Cli<H: BackendHook> {
 /// Runs the worker process from its arguments and environment until SIGTERM or Ctrl-C, on the
 /// backend its settings open as `H` wraps it: the whole of a worker binary's `main`.
 pub fn run<H: BackendHook>() -> anyhow::Result<()> {
-    seatclaim_runtime::executor::build()
-        .context("cannot start the runtime")?
-        .block_on(serve(Cli::<H>::parse()))
+    executor::run(serve(Cli::<H>::parse())).context("cannot start the runtime")?
 }
 
 async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     telemetry::init(cli.telemetry.log_format);
-    #[cfg_attr(not(feature = "aws"), allow(unused_mut))]
-    let mut settings = cli.backend.settings();
-    // On AWS the workers settle the holds the API is asked to settle.
-    #[cfg(feature = "aws")]
-    {
-        settings.aws.settlements = seatclaim_runtime::config::Settlements::ServedHere;
-    }
+    let settings = cli.backend.settings_of(Service::Worker);
     let backend = backend::open(&settings)
         .await
         .context("cannot open the backend")?;

@@ -70,6 +70,38 @@ impl BackendArgs {
     }
 }
 
+/// The long-running services, each opening the backend in its own role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// `seatclaim-api`: on AWS its role writes no seats, so it sends settlements to the workers.
+    Api,
+    /// `seatclaim-worker`: on AWS it settles the holds the API is asked to settle.
+    Worker,
+}
+
+impl BackendArgs {
+    /// The settings `service` opens its backend with: these arguments', with settlements made
+    /// where the service's role allows on AWS.
+    #[must_use]
+    pub fn settings_of(&self, service: Service) -> BackendSettings {
+        let settings = self.settings();
+        #[cfg(feature = "aws")]
+        let settings = BackendSettings {
+            aws: crate::config::AwsSettings {
+                settlements: match service {
+                    Service::Api => crate::config::Settlements::SentToWorkers,
+                    Service::Worker => crate::config::Settlements::ServedHere,
+                },
+                ..settings.aws
+            },
+            ..settings
+        };
+        #[cfg(not(feature = "aws"))]
+        let _ = service;
+        settings
+    }
+}
+
 /// Names of the AWS resources. Each derives from the prefix unless set on its own; credentials,
 /// region and endpoint come from the standard AWS chain (`AWS_REGION`, `AWS_ENDPOINT_URL`, ...).
 #[cfg(feature = "aws")]
