@@ -1,81 +1,13 @@
-//! `seatclaim-api`: the admission and status API; locally it also runs the worker in-process.
+//! `seatclaim-api`: the admission and status API; locally it also runs the worker in-process
+//! (the process itself is the library's [`seatclaim_api::run`]).
 
-use anyhow::Context;
-use clap::Parser;
-
-use seatclaim_api::{Access, ApiSettings, AppState, Application};
-use seatclaim_runtime::cli::{BackendArgs, TelemetryArgs};
-use seatclaim_runtime::config::BackendKind;
-use seatclaim_runtime::loops::{Worker, WorkerSettings};
-use seatclaim_runtime::{backend, shutdown, telemetry};
+use seatclaim_runtime::cli::AsOpened;
 
 /// mimalloc, not glibc's malloc: under load the API allocates and frees per request on every
 /// worker thread, and glibc's malloc and free took a fifth of its CPU (tests/bench, the profile).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Serves the reservation API. Configured by `SEATCLAIM_*` environment variables.
-#[derive(Debug, Parser)]
-#[command(version)]
-struct Cli {
-    #[command(flatten)]
-    api: ApiSettings,
-    #[command(flatten)]
-    backend: BackendArgs,
-    #[command(flatten)]
-    worker: WorkerSettings,
-    #[command(flatten)]
-    telemetry: TelemetryArgs,
-}
-
 fn main() -> anyhow::Result<()> {
-    seatclaim_runtime::executor::build()
-        .context("cannot start the runtime")?
-        .block_on(run())
-}
-
-async fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    telemetry::init(cli.telemetry.log_format);
-    #[cfg_attr(not(feature = "aws"), allow(unused_mut))]
-    let mut settings = cli.backend.settings();
-    // The API's role writes no seats on AWS: the workers settle holds for it.
-    #[cfg(feature = "aws")]
-    {
-        settings.aws.settlements = seatclaim_runtime::config::Settlements::SentToWorkers;
-    }
-    let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let backend = backend::open(&settings)
-        .await
-        .context("cannot open the backend")?;
-    // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
-    let in_process = cli.api.embedded_worker && settings.backend == BackendKind::Embedded;
-    let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &settings));
-    let document = seatclaim_api::openapi::json(access.auth.is_some());
-    let state = AppState::new(
-        backend,
-        access,
-        cli.api.seat_map_max_age(),
-        in_process,
-        document,
-    );
-    let app = Application::build(
-        state,
-        cli.api.listen,
-        cli.api.metrics_listen,
-        worker,
-        cli.api.shutdown_grace(),
-        cli.api.limits,
-    )
-    .await
-    .with_context(|| format!("cannot listen on {}", cli.api.listen))?;
-    let address = app.local_addr().context("cannot read the bound address")?;
-    let metrics = app.metrics_addr();
-    tracing::info!(%address, %metrics, data_dir = %settings.data_dir.display(), backend = settings.backend.as_str(), in_process_worker = in_process, "listening");
-    app.run_until_stopped(shutdown::signal())
-        .await
-        .context("the server failed")?;
-    Ok(())
+    seatclaim_api::run::<AsOpened>()
 }

@@ -13,13 +13,13 @@ use seatclaim_api::{
 use seatclaim_core::Backend;
 use seatclaim_embedded::EVENT_LOG_FILE;
 use seatclaim_runtime::config::{AwsSettings, BackendKind, BackendSettings, Settlements};
-use seatclaim_runtime::faults::FaultSettings;
 use seatclaim_runtime::loops::{Worker, WorkerSettings};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{Call, Reply, Transport, TransportKind, test_transport};
+use crate::faults::FaultSettings;
 use crate::{JumpClock, emulator, eventually, test_seed};
 
 /// How to start an app for a test.
@@ -129,9 +129,12 @@ impl TestApp {
         } else {
             Settlements::Here
         };
-        let backend = open_backend(&settings, served, &clock).await;
+        let faults = seeded(&options.faults);
+        let backend = open_backend(&settings, served, &clock, &faults).await;
         let api_backend = match settings.backend {
-            BackendKind::Aws => open_backend(&settings, Settlements::SentToWorkers, &clock).await,
+            BackendKind::Aws => {
+                open_backend(&settings, Settlements::SentToWorkers, &clock, &faults).await
+            }
             BackendKind::Embedded => backend.clone(),
         };
         let worker = options
@@ -379,11 +382,12 @@ fn json_or_null(reply: &Reply) -> Value {
 
 /// The backend settings for a fresh store (a temporary folder, or a fresh prefix on the
 /// emulator, provisioned), and where the test reads the events published from it.
-/// Opens the app's backend with settlements made where `settlements` says.
+/// Opens the app's backend with settlements made where `settlements` says, `faults` around it.
 async fn open_backend(
     settings: &BackendSettings,
     settlements: Settlements,
     clock: &Arc<JumpClock>,
+    faults: &FaultSettings,
 ) -> Backend {
     let settings = BackendSettings {
         aws: AwsSettings {
@@ -392,22 +396,27 @@ async fn open_backend(
         },
         ..settings.clone()
     };
-    backend::open_with_clock(&settings, clock.clone())
+    let backend = backend::open_with_clock(&settings, clock.clone())
         .await
-        .expect("the backend opens")
+        .expect("the backend opens");
+    faults.clone().inject(backend)
+}
+
+/// The faults to inject, drawing from the test's printed seed unless they name their own, so a
+/// failing run replays.
+fn seeded(faults: &FaultSettings) -> FaultSettings {
+    FaultSettings {
+        seed: (faults.any() && faults.seed.is_none())
+            .then(test_seed)
+            .or(faults.seed),
+        ..faults.clone()
+    }
 }
 
 async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, PublishedEvents) {
     let mut settings = BackendSettings {
         visibility_timeout_secs: options.visibility_timeout_secs,
         max_attempts: options.max_attempts,
-        // Injected faults draw from the test's printed seed, so a failing run replays.
-        faults: FaultSettings {
-            seed: (options.faults.any() && options.faults.seed.is_none())
-                .then(test_seed)
-                .or(options.faults.seed),
-            ..options.faults.clone()
-        },
         ..BackendSettings::in_folder(data.to_owned())
     };
     let events = match test_backend() {

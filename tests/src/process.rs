@@ -6,7 +6,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// The path of a workspace binary, built once per test process so tests always run the current
-/// code, with fault injection compiled in (the `faults` feature, which production builds lack).
+/// code: the shipped ones, or the test crate's `seatclaim-faulty-api` and
+/// `seatclaim-faulty-worker`, the same processes with fault injection (`crate::faults`).
 /// It is built as part of the whole workspace's tests, so that every crate has the features
 /// `cargo test --workspace` gave it: after that run this build only links the binaries, where a
 /// narrower one would compile the libraries again under other features.
@@ -20,25 +21,29 @@ pub fn binary(name: &str) -> PathBuf {
         .expect("the target folder")
         .to_owned();
     BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut command = Command::new(cargo);
-        // Cargo gives a test the variables of the crate it tests (CARGO_MANIFEST_DIR and such).
-        // Handed on, they would change what build scripts see (ring's reads CARGO_MANIFEST_DIR):
-        // this build, and the next `cargo test` after it, would each compile ring and all that
-        // depends on it again.
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(is_crate_variable) {
-                command.env_remove(name);
-            }
-        }
-        let status = command
+        let status = cargo()
             .args(["build", "--quiet", "--workspace", "--bins", "--tests"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building the binaries failed");
     });
     dir.join(name)
+}
+
+/// A cargo command run at the workspace root, as a developer's would be, without the variables
+/// of the crate under test. Cargo gives a test the variables of the crate it tests
+/// (CARGO_MANIFEST_DIR and such); handed on, they would change what build scripts see (ring's
+/// reads CARGO_MANIFEST_DIR): a build, and the next `cargo test` after it, would each compile
+/// ring and all that depends on it again.
+pub fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_crate_variable) {
+            command.env_remove(name);
+        }
+    }
+    command.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    command
 }
 
 /// Whether `name` is one of the variables cargo sets for the crate it compiles or tests, rather

@@ -1,7 +1,8 @@
 //! The layering of docs/design.md, checked on the workspace: each crate depends only on the
 //! crates below it (Cargo then refuses any code that names a layer above), only the backends' own
-//! crates link an AWS SDK or SQLite, and no product code depends on the build profile. A change
-//! that breaks a rule fails here, naming the crate or the line that broke it.
+//! crates link an AWS SDK or SQLite, and no product code depends on the build profile or names
+//! fault injection. A change that breaks a rule fails here, naming the crate or the line that
+//! broke it.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
@@ -33,6 +34,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "seatclaim-core",
             "seatclaim-embedded",
             "seatclaim-runtime",
+            "seatclaim-worker",
         ],
     ),
 ];
@@ -161,6 +163,18 @@ fn no_product_code_depends_on_the_build_profile() {
     assert!(
         broken.is_empty(),
         "code that compiles differently in release:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// Fault injection is the test crate's alone (`tests/src/faults/`); the binaries scanned in
+/// `faults/shipped.rs` hold none because no product code names it.
+#[test]
+fn no_product_code_names_a_fault_setting() {
+    let broken = product_lines_naming(&["SEATCLAIM_FAULT_", "FaultSettings"]);
+    assert!(
+        broken.is_empty(),
+        "fault injection in product code:\n{}",
         broken.join("\n")
     );
 }

@@ -1,7 +1,8 @@
 //! Faults as production meets them: injected store and bus failures, duplicated and reordered
-//! delivery, killed processes, and a shutdown under load.
+//! delivery, killed processes, and a shutdown under load; and no fault injection in what ships.
 
 mod crash;
 mod duplicates;
 mod injected;
+mod shipped;
 mod shutdown;

@@ -42,8 +42,6 @@ pub async fn open_with_clock(
         )]
         missing => return Err(not_built(missing)),
     };
-    #[cfg(feature = "faults")]
-    let backend = settings.faults.clone().inject(backend);
     Ok(backend)
 }
 

@@ -1,11 +1,14 @@
 //! The binaries' edge: the `SEATCLAIM_*` variables and flags every process shares, parsed with
-//! clap and turned into `shared`'s plain settings. The adapters never see clap.
+//! clap and turned into `shared`'s plain settings, and the hook through which a caller of the
+//! API's or the worker's process adds settings of its own and wraps the backend it opens. The
+//! adapters never see clap.
 
 use std::path::PathBuf;
 
 use crate::config::{BackendKind, BackendSettings, LogFormat};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use seatclaim_core::ports::Backend;
 
 /// Where the backend lives and how its queue behaves; needed by every process.
 #[derive(Debug, Clone, Args)]
@@ -43,11 +46,6 @@ pub struct BackendArgs {
     #[cfg(feature = "aws")]
     #[command(flatten)]
     pub aws: AwsArgs,
-
-    /// Fault injection, for the fault tests only.
-    #[cfg(feature = "faults")]
-    #[command(flatten)]
-    pub faults: FaultArgs,
 }
 
 impl BackendArgs {
@@ -68,11 +66,38 @@ impl BackendArgs {
             aws: self.aws.settings(),
             ..settings
         };
-        #[cfg(feature = "faults")]
+        settings
+    }
+}
+
+/// The long-running services, each opening the backend in its own role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// `seatclaim-api`: on AWS its role writes no seats, so it sends settlements to the workers.
+    Api,
+    /// `seatclaim-worker`: on AWS it settles the holds the API is asked to settle.
+    Worker,
+}
+
+impl BackendArgs {
+    /// The settings `service` opens its backend with: these arguments', with settlements made
+    /// where the service's role allows on AWS.
+    #[must_use]
+    pub fn settings_of(&self, service: Service) -> BackendSettings {
+        let settings = self.settings();
+        #[cfg(feature = "aws")]
         let settings = BackendSettings {
-            faults: self.faults.settings(),
+            aws: crate::config::AwsSettings {
+                settlements: match service {
+                    Service::Api => crate::config::Settlements::SentToWorkers,
+                    Service::Worker => crate::config::Settlements::ServedHere,
+                },
+                ..settings.aws
+            },
             ..settings
         };
+        #[cfg(not(feature = "aws"))]
+        let _ = service;
         settings
     }
 }
@@ -143,53 +168,6 @@ impl AwsArgs {
     }
 }
 
-/// Which faults to inject (builds with the `faults` feature only). All are off by default.
-#[cfg(feature = "faults")]
-#[derive(Debug, Clone, Args)]
-pub struct FaultArgs {
-    /// Faults apply only while this file exists: the test "fixes the cause" by deleting it.
-    #[arg(long, env = "SEATCLAIM_FAULT_WHILE")]
-    pub fault_while: Option<PathBuf>,
-    /// Share (0 to 1) of inventory writes that fail with a transient error, half of them before
-    /// the write and half after it committed (a timeout the caller cannot tell from a failure).
-    #[arg(
-        long,
-        env = "SEATCLAIM_FAULT_STORE_FAILURE_RATE",
-        default_value_t = 0.0
-    )]
-    pub store_failure_rate: f64,
-    /// Extra copies of every admitted intent, sent after random delays of up to a second.
-    #[arg(
-        long,
-        env = "SEATCLAIM_FAULT_DUPLICATE_DELIVERIES",
-        default_value_t = 0
-    )]
-    pub duplicate_deliveries: u32,
-    /// The event bus refuses every publication.
-    #[arg(long, env = "SEATCLAIM_FAULT_BUS_DOWN", default_value_t = false, action = clap::ArgAction::Set)]
-    pub bus_down: bool,
-    /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
-    #[arg(long, env = "SEATCLAIM_FAULT_FAILING_BUYER")]
-    pub failing_buyer: Option<String>,
-    /// Seeds the injected randomness, so a failing fault run replays (random when unset).
-    #[arg(long, env = "SEATCLAIM_FAULT_SEED")]
-    pub fault_seed: Option<u64>,
-}
-
-#[cfg(feature = "faults")]
-impl FaultArgs {
-    fn settings(&self) -> crate::config::FaultSettings {
-        crate::config::FaultSettings {
-            fault_while: self.fault_while.clone(),
-            store_failure_rate: self.store_failure_rate,
-            duplicate_deliveries: self.duplicate_deliveries,
-            bus_down: self.bus_down,
-            failing_buyer: self.failing_buyer.clone(),
-            seed: self.fault_seed,
-        }
-    }
-}
-
 /// Logging settings shared by every binary.
 #[derive(Debug, Clone, Args)]
 pub struct TelemetryArgs {
@@ -197,4 +175,23 @@ pub struct TelemetryArgs {
     #[arg(long, env = "SEATCLAIM_LOG_FORMAT", default_value = "text",
           value_parser = PossibleValuesParser::new(["text", "json"]).try_map(|s| s.parse::<LogFormat>()))]
     pub log_format: LogFormat,
+}
+
+/// Settings a process's caller adds to the shared ones, and what they do to the backend the
+/// process opens. The shipped binaries run with [`AsOpened`]; the test crate's own binaries run
+/// the same processes with fault injection around the backend, which is how fault injection
+/// stays out of every crate a shipped binary links.
+pub trait BackendHook: Args + std::fmt::Debug + Send + Sync + 'static {
+    /// The backend the process runs on, made from the one its settings opened.
+    fn wrap(&self, backend: Backend) -> Backend;
+}
+
+/// No settings of its own, and the backend exactly as opened: the shipped binaries' hook.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct AsOpened {}
+
+impl BackendHook for AsOpened {
+    fn wrap(&self, backend: Backend) -> Backend {
+        backend
+    }
 }

@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-#[cfg(feature = "faults")]
-pub use crate::faults::FaultSettings;
 #[cfg(feature = "aws")]
 pub use seatclaim_aws::{AwsSettings, Settlements};
 
@@ -59,9 +57,6 @@ pub struct BackendSettings {
     /// AWS resource names, used when `backend` is `aws`.
     #[cfg(feature = "aws")]
     pub aws: AwsSettings,
-    /// Fault injection, for the fault tests only (builds with the `faults` feature).
-    #[cfg(feature = "faults")]
-    pub faults: FaultSettings,
 }
 
 /// How long a received intent stays hidden before it is delivered again, unless configured.
@@ -81,8 +76,6 @@ impl BackendSettings {
             retention: seatclaim_core::domain::Retention::default(),
             #[cfg(feature = "aws")]
             aws: AwsSettings::default(),
-            #[cfg(feature = "faults")]
-            faults: FaultSettings::default(),
         }
     }
 

@@ -17,3 +17,11 @@ pub fn build() -> std::io::Result<tokio::runtime::Runtime> {
         .max_blocking_threads(BLOCKING_THREADS)
         .build()
 }
+
+/// Runs `service` to its end on a runtime from [`build`]: what a service's `main` does.
+///
+/// # Errors
+/// When the runtime cannot start (see [`build`]); the service's own result is the `Ok` value.
+pub fn run<F: Future>(service: F) -> std::io::Result<F::Output> {
+    Ok(build()?.block_on(service))
+}

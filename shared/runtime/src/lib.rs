@@ -2,8 +2,9 @@
 //! place that picks adapters), the background loops, telemetry and shutdown, shared by the API,
 //! the worker and `seatclaimctl`.
 //!
-//! Features: `embedded` and `aws` (both default) link each backend's crate; `faults` (off by
-//! default, turned on by the test crate only) compiles fault injection around either.
+//! Features: `embedded` and `aws` (both default) link each backend's crate. Fault injection is
+//! not here: it lives in the test crate, which wraps the backend through [`cli::BackendHook`], so
+//! no build of a shipped binary can carry it, whatever else the workspace holds.
 
 #[cfg(not(any(feature = "embedded", feature = "aws")))]
 compile_error!(
@@ -14,8 +15,6 @@ pub mod backend;
 pub mod cli;
 pub mod config;
 pub mod executor;
-#[cfg(feature = "faults")]
-pub mod faults;
 pub mod loops;
 pub mod shutdown;
 pub mod telemetry;

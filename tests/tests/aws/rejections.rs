@@ -22,7 +22,7 @@ use seatclaim_core::{
 use seatclaim_e2e::JumpClock;
 use seatclaim_e2e::emulator::{EventConsumer, emulator_config, fresh_settings, provision};
 use seatclaim_e2e::eventually;
-use seatclaim_runtime::faults::FaultSettings;
+use seatclaim_e2e::faults::FaultSettings;
 
 const VISIBILITY: Duration = Duration::from_secs(30);
 

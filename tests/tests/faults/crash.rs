@@ -27,7 +27,9 @@ fn shape() -> (usize, usize, u32) {
     }
 }
 
-fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
+/// The environment of a worker process on `app`'s backend with quick timings (also the faulty
+/// worker's, in `shipped.rs`).
+pub(super) fn worker_env(app: &TestApp) -> Vec<(&'static str, String)> {
     let mut env = app.process_env();
     env.extend([
         ("SEATCLAIM_VISIBILITY_TIMEOUT_SECS", "1".into()),

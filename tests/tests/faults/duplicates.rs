@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
+use seatclaim_e2e::faults::FaultSettings;
 use seatclaim_e2e::{AppOptions, TestApp, check_invariants, eventually, run_in_own_process};
-use seatclaim_runtime::faults::FaultSettings;
 use serde_json::{Value, json};
 
 const UNCONTENDED: usize = 20;

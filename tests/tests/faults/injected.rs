@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use seatclaim_core::domain::JobId;
+use seatclaim_e2e::faults::FaultSettings;
 use seatclaim_e2e::{AppOptions, TestApp, check_invariants, eventually, test_backend};
 use seatclaim_runtime::config::BackendKind;
-use seatclaim_runtime::faults::FaultSettings;
 use serde_json::{Value, json};
 
 /// A marker file whose existence switches the faults on; deleting it "fixes the cause".

@@ -1,10 +1,7 @@
-//! Fault injection for the fault tests: wrappers around the real adapters that fail the way
-//! production fails (throttled or timed-out writes, duplicated and reordered delivery, an event
-//! bus that is down, an intent that always fails). Off unless a `SEATCLAIM_FAULT_*` variable is
-//! set, and compiled only with the `faults` feature (the test suite's), so production binaries
-//! cannot carry it; a process with faults on says so loudly in its log.
+//! The wrappers around the ports that fail as configured: the inventory's writes (throttled or
+//! timed out, and one buyer's claims always), the admissions (duplicated, delayed delivery) and
+//! the event bus (down).
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -14,73 +11,34 @@ use jiff::Timestamp;
 use seatclaim_core::domain::{
     BuyerId, EventId, IdempotencyKey, Intent, JobAction, JobId, Notice, ReservationEvent, Tender,
 };
-use seatclaim_core::ports::Backend;
 use seatclaim_core::ports::{
-    Admission, Admissions, BackendError, Claims, EventPublisher, IntentQueue, Inventory, Settled,
+    Admission, Admissions, Backend, BackendError, Claims, EventPublisher, IntentQueue, Inventory,
+    Settled,
 };
 
-/// Which faults to inject. All are off by default.
-#[derive(Debug, Clone, Default)]
-pub struct FaultSettings {
-    /// Faults apply only while this file exists: the test "fixes the cause" by deleting it.
-    pub fault_while: Option<PathBuf>,
-    /// Share (0 to 1) of inventory writes that fail with a transient error, half of them before
-    /// the write and half after it committed (a timeout the caller cannot tell from a failure).
-    pub store_failure_rate: f64,
-    /// Extra copies of every admitted intent, sent after random delays of up to a second, so
-    /// messages arrive more than once and out of order.
-    pub duplicate_deliveries: u32,
-    /// The event bus refuses every publication.
-    pub bus_down: bool,
-    /// Claims of this buyer's intents always fail (transiently): an intent that keeps failing.
-    pub failing_buyer: Option<String>,
-    /// Seeds every injected random choice (which writes fail, how long duplicates wait), so a
-    /// failing fault test replays; random when unset.
-    pub seed: Option<u64>,
-}
+use super::FaultSettings;
 
-impl FaultSettings {
-    /// Whether any fault is configured.
-    #[must_use]
-    pub fn any(&self) -> bool {
-        self.store_failure_rate > 0.0
-            || self.duplicate_deliveries > 0
-            || self.bus_down
-            || self.failing_buyer.is_some()
-    }
-
-    fn active(&self) -> bool {
-        self.fault_while.as_ref().is_none_or(|path| path.exists())
-    }
-
-    /// Wraps the ports of `backend` that the configured faults touch.
-    #[must_use]
-    pub fn inject(self, backend: Backend) -> Backend {
-        if !self.any() {
-            return backend;
-        }
-        let seed = self.seed.unwrap_or_else(|| fastrand::u64(..));
-        tracing::warn!(faults = ?self, seed, "FAULT INJECTION IS ON: this process fails on purpose");
-        let faults = Arc::new(Faults {
-            settings: self,
-            rng: Mutex::new(fastrand::Rng::with_seed(seed)),
-        });
-        Backend {
-            admissions: Arc::new(Duplicating {
-                inner: backend.admissions,
-                queue: Arc::clone(&backend.queue),
-                faults: Arc::clone(&faults),
-            }),
-            inventory: Arc::new(Unreliable {
-                inner: backend.inventory,
-                faults: Arc::clone(&faults),
-            }),
-            publisher: Arc::new(Unreachable {
-                inner: backend.publisher,
-                faults,
-            }),
-            ..backend
-        }
+/// `backend` with the ports the faults touch wrapped, drawing from one generator seeded `seed`.
+pub(super) fn around(backend: Backend, settings: FaultSettings, seed: u64) -> Backend {
+    let faults = Arc::new(Faults {
+        settings,
+        rng: Mutex::new(fastrand::Rng::with_seed(seed)),
+    });
+    Backend {
+        admissions: Arc::new(Duplicating {
+            inner: backend.admissions,
+            queue: Arc::clone(&backend.queue),
+            faults: Arc::clone(&faults),
+        }),
+        inventory: Arc::new(Unreliable {
+            inner: backend.inventory,
+            faults: Arc::clone(&faults),
+        }),
+        publisher: Arc::new(Unreachable {
+            inner: backend.publisher,
+            faults,
+        }),
+        ..backend
     }
 }
 

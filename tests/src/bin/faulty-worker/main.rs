@@ -1,0 +1,9 @@
+//! `seatclaim-faulty-worker`: the shipped worker's process (`seatclaim_worker::run`) with the
+//! faults that `SEATCLAIM_FAULT_*` name wrapped around its backend, for fault tests that need a
+//! real process. Built only as part of the test crate, so what ships never holds fault injection.
+
+use seatclaim_e2e::faults::FaultArgs;
+
+fn main() -> anyhow::Result<()> {
+    seatclaim_worker::run::<FaultArgs>()
+}
