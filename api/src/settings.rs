@@ -70,6 +70,20 @@ pub struct ApiSettings {
     )]
     pub stripe_webhook_secret: Option<String>,
 
+    /// Whether the webhook takes live payments (`true`) or Stripe's test mode's (`false`): an
+    /// event whose `livemode` differs pays for nothing. The stack sets it to true.
+    #[arg(long, env = "SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub stripe_livemode: bool,
+
+    /// The Stripe Connect accounts (`acct_...`, comma-separated) whose events pay; unset, only
+    /// the platform's own events (which name no `account`) do.
+    #[arg(
+        long,
+        env = "SEATCLAIM_PAYMENTS_STRIPE_ACCOUNTS",
+        value_delimiter = ','
+    )]
+    pub stripe_accounts: Vec<String>,
+
     /// Whether a priced hold is sold by its payment alone. Unset, it is whenever callers are
     /// authenticated or a payment provider is configured; `off` is the explicit development
     /// opt-out (confirms sell priced holds free), refused beyond the loopback interface and

@@ -8,7 +8,7 @@ use crate::rate::BuyerRate;
 use crate::routes::Readiness;
 use crate::seat_maps::SeatMaps;
 use crate::settings::{ApiSettings, PaymentsMode};
-use crate::stripe::WebhookSecret;
+use crate::stripe::{StripeEndpoint, StripeScope, WebhookSecret};
 use axum::extract::FromRef;
 use seatclaim_core::Backend;
 use seatclaim_core::app;
@@ -95,8 +95,8 @@ pub struct Access {
     pub long_polls: LongPolls,
     /// How long a request's body may take to arrive (`SEATCLAIM_BODY_READ_TIMEOUT_SECS`).
     pub body_read_timeout: std::time::Duration,
-    /// Stripe's webhook secret.
-    pub stripe: Option<WebhookSecret>,
+    /// Stripe's webhook: its secret, and the mode and accounts whose events pay.
+    pub stripe: Option<StripeEndpoint>,
     /// Whether a priced hold is sold by its payment alone (`PaymentsMode::required`): the
     /// settlement's step refuses a confirm without one.
     pub payments_required: bool,
@@ -117,10 +117,12 @@ impl Access {
     pub async fn from_settings(settings: &ApiSettings, on_aws: bool) -> Result<Self, String> {
         let local = settings.listen.ip().is_loopback();
         settings.auth.check(on_aws, local)?;
+        let scope = StripeScope::new(settings.stripe_livemode, &settings.stripe_accounts)?;
         let stripe = settings
             .stripe_webhook_secret
             .as_deref()
-            .and_then(WebhookSecret::new);
+            .and_then(WebhookSecret::new)
+            .map(|secret| StripeEndpoint { secret, scope });
         PaymentsMode::check(settings.payments, local, stripe.is_some())?;
         let auth = Authenticator::from_settings(&settings.auth).await;
         if auth.is_none() {

@@ -3,6 +3,10 @@
 //! constant time, at most [`TOLERANCE_SECONDS`] from now), and the two event types that pay for
 //! a hold, read into the application's [`PaymentReport`].
 
+mod scope;
+
+pub use scope::{StripeEndpoint, StripeScope};
+
 use hmac::{Hmac, Mac};
 use seatclaim_core::app::payments::PaymentReport;
 use seatclaim_core::domain::{Currency, JobId, Money, Payment};
@@ -96,8 +100,9 @@ pub enum Notice {
     Ignored,
 }
 
-/// Reads a verified event; `Err` when it is not a Stripe event at all (no `id` or `type`).
-pub fn read_event(body: &[u8]) -> Result<Notice, String> {
+/// Reads a verified event; `Err` when it is not a Stripe event at all (no `id` or `type`). A
+/// payment of an event outside `scope` (another mode, another account) is reported refused.
+pub fn read_event(body: &[u8], scope: &StripeScope) -> Result<Notice, String> {
     let event: Value =
         serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let id = event["id"].as_str().ok_or("the event has no id")?;
@@ -106,9 +111,14 @@ pub fn read_event(body: &[u8]) -> Result<Notice, String> {
     let (amount, reference) = match kind {
         "payment_intent.succeeded" => (&object["amount_received"], object["id"].as_str()),
         "checkout.session.completed" if is_unpaid(object) => return Ok(Notice::Ignored),
+        // The session's payment is its payment intent (an id, or the object when expanded):
+        // the sale records it, so the intent's own `payment_intent.succeeded` is a repeat.
         "checkout.session.completed" => (
             &object["amount_total"],
-            object["payment_intent"].as_str().or(object["id"].as_str()),
+            object["payment_intent"]
+                .as_str()
+                .or(object["payment_intent"]["id"].as_str())
+                .or(object["id"].as_str()),
         ),
         _ => return Ok(Notice::Ignored),
     };
@@ -119,6 +129,7 @@ pub fn read_event(body: &[u8]) -> Result<Notice, String> {
         provider_event_id: id.to_owned(),
         job_id: job.and_then(JobId::parse),
         payment: payment(amount, &object["currency"], reference.unwrap_or(id)),
+        refused: scope.refusal(&event),
     }))
 }
 
@@ -197,16 +208,20 @@ mod tests {
         );
     }
 
+    fn read(event: &Value) -> Result<Notice, String> {
+        read_event(event.to_string().as_bytes(), &StripeScope::default())
+    }
+
     #[test]
     fn both_payment_events_name_their_job_amount_and_payment() {
         let job = JobId::new();
         let intent = serde_json::json!({"id": "evt_1", "type": "payment_intent.succeeded",
-            "data": {"object": {"id": "pi_1", "amount_received": 4500, "currency": "eur",
-                "metadata": {"job_id": job.to_string()}}}});
-        let Ok(Notice::Payment(report)) = read_event(intent.to_string().as_bytes()) else {
+            "livemode": false, "data": {"object": {"id": "pi_1", "amount_received": 4500,
+                "currency": "eur", "metadata": {"job_id": job.to_string()}}}});
+        let Ok(Notice::Payment(report)) = read(&intent) else {
             panic!("a payment");
         };
-        assert_eq!(report.job_id, Some(job));
+        assert_eq!((report.job_id, report.refused), (Some(job), None));
         let paid = report.payment.unwrap();
         assert_eq!(
             (paid.paid.amount, paid.paid.currency.as_str()),
@@ -214,24 +229,41 @@ mod tests {
         );
         assert_eq!(paid.reference, "pi_1");
         let session = serde_json::json!({"id": "evt_2", "type": "checkout.session.completed",
-            "data": {"object": {"id": "cs_1", "amount_total": 10, "currency": "usd",
-                "payment_intent": "pi_2", "client_reference_id": job.to_string()}}});
-        let Ok(Notice::Payment(report)) = read_event(session.to_string().as_bytes()) else {
+            "livemode": false, "data": {"object": {"id": "cs_1", "amount_total": 10,
+                "currency": "usd", "payment_intent": "pi_2",
+                "client_reference_id": job.to_string()}}});
+        let Ok(Notice::Payment(report)) = read(&session) else {
             panic!("a payment");
         };
         assert_eq!(report.job_id, Some(job));
         assert_eq!(report.payment.unwrap().reference, "pi_2");
+        let mut expanded = session.clone();
+        expanded["data"]["object"]["payment_intent"] = serde_json::json!({"id": "pi_3"});
+        let Ok(Notice::Payment(report)) = read(&expanded) else {
+            panic!("a payment");
+        };
+        assert_eq!(report.payment.unwrap().reference, "pi_3");
         let unpaid = serde_json::json!({"id": "evt_3", "type": "checkout.session.completed",
             "data": {"object": {"payment_status": "unpaid", "amount_total": 10}}});
-        assert_eq!(
-            read_event(unpaid.to_string().as_bytes()),
-            Ok(Notice::Ignored)
-        );
+        assert_eq!(read(&unpaid), Ok(Notice::Ignored));
         let other = serde_json::json!({"id": "evt_4", "type": "charge.refunded"});
-        assert_eq!(
-            read_event(other.to_string().as_bytes()),
-            Ok(Notice::Ignored)
-        );
-        assert!(read_event(b"[]").is_err());
+        assert_eq!(read(&other), Ok(Notice::Ignored));
+        assert!(read_event(b"[]", &StripeScope::default()).is_err());
+    }
+
+    #[test]
+    fn a_payment_of_another_mode_is_read_refused() {
+        let mut live = serde_json::json!({"id": "evt_5", "type": "payment_intent.succeeded",
+            "livemode": true, "data": {"object": {"id": "pi_5", "amount_received": 1,
+                "currency": "eur"}}});
+        let Ok(Notice::Payment(report)) = read(&live) else {
+            panic!("a payment");
+        };
+        assert!(report.refused.is_some_and(|why| why.contains("live")));
+        live["livemode"] = serde_json::json!(false);
+        let Ok(Notice::Payment(report)) = read(&live) else {
+            panic!("a payment");
+        };
+        assert_eq!(report.refused, None);
     }
 }

@@ -55,6 +55,10 @@ pub struct AppOptions {
     pub stripe_webhook_secret: Option<String>,
     /// `SEATCLAIM_PAYMENTS`.
     pub payments: Option<PaymentsMode>,
+    /// `SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE`.
+    pub stripe_livemode: bool,
+    /// `SEATCLAIM_PAYMENTS_STRIPE_ACCOUNTS`.
+    pub stripe_accounts: Vec<String>,
 }
 
 impl Default for AppOptions {
@@ -74,6 +78,8 @@ impl Default for AppOptions {
             seat_map_max_age_ms: 0,
             stripe_webhook_secret: None,
             payments: None,
+            stripe_livemode: false,
+            stripe_accounts: Vec::new(),
         }
     }
 }
@@ -468,7 +474,15 @@ async fn access(options: &AppOptions) -> Access {
     let stripe = options
         .stripe_webhook_secret
         .as_deref()
-        .and_then(seatclaim_api::stripe::WebhookSecret::new);
+        .and_then(seatclaim_api::stripe::WebhookSecret::new)
+        .map(|secret| seatclaim_api::stripe::StripeEndpoint {
+            secret,
+            scope: seatclaim_api::stripe::StripeScope::new(
+                options.stripe_livemode,
+                &options.stripe_accounts,
+            )
+            .expect("the test's Stripe accounts are account ids"),
+        });
     Access {
         payments_required: PaymentsMode::required(
             options.payments,

@@ -25,6 +25,7 @@ pub fn payment_succeeded(event_id: &str, job_id: &str, amount: u64, currency: &s
         "id": event_id,
         "object": "event",
         "type": "payment_intent.succeeded",
+        "livemode": false,
         "data": {"object": {
             "id": format!("pi_{event_id}"),
             "object": "payment_intent",
@@ -44,6 +45,7 @@ pub fn checkout_completed(event_id: &str, job_id: &str, amount: u64, currency: &
         "id": event_id,
         "object": "event",
         "type": "checkout.session.completed",
+        "livemode": false,
         "data": {"object": {
             "id": format!("cs_{event_id}"),
             "object": "checkout.session",

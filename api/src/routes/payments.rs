@@ -32,7 +32,10 @@ pub struct PaymentReceipt {
 /// `POST /v1/payments/stripe`: a Stripe event, signed with the endpoint's secret
 /// (`SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET`). `payment_intent.succeeded` and
 /// `checkout.session.completed` sell the HELD job their metadata names when they pay exactly its
-/// amount due before its hold lapses; the same event again changes nothing.
+/// amount due before its hold lapses; the same event again changes nothing, and neither does
+/// another report of a payment that already sold a job (by its payment intent). An event of
+/// another mode than `SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE`, or of a Connect account not in
+/// `SEATCLAIM_PAYMENTS_STRIPE_ACCOUNTS`, pays for nothing (`unmatched`).
 #[utoipa::path(
     post,
     path = "/v1/payments/stripe",
@@ -57,15 +60,15 @@ pub async fn stripe(
     headers: HeaderMap,
     ApiBody(body): ApiBody,
 ) -> Result<Json<PaymentReceipt>, ApiError> {
-    let secret = state.access.stripe.as_ref().ok_or_else(|| {
+    let endpoint = state.access.stripe.as_ref().ok_or_else(|| {
         ApiError::NotFound("payments by Stripe are not configured on this API".into())
     })?;
     let header = headers
         .get("stripe-signature")
         .and_then(|value| value.to_str().ok());
     let now = state.backend.clock.now().as_second();
-    verify(secret, header, &body, now)?;
-    let report = match read_event(&body).map_err(ApiError::BadRequest)? {
+    verify(&endpoint.secret, header, &body, now)?;
+    let report = match read_event(&body, &endpoint.scope).map_err(ApiError::BadRequest)? {
         Notice::Payment(report) => report,
         Notice::Ignored => {
             return Ok(Json(PaymentReceipt {

@@ -238,6 +238,10 @@ impl Jobs for DynamoStore {
         Ok(closed)
     }
 
+    async fn sold_by_payment(&self, reference: &str) -> Result<Option<JobId>, BackendError> {
+        self.sold_by_payment_ref(reference).await
+    }
+
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {
         let output = self
             .db

@@ -30,6 +30,7 @@ mod migrate_tables;
 mod names;
 mod opening;
 mod outbox;
+mod payment_refs;
 mod prequeue;
 mod provision;
 mod queue;

@@ -131,6 +131,7 @@ impl DynamoStore {
                 continue;
             };
             writes.extend(self.transition(&transition)?);
+            writes.extend(self.payment_marker(&transition)?);
             let waiting = job.status == JobStatus::Waitlisted;
             if waiting {
                 // A place given up: no seats, no count, the place itself.

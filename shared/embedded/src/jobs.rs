@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::job_rows::{count_decided, line, load_job, save_transition};
 use super::{EmbeddedStore, decisions};
@@ -10,6 +10,14 @@ use crate::db::sqlite_error;
 use seatclaim_core::codec::decode_event;
 use seatclaim_core::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
 use seatclaim_core::ports::{BackendError, Jobs};
+
+/// The SOLD job whose sale recorded a payment reference, by schema version 12's partial index
+/// (`jobs_sold_by_payment`): the query repeats the index's expression and its condition, so
+/// SQLite reads the index and no other row.
+pub(crate) const SOLD_BY_PAYMENT: &str = "SELECT job_id FROM jobs
+     WHERE status = 'SOLD' AND json_valid(payment)
+       AND json_extract(payment, '$.payment_ref') = ?1
+     LIMIT 1";
 
 #[async_trait]
 impl Jobs for EmbeddedStore {
@@ -96,6 +104,26 @@ impl Jobs for EmbeddedStore {
                 Ok(true)
             })
             .await
+    }
+
+    async fn sold_by_payment(&self, reference: &str) -> Result<Option<JobId>, BackendError> {
+        let reference = reference.to_owned();
+        let found: Option<String> = self
+            .db
+            .lookup(move |tx| {
+                tx.prepare_cached(SOLD_BY_PAYMENT)
+                    .map_err(sqlite_error)?
+                    .query_row([reference], |row| row.get(0))
+                    .optional()
+                    .map_err(sqlite_error)
+            })
+            .await?;
+        found
+            .map(|id| {
+                JobId::parse(&id)
+                    .ok_or_else(|| BackendError::permanent(format!("job {id} has an invalid id")))
+            })
+            .transpose()
     }
 
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {

@@ -23,11 +23,12 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("migrations/v9.sql")),
         M::up(include_str!("migrations/v10.sql")),
         M::up(include_str!("migrations/v11.sql")),
+        M::up(include_str!("migrations/v12.sql")),
     ])
 }
 
 /// The schema version this build writes and reads: the number of migrations.
-pub(super) const SCHEMA_VERSION: usize = 11;
+pub(super) const SCHEMA_VERSION: usize = 12;
 
 /// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
 /// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,
@@ -188,6 +189,27 @@ mod tests {
         assert_eq!(schema_version(&conn).expect("version"), SCHEMA_VERSION);
         migrate(&mut conn).expect("a second open changes nothing");
         assert_eq!(schema_version(&conn).expect("version"), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_sale_is_found_by_its_payment_through_the_index() {
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::jobs::SOLD_BY_PAYMENT
+            ))
+            .expect("plan")
+            .query_map(["pi_1"], |row| row.get(3))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("plan rows");
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("jobs_sold_by_payment")),
+            "{plan:?}"
+        );
     }
 
     #[test]

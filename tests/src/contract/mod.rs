@@ -8,6 +8,7 @@ mod dead_letters;
 mod extensions;
 mod openings;
 mod outbox;
+mod payment_refs;
 mod queue;
 mod queue_positions;
 mod races;
@@ -48,6 +49,7 @@ pub use openings::{
     arriving_first_buys_no_advantage_at_the_opening,
 };
 pub use outbox::every_transition_is_in_the_outbox_until_published;
+pub use payment_refs::a_sale_is_found_by_its_payment;
 pub use queue::{
     a_retried_message_comes_back_after_its_delay,
     acknowledging_with_the_next_receive_deletes_the_message,
@@ -304,6 +306,7 @@ macro_rules! port_contract {
             a_pre_queued_intent_ages_from_the_opening,
             a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
             racing_blocks_fill_a_section_with_adjacent_holds,
+            a_sale_is_found_by_its_payment,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

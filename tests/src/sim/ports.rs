@@ -82,6 +82,13 @@ impl Jobs for Gated<dyn Jobs> {
             .await
     }
 
+    async fn sold_by_payment(&self, reference: &str) -> Result<Option<JobId>, BackendError> {
+        let work = self.inner.sold_by_payment(reference);
+        self.gate
+            .call("jobs.sold_by_payment", Part::Read, work)
+            .await
+    }
+
     async fn close(
         &self,
         job_id: JobId,

@@ -116,6 +116,35 @@ pub(crate) fn the_stripe_webhook_secret_reaches_only_the_api_from_secrets_manage
     }
 }
 
+/// The stack takes live payments only, from the platform's own account: the API reads a
+/// test-mode event, or a Connect account's, as paying for nothing.
+#[test]
+pub(crate) fn the_api_takes_live_stripe_payments_only() {
+    let template = Template::load();
+    let (_, api) = container_running(&template, "seatclaim-api");
+    let environment = environment_of(api);
+    assert_eq!(
+        environment
+            .get("SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE")
+            .and_then(|value| value.as_str()),
+        Some("true"),
+        "the API's environment: {environment:?}"
+    );
+    assert!(
+        !environment.contains_key("SEATCLAIM_PAYMENTS_STRIPE_ACCOUNTS"),
+        "no Connect account's events pay"
+    );
+    assert!(
+        accepted_settings("seatclaim-api").contains("SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE"),
+        "the API reads the setting"
+    );
+    let (_, worker) = container_running(&template, "seatclaim-worker");
+    assert!(
+        !environment_of(worker).contains_key("SEATCLAIM_PAYMENTS_STRIPE_LIVEMODE"),
+        "the worker reads no payment"
+    );
+}
+
 /// The payments service's client: confidential, client credentials only, and only the payments
 /// scope (not admin), whose tokens the API accepts.
 #[test]

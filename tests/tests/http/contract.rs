@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 mod extend;
 mod opening;
 mod payment_attacks;
+mod payment_scope;
 mod payment_service;
 mod payments;
 mod prefer_wait;

@@ -436,3 +436,32 @@ async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_
         "{decided:?}"
     );
 }
+
+/// Schema version 12 finds a sale by its payment: the index covers the payments older builds
+/// recorded (schema version 6's `payment` JSON) as well as new ones, so a payment reported again
+/// after an upgrade is still known as the sold job's, never refunded as unmatched.
+#[tokio::test]
+async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
+    let dir = copy_of_fixture();
+    drop(open(dir.path(), Timestamp::now()).await);
+    let sold = decided_jobs()["sold"];
+    // As schema version 11 left it: the sale's payment recorded, no index of it yet.
+    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
+    file.execute_batch(&format!(
+        "DROP INDEX jobs_sold_by_payment;
+         UPDATE jobs SET payment = '{{\"payment_ref\":\"pi_before\"}}' WHERE job_id = '{sold}';
+         PRAGMA user_version = 11;"
+    ))
+    .unwrap();
+    drop(file);
+
+    let backend = open(dir.path(), Timestamp::now()).await;
+    assert_eq!(
+        backend.jobs.sold_by_payment("pi_before").await.unwrap(),
+        Some(sold)
+    );
+    assert_eq!(
+        backend.jobs.sold_by_payment("pi_other").await.unwrap(),
+        None
+    );
+}

@@ -17,6 +17,10 @@ pub struct PaymentReport {
     pub job_id: Option<JobId>,
     /// The payment, or why none could be read from the report (no amount, an unknown currency).
     pub payment: Result<Payment, String>,
+    /// Why the report pays for nothing whatever it names, decided before any job is looked at
+    /// (an event of another mode or of an account this deployment does not take payments for):
+    /// it is published as unmatched with this reason.
+    pub refused: Option<String>,
 }
 
 /// What a report came to.
@@ -29,15 +33,18 @@ pub enum PaymentOutcome {
 }
 
 /// Applies a provider's report: the job named is sold if it is HELD, its hold live and the
-/// payment its amount due; else the payment is published as unmatched, with the reason.
+/// payment its amount due. A payment that cannot sell but already sold a job (reported again,
+/// naming no job or naming it otherwise) is that job's, and nothing is published; else the
+/// payment is published as unmatched, with the reason.
 pub async fn record_payment(
     backend: &Backend,
     report: PaymentReport,
 ) -> Result<PaymentOutcome, BackendError> {
-    let reason = match (&report.job_id, &report.payment) {
-        (None, _) => "the payment names no job".to_owned(),
-        (Some(_), Err(why)) => why.clone(),
-        (Some(job_id), Ok(payment)) => {
+    let reason = match (&report.refused, &report.job_id, &report.payment) {
+        (Some(why), _, _) => why.clone(),
+        (None, None, _) => "the payment names no job".to_owned(),
+        (None, Some(_), Err(why)) => why.clone(),
+        (None, Some(job_id), Ok(payment)) => {
             match backend
                 .inventory
                 .settle(*job_id, JobAction::Confirm, &Tender::Paid(payment.clone()))
@@ -49,6 +56,16 @@ pub async fn record_payment(
             }
         }
     };
+    if let (None, Ok(payment)) = (&report.refused, &report.payment)
+        && let Some(sold) = backend.jobs.sold_by_payment(&payment.reference).await?
+    {
+        tracing::info!(
+            job_id = %sold,
+            stripe_event_id = %report.provider_event_id,
+            "a payment reported again after it sold its job"
+        );
+        return Ok(PaymentOutcome::Paid(sold));
+    }
     let payment = report.payment.ok();
     let unmatched = PaymentUnmatched {
         kind: PAYMENT_UNMATCHED.to_owned(),

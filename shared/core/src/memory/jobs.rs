@@ -71,6 +71,16 @@ impl Jobs for MemoryStore {
         })
     }
 
+    async fn sold_by_payment(&self, reference: &str) -> Result<Option<JobId>, BackendError> {
+        Ok(self
+            .lock()
+            .jobs()
+            .find(|job| {
+                job.status == JobStatus::Sold && job.payment_ref.as_deref() == Some(reference)
+            })
+            .map(|job| job.job_id))
+    }
+
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError> {
         Ok(self
             .lock()

@@ -39,6 +39,13 @@ pub trait Jobs: Send + Sync {
     /// before its intent is replayed; returns whether it did. Any other status is left alone.
     async fn reopen(&self, job_id: JobId, now: Timestamp) -> Result<bool, BackendError>;
 
+    /// The SOLD job whose sale recorded the payment `reference` (its `payment_ref`), if any: a
+    /// provider's later report of the same payment that names no job (Stripe's
+    /// `payment_intent.succeeded` after the Checkout that sold the hold) is then recognised as
+    /// paid, never published as unmatched for a refund of a sold seat. Strongly consistent
+    /// with the sale, which writes what this reads in its own atomic step.
+    async fn sold_by_payment(&self, reference: &str) -> Result<Option<JobId>, BackendError>;
+
     /// Every reservation event recorded for the job, oldest first: its history of transitions.
     async fn history(&self, job_id: JobId) -> Result<Vec<ReservationEvent>, BackendError>;
 

@@ -23,7 +23,7 @@ pub(super) async fn priced_app(hs256_secret: Option<&str>) -> TestApp {
 }
 
 /// [`priced_app`] with the payment settings of `options` (a provider's secret, the mode).
-async fn priced_app_as(options: AppOptions, hs256_secret: Option<&str>) -> TestApp {
+pub(super) async fn priced_app_as(options: AppOptions, hs256_secret: Option<&str>) -> TestApp {
     let app = TestApp::spawn_with(AppOptions {
         auth: hs256_secret.map(hs256),
         // The race reserves round after round as one buyer.
