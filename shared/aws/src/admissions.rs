@@ -48,12 +48,12 @@ impl DynamoStore {
                 let name = section.as_str();
                 let known = meta.sections.iter().any(|s| s == name);
                 let capacity = meta.capacities.get(name).copied();
-                (
-                    Vec::new(),
-                    known
-                        .then_some(SectionKnown::Yes(capacity))
-                        .unwrap_or(SectionKnown::No),
-                )
+                let section = if known {
+                    SectionKnown::Yes(capacity)
+                } else {
+                    SectionKnown::No
+                };
+                (Vec::new(), section)
             }
             SeatRequest::Seats(wanted) => {
                 let known = meta
