@@ -445,10 +445,16 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
     let dir = copy_of_fixture();
     drop(open(dir.path(), Timestamp::now()).await);
     let sold = decided_jobs()["sold"];
-    // As schema version 11 left it: the sale's payment recorded, no index of it yet.
+    // As schema version 11 left it: the sale's payment recorded, no index of it yet, and the
+    // line ordered by job id.
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(&format!(
         "DROP INDEX jobs_sold_by_payment;
+         DROP INDEX jobs_waitlisted;
+         ALTER TABLE jobs DROP COLUMN line_place;
+         CREATE INDEX jobs_waitlisted
+             ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
+             WHERE status = 'WAITLISTED';
          UPDATE jobs SET payment = '{{\"payment_ref\":\"pi_before\"}}' WHERE job_id = '{sold}';
          PRAGMA user_version = 11;"
     ))
