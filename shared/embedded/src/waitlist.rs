@@ -27,7 +27,9 @@ pub(super) fn join(tx: &Transaction<'_>, job: &Job) -> Result<(), BackendError> 
                AND events.sale_starts_at IS NOT NULL",
         )
         .map_err(sqlite_error)?
-        .query_row([job.job_id.to_string()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .query_row([job.job_id.to_string()], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
         .optional()
         .map_err(sqlite_error)?;
     let drawn = drawn

@@ -22,7 +22,9 @@ pub(super) fn line_after(
     section: &Section,
     after: Option<JobId>,
 ) -> Vec<Job> {
-    let behind = after.and_then(|job_id| state.job(job_id)).map(|job| place(state, job));
+    let behind = after
+        .and_then(|job_id| state.job(job_id))
+        .map(|job| place(state, job));
     let mut placed: Vec<(String, Job)> = state
         .jobs()
         .filter(|job| job.status == JobStatus::Waitlisted && &job.event_id == event_id)
