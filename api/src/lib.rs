@@ -22,7 +22,7 @@ pub mod stripe;
 
 pub use caller::Caller;
 pub use error::ApiError;
-pub use long_poll::LongPolls;
+pub use long_poll::{LongPolls, NoSlot, Slot};
 pub use problem::ProblemType;
 pub use rate::BuyerRate;
 pub use routes::router;
