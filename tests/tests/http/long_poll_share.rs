@@ -105,8 +105,9 @@ async fn the_share_in_a_process_of_its_own() {
     let checks = async {
         polls_waiting(&app, 4).await;
         let fifth = send(&app, Method::GET, &polled, &b1, None).await;
-        assert_problem(&fifth, StatusCode::TOO_MANY_REQUESTS);
+        let problem = assert_problem(&fifth, StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(fifth.header("retry-after"), "1");
+        documented(&app, &problem).await;
         let at_once = send(&app, Method::GET, &job, &b1, None).await;
         assert_eq!(at_once.status, StatusCode::OK, "a poll without wait");
         // An admin is not counted in the buyer's share: its poll waits in a fifth slot.
@@ -123,6 +124,19 @@ async fn the_share_in_a_process_of_its_own() {
         _ = waiting => panic!("a waiting poll ended before the checks"),
         () = checks => {}
     }
+}
+
+/// Asserts that the document the app serves lists `problem`'s 429 and type for `show_job`.
+async fn documented(app: &TestApp, problem: &serde_json::Value) {
+    let (_, document) = app.get("/openapi.json").await;
+    let answer = &document["paths"]["/v1/jobs/{job_id}"]["get"]["responses"]["429"];
+    let schema = &answer["content"]["application/problem+json"]["schema"];
+    let types = schema["allOf"][1]["properties"]["type"]["enum"].as_array();
+    assert!(
+        types.is_some_and(|types| types.contains(&problem["type"])),
+        "show_job's 429 is not documented as {problem}: {answer}"
+    );
+    assert!(answer["headers"].get("Retry-After").is_some(), "{answer}");
 }
 
 /// Waits until the app counts `n` long polls waiting.
