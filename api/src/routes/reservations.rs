@@ -94,8 +94,9 @@ struct Accepted {
             at most `SEATCLAIM_MAX_PREFER_WAIT_SECS`, 10 by default): answer 200 with the \
             decided job if it is decided within the wait, else 202 after it (202 at once when \
             no long-poll slot is free, or the buyer already has \
-            `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` waiting). Without a positive integer `wait` (`respond-async` alone, `wait=0`) the answer is 202 at once; other \
-            preferences are ignored.", example = "wait=5"),
+            `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` waiting). Without a positive integer `wait` \
+            (`respond-async` alone, `wait=0`) the answer is 202 at once; other preferences are \
+            ignored.", example = "wait=5"),
     ),
     request_body(content = Reserve, content_type = "application/json", description = "Either \
         `seat_ids`, or `section` with `quantity`.",

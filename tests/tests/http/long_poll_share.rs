@@ -1,7 +1,8 @@
 //! Long polls and who may hold them, over HTTP with authentication on: another buyer's long
 //! poll is 404 at once (it learns nothing of the job and holds no slot while it would have
 //! waited), and one buyer holds at most `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` waiting polls: the
-//! next is 429 with `Retry-After`, while other buyers and admins still wait.
+//! next `?wait=` poll is 429 with `Retry-After` and a `Prefer: wait` reservation is 202 at
+//! once, while admins still wait.
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -110,6 +111,21 @@ async fn the_share_in_a_process_of_its_own() {
         documented(&app, &problem).await;
         let at_once = send(&app, Method::GET, &job, &b1, None).await;
         assert_eq!(at_once.status, StatusCode::OK, "a poll without wait");
+        // The same share holds for `Prefer: wait`: the intent is admitted, answered 202 at once.
+        let reserve = app
+            .request(Method::POST, "/v1/events/e1/reservations")
+            .header("Authorization", &format!("Bearer {b1}"))
+            .header("Idempotency-Key", "k2")
+            .header("Prefer", "wait=10")
+            .json(&json!({"seat_ids": ["A-1-2"]}));
+        let started = Instant::now();
+        let accepted = reserve.send().await;
+        assert_eq!(accepted.status, StatusCode::ACCEPTED, "{}", accepted.text());
+        assert!(started.elapsed() < Duration::from_secs(5), "it waited");
+        assert!(
+            accepted.headers.get("preference-applied").is_none(),
+            "no wait was honoured"
+        );
         // An admin is not counted in the buyer's share: its poll waits in a fifth slot.
         let admin = token("ops", "seatclaim/admin");
         tokio::select! {
