@@ -20,7 +20,9 @@ use super::error::{build_error, classify};
 use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::{SHARD_READS, place_id};
-use seatclaim_core::domain::{EventId, Job, JobId, REASON_WAITLIST_CLOSED, Section, Waitlist};
+use seatclaim_core::domain::{
+    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist,
+};
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
 
 /// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
@@ -101,7 +103,16 @@ impl DynamoStore {
             writes.extend(self.flag_writes(&job.event_id, section)?);
         }
         match transact(&self.db, writes).await? {
-            Transacted::Committed => Ok((ClaimOutcome::of(&waiting), None)),
+            Transacted::Committed => {
+                self.serve_after(&waiting.job, Vec::new()).await;
+                let now_stands = self.load_job(job.job_id).await?;
+                let joined = now_stands.filter(|job| job.status != JobStatus::Waitlisted);
+                Ok(match joined {
+                    // Served at once: the line had seats it fits and nobody ahead did.
+                    Some(held) => (ClaimOutcome::of_decided(&held), None),
+                    None => (ClaimOutcome::of(&waiting), None),
+                })
+            }
             Transacted::ConditionFailed(failed) if failed.first().copied().unwrap_or(false) => {
                 self.already_decided(job.job_id, now).await
             }
