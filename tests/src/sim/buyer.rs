@@ -11,15 +11,18 @@ use jiff::Timestamp;
 
 use seatclaim_core::app;
 use seatclaim_core::domain::{
-    BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest, Tender,
+    BuyerId, IdempotencyKey, Job, JobAction, JobConflict, JobId, JobStatus, SeatRequest,
 };
 use seatclaim_core::ports::{Admission, Settled};
 
 use super::actors::Ctx;
+use super::adversary::AdversaryCounts;
+use super::payer::pay_for;
+use super::payments::Payments;
 use seatclaim_core::ports::Clock;
 
 /// Attempts a client makes at one call before it gives up.
-const ATTEMPTS: usize = 12;
+pub(super) const ATTEMPTS: usize = 12;
 /// Polls of a job before the buyer stops waiting (it must still be decided in the end).
 const POLLS: usize = 40;
 
@@ -38,10 +41,15 @@ pub struct Ledger {
     pub replays: u64,
     /// Copies the queue delivered on its own.
     pub duplicates: u64,
+    /// Every payment the simulated provider took, by reference (`payments.rs`).
+    pub payments: Payments,
+    /// What the adversaries did.
+    pub adversaries: AdversaryCounts,
 }
 
 impl Ledger {
-    fn broken(&mut self, what: String) {
+    /// Notes a broken promise.
+    pub(super) fn broken(&mut self, what: String) {
         self.violations.push(what);
     }
 
@@ -110,6 +118,11 @@ pub async fn buyer(ctx: Rc<Ctx>, n: usize) {
         2 => JobAction::Cancel,
         _ => return,
     };
+    if action == JobAction::Confirm && ctx.plan.payments && job.is_priced() {
+        // Where payments are required, a priced hold is confirmed by its payment.
+        pay_for(&ctx, &format!("pay-{n}"), &job, until).await;
+        return;
+    }
     if let Some(Settled::Done(first)) = settle(&ctx, job_id, action, until).await {
         ctx.ledger.borrow_mut().settled += 1;
         if ctx.dice.chance(0.3) {
@@ -127,7 +140,7 @@ pub async fn buyer(ctx: Rc<Ctx>, n: usize) {
 }
 
 /// Admits through `app::admit` until the API answers; `None` if it refused or never answered.
-async fn admit(
+pub(super) async fn admit(
     ctx: &Ctx,
     buyer: &BuyerId,
     key: &IdempotencyKey,
@@ -231,7 +244,7 @@ async fn leave_line(ctx: &Ctx, job_id: JobId) {
 /// Polls the job as the API shows it (`app::jobs::job`) until it is no longer `from` (PENDING:
 /// the claim decides it or puts it in line; WAITLISTED: the line moves it); `None` if the buyer
 /// stopped waiting.
-async fn decision(ctx: &Ctx, job_id: JobId, from: JobStatus) -> Option<Job> {
+pub(super) async fn decision(ctx: &Ctx, job_id: JobId, from: JobStatus) -> Option<Job> {
     for _ in 0..POLLS {
         ctx.pause(500..5_000).await;
         match app::jobs::job(&ctx.backend, job_id).await {
@@ -249,7 +262,7 @@ async fn decision(ctx: &Ctx, job_id: JobId, from: JobStatus) -> Option<Job> {
 
 /// Confirms, cancels or extends through `app::settle` until it answers, and checks the answer against
 /// the hold's deadline `until`.
-async fn settle(
+pub(super) async fn settle(
     ctx: &Ctx,
     job_id: JobId,
     action: JobAction,
@@ -261,9 +274,11 @@ async fn settle(
 }
 
 /// Settles through `app::settle` until it answers; `None` if it never did.
-async fn answered(ctx: &Ctx, job_id: JobId, action: JobAction) -> Option<Settled> {
+/// A confirm brings what the deployment takes without a payment (`Plan::tender`).
+pub(super) async fn answered(ctx: &Ctx, job_id: JobId, action: JobAction) -> Option<Settled> {
+    let tender = ctx.plan.tender();
     for _ in 0..ATTEMPTS {
-        let answer = app::settle(&ctx.backend, job_id, action, &Tender::Waived).await;
+        let answer = app::settle(&ctx.backend, job_id, action, &tender).await;
         ctx.gate.log(|| format!("{action:?} {job_id}: {answer:?}"));
         match answer {
             Ok(settled) => return Some(settled),

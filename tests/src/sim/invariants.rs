@@ -9,17 +9,30 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use seatclaim_core::domain::{Job, JobId, JobStatus, ReservationEvent, SeatId, SeatState};
+use seatclaim_core::domain::{
+    Job, JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, SeatState, Section,
+};
 use seatclaim_core::memory::{Lane, Memory, State};
 
+use super::lines::{Lines, check_served, free_seats};
+use super::payments::{Payments, check_paid};
 use super::rules::{
-    Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, check_line,
-    late_sale, names,
+    Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, late_sale,
+    names,
 };
+use super::world::Plan;
 
 /// Follows the store from step to step.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Observer {
+    /// The event's terms, for the line's checks.
+    terms: SaleTerms,
+    /// Whether a priced hold may only be sold by its payment.
+    payments: bool,
+    /// The jobs seen waiting in a pre-queue: the line's order is not theirs to check yet.
+    prequeued: BTreeSet<JobId>,
+    /// The seats AVAILABLE at the last full check: before the step being checked.
+    free_before: BTreeSet<SeatId>,
     outbox_seen: usize,
     published_seen: usize,
     /// The statuses each job was seen in, in order, from PENDING.
@@ -33,10 +46,31 @@ pub struct Observer {
 }
 
 impl Observer {
-    /// Checks every invariant at `now`; the first broken one, in words. The seat checks are
+    /// An observer of a run of `plan`, before anything happened.
+    pub fn new(plan: &Plan) -> Self {
+        Self {
+            terms: plan.terms(),
+            payments: plan.payments,
+            prequeued: BTreeSet::new(),
+            free_before: BTreeSet::new(),
+            outbox_seen: 0,
+            published_seen: 0,
+            moves: BTreeMap::new(),
+            recorded: BTreeMap::new(),
+            sold: BTreeMap::new(),
+            last_look: None,
+        }
+    }
+
+    /// Checks every invariant at `now`, `paid` being the payments the provider took; the first broken one, in words. The seat checks are
     /// skipped when no job, seat or event changed since the last step: time passing alone only
     /// turns live holds into lapsed ones, which can break none of them.
-    pub fn check(&mut self, memory: &Memory, now: Timestamp) -> Result<(), String> {
+    pub fn check(
+        &mut self,
+        memory: &Memory,
+        now: Timestamp,
+        paid: &Payments,
+    ) -> Result<(), String> {
         memory.store.inspect(|state| {
             let look = Look::of(state);
             if self.last_look == Some(look) {
@@ -44,9 +78,12 @@ impl Observer {
             }
             self.last_look = Some(look);
             self.follow_outbox(state, now)?;
+            self.free_before = free_seats(state);
             self.follow_jobs(state)?;
             self.check_seats(state, now)?;
             check_limits(state, now)?;
+            check_served(state, &self.terms, now)?;
+            check_paid(state, paid, self.payments)?;
             check_audit(state, now)?;
             self.check_intents(state)?;
             let (keys, jobs) = (state.key_records(), state.jobs().count());
@@ -103,6 +140,8 @@ impl Observer {
 
     /// Every new outbox entry is a move its job may make, with the right content.
     fn follow_outbox(&mut self, state: &State, now: Timestamp) -> Result<(), String> {
+        // The last job served from each section's line in this step.
+        let mut served: BTreeMap<Section, JobId> = BTreeMap::new();
         for entry in &state.outbox()[self.outbox_seen..] {
             let event = &entry.event;
             let Some(job) = state.job(event.job_id) else {
@@ -111,7 +150,15 @@ impl Observer {
                     event.job_id
                 ));
             };
-            check_line(state, job, event, &self.recorded)?;
+            let lines = Lines {
+                state,
+                terms: &self.terms,
+                recorded: &self.recorded,
+                prequeued: &self.prequeued,
+                free_before: &self.free_before,
+                now,
+            };
+            lines.check_hold(job, event, &mut served)?;
             if let Some(starts) = state.opens_at(&event.event_id)
                 && event.occurred_at < starts
             {
@@ -147,6 +194,9 @@ impl Observer {
     /// Every job's moves, as seen step by step, are exactly the moves its events record.
     fn follow_jobs(&mut self, state: &State) -> Result<(), String> {
         for job in state.jobs() {
+            if state.is_prequeued(job.job_id) {
+                self.prequeued.insert(job.job_id);
+            }
             let moves = self
                 .moves
                 .entry(job.job_id)

@@ -8,11 +8,16 @@
 //! invariants are checked after every step. See `docs/simulation.md`.
 
 mod actors;
+mod adversary;
 mod buyer;
 mod dice;
 mod gate;
 mod invariants;
+mod lines;
+mod payer;
+mod payments;
 mod ports;
+mod racer;
 mod report;
 mod rules;
 mod run;
@@ -23,6 +28,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+pub use adversary::AdversaryCounts;
 pub use report::{DEFAULT_STEPS, Failure, SeedReport, replay_command};
 pub use run::{Options, run};
 

@@ -7,6 +7,7 @@ use std::fmt;
 
 use seatclaim_core::app::BatchOutcome;
 
+use super::adversary::AdversaryCounts;
 use super::gate::FaultCounts;
 use super::run::Options;
 
@@ -45,6 +46,8 @@ pub struct SeedReport {
     pub replays: u64,
     /// Client retries of answered requests.
     pub retries: u64,
+    /// What the adversaries did.
+    pub adversaries: AdversaryCounts,
     /// Every step, when the run was verbose.
     pub trace: Vec<String>,
 }
@@ -67,6 +70,7 @@ impl SeedReport {
         self.duplicates += other.duplicates;
         self.replays += other.replays;
         self.retries += other.retries;
+        self.adversaries.absorb(&other.adversaries);
     }
 }
 
@@ -99,10 +103,17 @@ impl fmt::Display for SeedReport {
             "  crashes, by the call they preceded: {:?}",
             self.crashes
         )?;
-        write!(
+        writeln!(
             f,
             "  queue duplicates {}, operator replays {}, client retries {}",
             self.duplicates, self.replays, self.retries
+        )?;
+        let a = &self.adversaries;
+        write!(
+            f,
+            "  adversaries: {} confirms without payment ({} refused as unpaid), {} unservable \
+             requests refused, {} payers, {} races of cancel, extend and pay",
+            a.confirms, a.unpaid_refused, a.unservable, a.payers, a.races
         )
     }
 }

@@ -2,12 +2,12 @@
 //! a job may make, what an event must say, the buyers' limits, the product's audit; and the
 //! cheap fingerprint that tells the observer whether anything changed since the last step.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::domain::{
-    AuditLimits, Job, JobId, JobStatus, ReservationEvent, SeatRequest, SeatState, Section, audit,
+    AuditLimits, Job, JobStatus, ReservationEvent, SeatRequest, SeatState, audit,
 };
 use seatclaim_core::memory::{Lane, State};
 
@@ -200,49 +200,6 @@ pub(super) fn late_sale(
     let held = history.iter().rev().find(|e| e.status == JobStatus::Held);
     let until = held.and_then(|e| e.hold_expires_at)?;
     (event.status == JobStatus::Sold && until <= now).then_some(until)
-}
-
-/// Nobody passes a line. `recorded` holds every job's events up to the one being checked, in
-/// commit order, so a job whose last one is WAITLISTED waits in line at that moment. A job
-/// served by its line (WAITLISTED -> HELD) leaves no job of its line admitted before it still
-/// waiting; a job held by its claim (PENDING -> HELD) finds no line in any section it holds a
-/// seat of (its request's, or an exact seat's).
-pub(super) fn check_line(
-    state: &State,
-    job: &Job,
-    event: &ReservationEvent,
-    recorded: &BTreeMap<JobId, Vec<ReservationEvent>>,
-) -> Result<(), String> {
-    if event.status != JobStatus::Held || event.hold_extensions.is_some() {
-        return Ok(());
-    }
-    let served = recorded
-        .get(&job.job_id)
-        .and_then(|history| history.last())
-        .is_some_and(|last| last.status == JobStatus::Waitlisted);
-    let sections: BTreeSet<&Section> = state
-        .events()
-        .filter(|(id, _, _)| **id == job.event_id)
-        .flat_map(|(_, seats, _)| seats)
-        .filter(|seat| event.seat_ids.contains(&seat.seat_id))
-        .map(|seat| &seat.section)
-        .collect();
-    let passed = recorded.iter().find(|(other, history)| {
-        let waiting = history
-            .last()
-            .is_some_and(|last| last.status == JobStatus::Waitlisted);
-        let in_line = state.job(**other).is_some_and(|o| {
-            o.event_id == job.event_id && o.request.section().is_some_and(|s| sections.contains(s))
-        });
-        **other != job.job_id && waiting && in_line && (!served || **other < job.job_id)
-    });
-    match passed {
-        Some((other, _)) => Err(format!(
-            "job {} came to hold seats of a section while job {other} waited in its line",
-            job.job_id
-        )),
-        None => Ok(()),
-    }
 }
 
 /// No buyer counts more seats than the event's limit: those of their SOLD jobs and live holds.

@@ -16,11 +16,14 @@ use seatclaim_core::memory::{self, Lane, Memory};
 use seatclaim_core::ports::Clock;
 
 use super::actors::{self, Ctx};
+use super::adversary;
 use super::buyer::{Ledger, buyer};
 use super::dice::Dice;
 use super::gate::Gate;
 use super::invariants::Observer;
+use super::payer;
 use super::ports::gate_ports;
+use super::racer::{self, Move, Race};
 use super::report::{Failure, SeedReport};
 use super::scheduler::{Actor, Role, Scheduler, SimClock, Start, Timers};
 use super::world::Plan;
@@ -102,6 +105,7 @@ impl Run {
             ledger: RefCell::new(Ledger::default()),
             batches: RefCell::new(BatchOutcome::default()),
         });
+        let ctx_plan = ctx.plan.clone();
         let scheduler = Scheduler::new(Arc::clone(&clock), timers, Arc::clone(&gate));
         let mut run = Self {
             options,
@@ -111,7 +115,7 @@ impl Run {
             gate,
             ctx,
             scheduler,
-            observer: Observer::default(),
+            observer: Observer::new(&ctx_plan),
             steps: 0,
             crashes: BTreeMap::new(),
         };
@@ -132,6 +136,7 @@ impl Run {
                 Box::pin(buyer(ctx, n))
             });
         }
+        self.spawn_adversaries();
         for n in 0..plan.workers {
             let at_once = self.dice.chance(0.3);
             self.spawn(format!("worker-{n}"), Role::Process, move |ctx| {
@@ -156,6 +161,39 @@ impl Run {
         }
     }
 
+    /// The seed's adversaries (`adversary.rs`, `payer.rs`, `racer.rs`): clients, like the buyers.
+    fn spawn_adversaries(&mut self) {
+        let counts = self.ctx.plan.adversaries;
+        for n in 0..counts.confirmers {
+            self.spawn(format!("confirmer-{n}"), Role::Client, move |ctx| {
+                Box::pin(adversary::confirmer(ctx, n))
+            });
+        }
+        for n in 0..counts.unservable {
+            self.spawn(format!("greedy-{n}"), Role::Client, move |ctx| {
+                Box::pin(adversary::unservable(ctx, n))
+            });
+        }
+        for n in 0..counts.payers {
+            self.spawn(format!("payer-{n}"), Role::Client, move |ctx| {
+                Box::pin(payer::payer(ctx, n))
+            });
+        }
+        for n in 0..counts.racers {
+            let race = Rc::new(RefCell::new(Race::default()));
+            let lead = Rc::clone(&race);
+            self.spawn(format!("racer-{n}"), Role::Client, move |ctx| {
+                Box::pin(racer::lead(ctx, n, Rc::clone(&lead)))
+            });
+            for what in [Move::Cancel, Move::Extend, Move::Pay] {
+                let race = Rc::clone(&race);
+                self.spawn(format!("racer-{n}-{what:?}"), Role::Client, move |ctx| {
+                    Box::pin(racer::racer(ctx, n, what, Rc::clone(&race)))
+                });
+            }
+        }
+    }
+
     /// One step: maybe time passes or a process crashes, then one actor runs; then every
     /// invariant is checked. `false` once no actor is left.
     fn step(&mut self, stormy: bool) -> Result<bool, String> {
@@ -164,7 +202,8 @@ impl Run {
         }
         let more = self.scheduler.step(&self.dice);
         self.steps += 1;
-        self.observer.check(&self.memory, self.clock.now())?;
+        let paid = &self.ctx.ledger.borrow().payments;
+        self.observer.check(&self.memory, self.clock.now(), paid)?;
         if let Some(broken) = self.ctx.ledger.borrow().violations.first() {
             return Err(format!("a buyer was told something wrong: {broken}"));
         }
@@ -275,6 +314,7 @@ impl Run {
             duplicates: ledger.duplicates,
             replays: ledger.replays,
             retries: ledger.retries,
+            adversaries: ledger.adversaries,
             trace: self.gate.take_trace(),
         }
     }

@@ -5,9 +5,13 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::app::Limits;
-use seatclaim_core::domain::{EventSpec, NewEvent, SeatId, SeatRequest, SectionSpec};
+use seatclaim_core::domain::{
+    EventSpec, NewEvent, SaleTerms, SeatId, SeatRequest, SectionSpec, Tender,
+};
 use seatclaim_core::ports::Redelivery;
 
 use super::dice::Dice;
@@ -44,6 +48,24 @@ pub struct Plan {
     pub duplicate_every: Option<Duration>,
     /// Whether an operator replays dead letters during the run.
     pub operator: bool,
+    /// Whether payments are required (a priced hold is sold by its payment alone), or waived
+    /// as a deployment without payments does (a confirm sells it free).
+    pub payments: bool,
+    /// The adversaries of this seed (`adversary.rs`).
+    pub adversaries: Adversaries,
+}
+
+/// How many of each adversary a seed runs: they attack the rules the honest buyers never test.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Adversaries {
+    /// Buyers who confirm at every step of their job's life.
+    pub confirmers: usize,
+    /// Buyers who ask for what their section can never serve.
+    pub unservable: usize,
+    /// Buyers who pay wrong amounts, or the right one twice.
+    pub payers: usize,
+    /// Buyers who cancel, extend and pay at once.
+    pub racers: usize,
 }
 
 impl Plan {
@@ -78,7 +100,66 @@ impl Plan {
             crash_rate: rate(0.03),
             duplicate_every: (stormy && dice.chance(0.7)).then(|| dice.millis(2_000..40_000)),
             operator: dice.chance(0.7),
+            payments: dice.chance(0.7),
+            adversaries: Adversaries {
+                confirmers: usize::try_from(dice.between(0..3)).unwrap_or(1),
+                unservable: usize::from(dice.chance(0.5)),
+                payers: usize::from(dice.chance(0.6)),
+                racers: usize::from(dice.chance(0.6)),
+            },
         }
+    }
+
+    /// What a confirm without a payment brings: nothing where payments are required (a priced
+    /// hold is then refused), the deployment's waiver where they are not.
+    #[must_use]
+    pub fn tender(&self) -> Tender {
+        if self.payments {
+            Tender::Nothing
+        } else {
+            Tender::Waived
+        }
+    }
+
+    /// The event's terms as a claim reads them, for the line's checks (`lines.rs`).
+    #[must_use]
+    pub fn terms(&self) -> SaleTerms {
+        let event = &self.event;
+        SaleTerms {
+            hold: event.hold,
+            limit: event.max_seats_per_buyer,
+            prices: Arc::new(event.prices.clone()),
+            extension: event.extension,
+            waitlist: event.waitlist,
+            opens_at: event.sale_starts_at,
+            best: event.best,
+        }
+    }
+
+    /// A request `section` can never serve: more seats than it has, or more together than its
+    /// longest row holds (a section of one row gets the former).
+    #[must_use]
+    pub fn unservable(&self, dice: &Dice) -> SeatRequest {
+        let section = if dice.chance(0.5) { "A" } else { "B" };
+        let seats = self
+            .event
+            .seats
+            .iter()
+            .filter(|(_, s)| s.as_str() == section)
+            .count();
+        let row = self
+            .event
+            .seats
+            .iter()
+            .filter(|(id, s)| {
+                s.as_str() == section && id.as_str().starts_with(&format!("{section}-1-"))
+            })
+            .count();
+        let wide = |n: usize| i64::try_from(n).unwrap_or(10).min(10);
+        if row < seats && dice.chance(0.5) {
+            return SeatRequest::together_in(section, wide(row + 1)).unwrap();
+        }
+        SeatRequest::in_section(section, wide(seats + 1)).unwrap()
     }
 
     /// A buyer's request: exact seats (often the same few, so buyers race), any seats of a
@@ -129,12 +210,21 @@ impl Plan {
 }
 
 fn event(dice: &Dice) -> NewEvent {
-    let section = |name: &str, seats: u64| SectionSpec {
+    // Some sections cost something (then a priced hold is sold by its payment where payments
+    // are required); section A sometimes has two rows, so a block can be longer than a row and
+    // still no more seats than the section has.
+    let section = |name: &str, rows: u64, seats: u64| SectionSpec {
         section: name.into(),
-        rows: 1,
+        rows: u32::try_from(rows).unwrap_or(1),
         seats_per_row: u32::try_from(seats).unwrap_or(4),
-        price: None,
+        price: dice.chance(0.6).then(|| dice.between(100..10_000)),
     };
+    let a = if dice.chance(0.3) {
+        section("A", 2, dice.between(2..5))
+    } else {
+        section("A", 1, dice.between(3..9))
+    };
+    let b = section("B", 1, dice.between(2..5));
     NewEvent::parse(EventSpec {
         event_id: "sim".into(),
         name: "simulated sale".into(),
@@ -142,10 +232,8 @@ fn event(dice: &Dice) -> NewEvent {
         max_seats_per_buyer: dice
             .chance(0.4)
             .then(|| u32::try_from(dice.between(1..4)).unwrap_or(2)),
-        sections: Some(vec![
-            section("A", dice.between(3..9)),
-            section("B", dice.between(2..5)),
-        ]),
+        currency: Some("EUR".into()),
+        sections: Some(vec![a, b]),
         hold_extension_seconds: Some(u32::try_from(dice.between(0..60)).unwrap_or(0)),
         max_hold_extensions: Some(u32::try_from(dice.between(0..3)).unwrap_or(1)),
         waitlist: Some(dice.chance(0.5)),

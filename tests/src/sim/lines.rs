@@ -1,0 +1,217 @@
+//! The line's invariants (docs/simulation.md, invariants 5 and 9): nobody passes a line, and no
+//! seat sits free while a waiter it can serve waits. A section's line is served first fit in
+//! admission (job id) order: released seats go to the earliest waiter they fit, one they do not
+//! fit keeps its place. So a job served from the line leaves no waiter admitted before it that
+//! its seats would have served, the jobs one release serves come in admission order, a claim
+//! takes no seats that a waiter fits, and after every step the section's free seats fit none of
+//! its waiters. Pre-queued jobs are left out of the order's checks: the line does not yet seat
+//! the pre-queue's losers in their drawn order (the line is by job id on every backend).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use seatclaim_core::domain::{
+    BuyerId, ClaimDecision, Job, JobId, JobStatus, ReservationEvent, SaleTerms, Seat, SeatId,
+    SeatRequest, SeatState, Section, hand_out,
+};
+use seatclaim_core::memory::State;
+
+/// What the line's checks read at one recorded event: the tables, the terms, every job's
+/// events before this one (in commit order) and the jobs that waited in a pre-queue.
+pub(super) struct Lines<'a> {
+    pub(super) state: &'a State,
+    pub(super) terms: &'a SaleTerms,
+    pub(super) recorded: &'a BTreeMap<JobId, Vec<ReservationEvent>>,
+    pub(super) prequeued: &'a BTreeSet<JobId>,
+    /// The seats AVAILABLE before this step (a claim may also take lapsed holds: finding 3).
+    pub(super) free_before: &'a BTreeSet<SeatId>,
+    pub(super) now: Timestamp,
+}
+
+impl Lines<'_> {
+    /// Nobody passes a line at `event`, a hold of `job`: served from its line, it leaves no
+    /// earlier waiter its seats fit, and comes after every job the same step served from that
+    /// line (`served`: the last one per section); held by its claim, an exact request found no
+    /// line in its seats' sections, a section request no waiter the seats it took that were
+    /// free fit (the lapsed holds it may take were never handed to the line: finding 3).
+    pub(super) fn check_hold(
+        &self,
+        job: &Job,
+        event: &ReservationEvent,
+        served: &mut BTreeMap<Section, JobId>,
+    ) -> Result<(), String> {
+        if event.status != JobStatus::Held || event.hold_extensions.is_some() {
+            return Ok(());
+        }
+        let from_line = self
+            .recorded
+            .get(&job.job_id)
+            .and_then(|history| history.last())
+            .is_some_and(|last| last.status == JobStatus::Waitlisted);
+        let seats = self.seats_as_free(job, event);
+        match (&job.request, from_line) {
+            (SeatRequest::Seats(_), _) => {
+                let sections: BTreeSet<&Section> = seats.iter().map(|s| &s.section).collect();
+                match self
+                    .waiting()
+                    .find(|w| w.request.section().is_some_and(|s| sections.contains(s)))
+                {
+                    Some(waiter) => Err(format!(
+                        "job {} came to hold seats of a section while job {} waited in its line",
+                        job.job_id, waiter.job_id
+                    )),
+                    None => Ok(()),
+                }
+            }
+            (SeatRequest::Section { section, .. }, true) => {
+                if let Some(last) = served.insert(section.clone(), job.job_id)
+                    && self.ordered(last, job.job_id)
+                    && last > job.job_id
+                {
+                    return Err(format!(
+                        "job {} was served from section {section}'s line after job {last}, \
+                         admitted later, in the same step",
+                        job.job_id
+                    ));
+                }
+                match self.fitting(job, section, &seats, true) {
+                    Some(waiter) => Err(format!(
+                        "job {} was served from section {section}'s line while job {}, \
+                         admitted before it and still waiting, fits its seats {:?}",
+                        job.job_id, waiter.job_id, event.seat_ids
+                    )),
+                    None => Ok(()),
+                }
+            }
+            (SeatRequest::Section { section, .. }, false) => {
+                let free: Vec<Seat> = seats
+                    .into_iter()
+                    .filter(|seat| self.free_before.contains(&seat.seat_id))
+                    .collect();
+                match self.fitting(job, section, &free, false) {
+                    Some(waiter) => Err(format!(
+                        "job {}'s claim took seats {:?} of section {section} that job {}, \
+                         waiting in its line, fits",
+                        job.job_id, event.seat_ids, waiter.job_id
+                    )),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Whether two jobs' order is admission order: neither waited in a pre-queue.
+    fn ordered(&self, a: JobId, b: JobId) -> bool {
+        !self.prequeued.contains(&a) && !self.prequeued.contains(&b)
+    }
+
+    /// The jobs waiting in a line as the events recorded so far say.
+    fn waiting(&self) -> impl Iterator<Item = &Job> {
+        self.recorded
+            .iter()
+            .filter(|(_, history)| {
+                history
+                    .last()
+                    .is_some_and(|e| e.status == JobStatus::Waitlisted)
+            })
+            .filter_map(|(id, _)| self.state.job(*id))
+    }
+
+    /// A waiter of `section` other than `job` (admitted before it, if `earlier`) that `seats`
+    /// would serve, its buyer's limit allowing.
+    fn fitting(&self, job: &Job, section: &Section, seats: &[Seat], earlier: bool) -> Option<&Job> {
+        let counted = counts(self.state, self.now);
+        self.waiting().find(|waiter| {
+            waiter.job_id != job.job_id
+                && waiter.request.section() == Some(section)
+                && (!earlier
+                    || (waiter.job_id < job.job_id && self.ordered(waiter.job_id, job.job_id)))
+                && self.terms.limit.is_none_or(|limit| {
+                    let has = counted.get(&waiter.buyer_id).copied().unwrap_or(0);
+                    limit.admits(has, waiter.request.quantity())
+                })
+                && matches!(
+                    self.terms.decide_freely(&waiter.request, seats, self.now),
+                    ClaimDecision::Hold { .. }
+                )
+        })
+    }
+
+    /// The seats `event` holds, as they were before it: free.
+    fn seats_as_free(&self, job: &Job, event: &ReservationEvent) -> Vec<Seat> {
+        self.state
+            .events()
+            .filter(|(id, _, _)| **id == job.event_id)
+            .flat_map(|(_, seats, _)| seats)
+            .filter(|seat| event.seat_ids.contains(&seat.seat_id))
+            .map(|seat| Seat {
+                state: SeatState::Available,
+                ..seat.clone()
+            })
+            .collect()
+    }
+}
+
+/// No seat sits free past the step that freed it while a waiter it can serve waits: each
+/// section's AVAILABLE seats, handed to its line first fit with the buyers' limits counted as
+/// the store's hand-out does, serve nobody.
+pub(super) fn check_served(state: &State, terms: &SaleTerms, now: Timestamp) -> Result<(), String> {
+    let counted = counts(state, now);
+    for (event_id, seats, _) in state.events() {
+        let mut lines: BTreeMap<&Section, Vec<Job>> = BTreeMap::new();
+        for job in state.jobs() {
+            if job.status == JobStatus::Waitlisted
+                && &job.event_id == event_id
+                && let Some(section) = job.request.section()
+            {
+                lines.entry(section).or_default().push(job.clone());
+            }
+        }
+        for (section, mut line) in lines {
+            line.sort_by_key(|job| job.job_id);
+            let free: Vec<Seat> = seats
+                .iter()
+                .filter(|s| &s.section == section && s.state == SeatState::Available)
+                .cloned()
+                .collect();
+            let steps = hand_out(&line, &free, terms, now, |buyer| {
+                counted.get(buyer).copied().unwrap_or(0)
+            });
+            if let Some(step) = steps.iter().find(|step| !step.seats.is_empty()) {
+                return Err(format!(
+                    "seats {:?} of section {section} are AVAILABLE while job {}, waiting in \
+                     its line, fits them",
+                    step.seats, step.transition.job.job_id
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The seats AVAILABLE now, for the next step's claims.
+pub(super) fn free_seats(state: &State) -> BTreeSet<SeatId> {
+    state
+        .events()
+        .flat_map(|(_, seats, _)| seats)
+        .filter(|seat| seat.state == SeatState::Available)
+        .map(|seat| seat.seat_id.clone())
+        .collect()
+}
+
+/// The seats each buyer counts against the limit at `now`: SOLD and live HELD (one event).
+fn counts(state: &State, now: Timestamp) -> BTreeMap<BuyerId, u32> {
+    let mut counted: BTreeMap<BuyerId, u32> = BTreeMap::new();
+    for job in state.jobs() {
+        let counts = match job.status {
+            JobStatus::Sold => true,
+            JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
+            _ => false,
+        };
+        if counts {
+            *counted.entry(job.buyer_id.clone()).or_default() +=
+                u32::try_from(job.seat_ids.len()).unwrap_or(u32::MAX);
+        }
+    }
+    counted
+}
