@@ -1,12 +1,17 @@
 //! The deterministic simulation of the claim protocol (`seatclaim_e2e::sim`, docs/simulation.md)
 //! over 10,000 seeds: each seed a sale through a storm of store and queue faults, crashes at
 //! every step and duplicated messages, then a quiescent tail, with the invariants checked after
-//! every step. A failure names the lowest failing seed and the one command that replays it.
+//! every step, adversaries among the buyers. A failure names the lowest failing seed and the one
+//! command that replays it. Each mutant (a rule broken on purpose) must be caught by its own
+//! invariant within a few seeds.
 
-use seatclaim_e2e::sim::{self, DEFAULT_STEPS, Options};
+use seatclaim_e2e::sim::{self, DEFAULT_STEPS, Mutant, Options};
 
 /// Seeds the suite runs; `seatclaim-sim --seeds N` soaks further (docs/simulation.md).
 const SEEDS: u64 = 10_000;
+
+/// Seeds a mutant may pass before the suite fails for not catching it.
+const MUTANT_SEEDS: u64 = 1_000;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -17,6 +22,7 @@ fn ten_thousand_seeds_keep_every_invariant() {
     let options = Options {
         steps: DEFAULT_STEPS,
         verbose: false,
+        mutant: None,
     };
     let soak = sim::soak(0, SEEDS, options, cores());
     eprintln!(
@@ -51,6 +57,46 @@ fn ten_thousand_seeds_keep_every_invariant() {
     let b = &totals.batches;
     assert!(b.already_decided > 0 && b.dead_lettered > 0 && b.expired > 0 && b.retried > 0);
     assert!(totals.duplicates > 0 && totals.replays > 0 && totals.retries > 0);
+    let a = &totals.adversaries;
+    assert!(
+        a.confirms > 0 && a.unpaid_refused > 0 && a.unservable > 0 && a.payers > 0 && a.races > 0,
+        "every adversary attacked: {a:?}"
+    );
+}
+
+#[test]
+fn each_mutant_is_caught_by_its_invariant() {
+    for mutant in Mutant::ALL {
+        let options = Options {
+            steps: DEFAULT_STEPS,
+            verbose: false,
+            mutant: Some(mutant),
+        };
+        let soak = sim::soak(0, MUTANT_SEEDS, options, cores());
+        let Some(failure) = soak.failure else {
+            panic!(
+                "mutant {} passed {} seeds: no invariant caught it",
+                mutant.name(),
+                soak.seeds
+            );
+        };
+        eprintln!(
+            "mutant {} caught at seed {} (step {}): {}\n  replay it with: {}",
+            mutant.name(),
+            failure.seed,
+            failure.at_step,
+            failure.violation,
+            sim::replay_command(failure.seed, failure.options)
+        );
+        assert!(
+            failure.violation.contains(mutant.caught_by()),
+            "mutant {} was caught at seed {} by another check than its own ({:?}): {}",
+            mutant.name(),
+            failure.seed,
+            mutant.caught_by(),
+            failure.violation
+        );
+    }
 }
 
 #[test]
@@ -58,6 +104,7 @@ fn a_seed_replays_exactly() {
     let options = Options {
         steps: DEFAULT_STEPS,
         verbose: true,
+        mutant: None,
     };
     let first = sim::run(7, options).expect("seed 7 passes");
     let again = sim::run(7, options).expect("seed 7 passes");

@@ -14,6 +14,7 @@ mod dice;
 mod gate;
 mod invariants;
 mod lines;
+mod mutants;
 mod payer;
 mod payments;
 mod ports;
@@ -29,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use adversary::AdversaryCounts;
+pub use mutants::Mutant;
 pub use report::{DEFAULT_STEPS, Failure, SeedReport, replay_command};
 pub use run::{Options, run};
 

@@ -22,7 +22,10 @@ pub fn replay_command(seed: u64, options: Options) -> String {
     } else {
         format!(" --steps {}", options.steps)
     };
-    format!("cargo run -p seatclaim-e2e --bin seatclaim-sim -- --seed {seed}{steps}")
+    let mutant = options
+        .mutant
+        .map_or_else(String::new, |m| format!(" --mutant {}", m.name()));
+    format!("cargo run -p seatclaim-e2e --bin seatclaim-sim -- --seed {seed}{steps}{mutant}")
 }
 
 /// What one passing seed did.

@@ -21,6 +21,7 @@ use super::buyer::{Ledger, buyer};
 use super::dice::Dice;
 use super::gate::Gate;
 use super::invariants::Observer;
+use super::mutants::{Mutant, mutate};
 use super::payer;
 use super::ports::gate_ports;
 use super::racer::{self, Move, Race};
@@ -38,6 +39,8 @@ pub struct Options {
     pub steps: usize,
     /// Keep a trace of every step (for replaying one seed).
     pub verbose: bool,
+    /// A rule broken on purpose, to show the invariants catch it (`mutants.rs`).
+    pub mutant: Option<Mutant>,
 }
 
 struct Run {
@@ -95,7 +98,7 @@ impl Run {
         let timers = Rc::new(Timers::default());
         gate.note(|| format!("seed {seed}: {plan:?}"));
         let ctx = Rc::new(Ctx {
-            backend: gate_ports(&memory.backend, &gate),
+            backend: gate_ports(&mutate(&memory, options.mutant), &gate),
             store: Arc::clone(&memory.store),
             clock: Arc::clone(&clock),
             timers: Rc::clone(&timers),

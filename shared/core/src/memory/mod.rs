@@ -28,8 +28,11 @@ pub use outbox::MemoryPublisher;
 pub use queue::{Lane, Queue, StoredMessage};
 pub use state::{Recorded, State};
 
+use jiff::Timestamp;
+
 use crate::domain::JobId;
-use crate::ports::{Backend, Clock, Redelivery};
+use crate::ports::{Backend, BackendError, Clock, Redelivery};
+use crate::step::StepStore;
 
 /// Every port's tables in one place.
 pub struct MemoryStore {
@@ -55,6 +58,20 @@ impl MemoryStore {
     /// Runs `look` on the tables as they stand, for checks from outside the ports.
     pub fn inspect<T>(&self, look: impl FnOnce(&State) -> T) -> T {
         look(&self.lock())
+    }
+
+    /// Runs `work` as one atomic step on the tables as the core's step sees them
+    /// ([`crate::step`]), at the store's own "now": the seam through which a test wraps the
+    /// step's reads and writes (the simulation's mutants, `tests/src/sim/mutants.rs`, break the
+    /// line's hand-out through it to show that its invariants catch the break).
+    pub fn step<T>(
+        &self,
+        work: impl FnOnce(&mut dyn StepStore, Timestamp) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.lock().atomically(|state| {
+            let now = self.clock.now();
+            work(&mut step::MemoryStep { state }, now)
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

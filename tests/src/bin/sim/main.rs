@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use seatclaim_e2e::sim::{self, DEFAULT_STEPS, Options};
+use seatclaim_e2e::sim::{self, DEFAULT_STEPS, Mutant, Options};
 
 /// Runs the deterministic simulation of the claim protocol.
 #[derive(Debug, Parser)]
@@ -29,6 +29,17 @@ struct Cli {
     /// With `--seed`, print the trace even when the seed passes.
     #[arg(long)]
     trace: bool,
+    /// Breaks a rule on purpose (sell-unpaid, stop-at-first-unfit, line-reversed), to see the
+    /// simulation catch it (docs/simulation.md, "Mutations it catches").
+    #[arg(long, value_parser = parse_mutant)]
+    mutant: Option<Mutant>,
+}
+
+fn parse_mutant(name: &str) -> Result<Mutant, String> {
+    Mutant::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+        format!("no mutant {name}: one of {}", names.join(", "))
+    })
 }
 
 impl Cli {
@@ -36,6 +47,7 @@ impl Cli {
         Options {
             steps: self.steps,
             verbose,
+            mutant: self.mutant,
         }
     }
 }
