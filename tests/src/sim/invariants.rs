@@ -2,16 +2,16 @@
 //! log: no seat held or sold by two jobs; the seat table and the jobs agree; every job moved only
 //! as the state machine allows, and the reservation events recorded for it are exactly its moves
 //! (none lost, none for a move that did not happen); no sale made once its hold had lapsed;
-//! every published event was recorded; no buyer holds more than the event's limit; one job per idempotency key. At the end of a run,
-//! once faults have stopped and everything drained: every job is final, the queue is empty and
-//! every recorded event was published.
+//! every published event was recorded; no buyer holds more than the event's limit; one job per
+//! idempotency key; nobody passes a line and no free seat waits while a waiter it fits does
+//! (`lines.rs`); no priced seat sold without its payment where payments are required
+//! (`payments.rs`). At the end of a run, once faults have stopped and everything drained: every
+//! job is final, the queue is empty and every recorded event was published.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use seatclaim_core::domain::{
-    Job, JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, SeatState, Section,
-};
+use seatclaim_core::domain::{JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section};
 use seatclaim_core::memory::{Lane, Memory, State};
 
 use super::lines::{Lines, check_served, free_seats};
@@ -21,6 +21,8 @@ use super::rules::{
     names,
 };
 use super::world::Plan;
+
+mod seats;
 
 /// Follows the store from step to step.
 #[derive(Debug)]
@@ -222,76 +224,6 @@ impl Observer {
                     names(&recorded)
                 ));
             }
-        }
-        Ok(())
-    }
-
-    /// The seat table and the jobs agree, and a sold seat stays sold to its buyer.
-    fn check_seats(&mut self, state: &State, now: Timestamp) -> Result<(), String> {
-        for (_, seats, _) in state.events() {
-            let table: BTreeMap<&SeatId, SeatState> =
-                seats.iter().map(|s| (&s.seat_id, s.state)).collect();
-            for seat in seats {
-                self.check_seat(state, &seat.seat_id, seat.state)?;
-            }
-            for job in state.jobs() {
-                let wanted = match job.status {
-                    JobStatus::Sold => SeatState::Sold { job_id: job.job_id },
-                    JobStatus::Held => match job.hold_expires_at {
-                        Some(until) if until > now => SeatState::Held {
-                            job_id: job.job_id,
-                            until,
-                        },
-                        _ => continue,
-                    },
-                    _ => continue,
-                };
-                if let Some(seat) = job.seat_ids.iter().find(|s| table.get(s) != Some(&wanted)) {
-                    return Err(format!(
-                        "job {} is {} but seat {seat} is {:?}",
-                        job.job_id,
-                        job.status.as_str(),
-                        table.get(seat)
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn check_seat(&mut self, state: &State, seat: &SeatId, at: SeatState) -> Result<(), String> {
-        let (job_id, fits): (Option<JobId>, fn(&Job) -> bool) = match at {
-            SeatState::Available => (None, |_| true),
-            SeatState::Held { job_id, .. } => (Some(job_id), |j| j.status == JobStatus::Held),
-            SeatState::Sold { job_id } => (Some(job_id), |j| j.status == JobStatus::Sold),
-        };
-        if let Some(buyer) = self.sold.get(seat)
-            && at != (SeatState::Sold { job_id: *buyer })
-        {
-            return Err(format!(
-                "seat {seat} was sold to job {buyer} but is now {at:?}"
-            ));
-        }
-        let Some(job_id) = job_id else {
-            return Ok(());
-        };
-        let job = state.job(job_id);
-        let agrees = job.is_some_and(|job| {
-            fits(job)
-                && job.seat_ids.contains(seat)
-                && match at {
-                    SeatState::Held { until, .. } => job.hold_expires_at == Some(until),
-                    _ => true,
-                }
-        });
-        if !agrees {
-            return Err(format!(
-                "seat {seat} is {at:?} but its job is {:?}",
-                job.map(|j| (j.status, &j.seat_ids, j.hold_expires_at))
-            ));
-        }
-        if matches!(at, SeatState::Sold { .. }) {
-            self.sold.insert(seat.clone(), job_id);
         }
         Ok(())
     }
