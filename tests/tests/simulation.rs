@@ -11,7 +11,7 @@ use seatclaim_e2e::sim::{self, DEFAULT_STEPS, Mutant, Options};
 const SEEDS: u64 = 10_000;
 
 /// Seeds a mutant may pass before the suite fails for not catching it.
-const MUTANT_SEEDS: u64 = 1_000;
+const MUTANT_SEEDS: u64 = 2_000;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)

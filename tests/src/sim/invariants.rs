@@ -31,8 +31,10 @@ pub struct Observer {
     terms: SaleTerms,
     /// Whether a priced hold may only be sold by its payment.
     payments: bool,
-    /// The jobs seen waiting in a pre-queue: the line's order is not theirs to check yet.
+    /// The jobs seen waiting in a pre-queue.
     prequeued: BTreeSet<JobId>,
+    /// Their places in the draw, in the order the opening queued them.
+    drawn: BTreeMap<JobId, u64>,
     /// The seats AVAILABLE at the last full check: before the step being checked.
     free_before: BTreeSet<SeatId>,
     outbox_seen: usize,
@@ -54,6 +56,7 @@ impl Observer {
             terms: plan.terms(),
             payments: plan.payments,
             prequeued: BTreeSet::new(),
+            drawn: BTreeMap::new(),
             free_before: BTreeSet::new(),
             outbox_seen: 0,
             published_seen: 0,
@@ -82,9 +85,10 @@ impl Observer {
             self.follow_outbox(state, now)?;
             self.free_before = free_seats(state);
             self.follow_jobs(state)?;
+            self.note_draws(state);
             self.check_seats(state, now)?;
             check_limits(state, now)?;
-            check_served(state, &self.terms, now)?;
+            check_served(state, &self.terms, &self.drawn, now)?;
             check_paid(state, paid, self.payments)?;
             check_audit(state, now)?;
             self.check_intents(state)?;
@@ -143,7 +147,7 @@ impl Observer {
     /// Every new outbox entry is a move its job may make, with the right content.
     fn follow_outbox(&mut self, state: &State, now: Timestamp) -> Result<(), String> {
         // The last job served from each section's line in this step.
-        let mut served: BTreeMap<Section, JobId> = BTreeMap::new();
+        let mut served: BTreeMap<Section, (String, JobId)> = BTreeMap::new();
         for entry in &state.outbox()[self.outbox_seen..] {
             let event = &entry.event;
             let Some(job) = state.job(event.job_id) else {
@@ -157,6 +161,7 @@ impl Observer {
                 terms: &self.terms,
                 recorded: &self.recorded,
                 prequeued: &self.prequeued,
+                drawn: &self.drawn,
                 free_before: &self.free_before,
                 now,
             };
@@ -191,6 +196,20 @@ impl Observer {
         }
         self.outbox_seen = state.outbox().len();
         Ok(())
+    }
+
+    /// The opening queues its pre-queue's intents in the drawn order, in one step: each
+    /// pre-queued job's place in the draw is the order its first message appears in.
+    fn note_draws(&mut self, state: &State) {
+        for (_, message) in state.queue().messages() {
+            if let Some(job_id) = message.job_id
+                && self.prequeued.contains(&job_id)
+                && !self.drawn.contains_key(&job_id)
+            {
+                let place = u64::try_from(self.drawn.len()).unwrap_or(u64::MAX);
+                self.drawn.insert(job_id, place);
+            }
+        }
     }
 
     /// Every job's moves, as seen step by step, are exactly the moves its events record.

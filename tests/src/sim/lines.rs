@@ -1,18 +1,19 @@
-//! The line's invariants (docs/simulation.md, invariants 5 and 9): nobody passes a line, and no
+//! The line's invariants (docs/simulation.md, invariants 9 and 10): nobody passes a line, and no
 //! seat sits free while a waiter it can serve waits. A section's line is served first fit in
-//! admission (job id) order: released seats go to the earliest waiter they fit, one they do not
-//! fit keeps its place. So a job served from the line leaves no waiter admitted before it that
-//! its seats would have served, the jobs one release serves come in admission order, a claim
-//! takes no seats that a waiter fits, and after every step the section's free seats fit none of
-//! its waiters. Pre-queued jobs are left out of the order's checks: the line does not yet seat
-//! the pre-queue's losers in their drawn order (the line is by job id on every backend).
+//! line order (admission order, and a sale's pre-queue in the order its draw gave, ahead of those
+//! admitted after the opening: `domain::line_place`): released seats go to the earliest waiter
+//! they fit, one they do not fit keeps its place. So a job served from the line leaves no waiter
+//! ahead of it that its seats would have served, the jobs one release serves come in line order,
+//! a claim takes no free seat that a waiter fits, and after every step the section's free seats
+//! fit none of its waiters. The draw's order is read from the queue, which the opening fills in
+//! it (`Observer::note_draws`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use seatclaim_core::domain::{
     BuyerId, ClaimDecision, Job, JobId, JobStatus, ReservationEvent, SaleTerms, Seat, SeatId,
-    SeatRequest, SeatState, Section, hand_out,
+    SeatRequest, SeatState, Section, hand_out, line_place,
 };
 use seatclaim_core::memory::State;
 
@@ -23,6 +24,8 @@ pub(super) struct Lines<'a> {
     pub(super) terms: &'a SaleTerms,
     pub(super) recorded: &'a BTreeMap<JobId, Vec<ReservationEvent>>,
     pub(super) prequeued: &'a BTreeSet<JobId>,
+    /// Each drawn pre-queued job's place in its draw.
+    pub(super) drawn: &'a BTreeMap<JobId, u64>,
     /// The seats AVAILABLE before this step (a claim may also take lapsed holds: finding 3).
     pub(super) free_before: &'a BTreeSet<SeatId>,
     pub(super) now: Timestamp,
@@ -38,7 +41,7 @@ impl Lines<'_> {
         &self,
         job: &Job,
         event: &ReservationEvent,
-        served: &mut BTreeMap<Section, JobId>,
+        served: &mut BTreeMap<Section, (String, JobId)>,
     ) -> Result<(), String> {
         if event.status != JobStatus::Held || event.hold_extensions.is_some() {
             return Ok(());
@@ -64,21 +67,27 @@ impl Lines<'_> {
                 }
             }
             (SeatRequest::Section { section, .. }, true) => {
-                if let Some(last) = served.insert(section.clone(), job.job_id)
+                let place = self.place(job);
+                if let Some((last_place, last)) =
+                    served.insert(section.clone(), (place.clone(), job.job_id))
                     && self.ordered(last, job.job_id)
-                    && last > job.job_id
+                    && last_place > place
                 {
                     return Err(format!(
                         "job {} was served from section {section}'s line after job {last}, \
-                         admitted later, in the same step",
+                         behind it in line, in the same step",
                         job.job_id
                     ));
                 }
                 match self.fitting(job, section, &seats, true) {
                     Some(waiter) => Err(format!(
-                        "job {} was served from section {section}'s line while job {}, \
-                         admitted before it and still waiting, fits its seats {:?}",
-                        job.job_id, waiter.job_id, event.seat_ids
+                        "job {} was served from section {section}'s line while job {}, ahead \
+                         of it in line and still waiting, fits its seats {:?} (places {} and {})",
+                        job.job_id,
+                        waiter.job_id,
+                        event.seat_ids,
+                        self.place(job),
+                        self.place(waiter)
                     )),
                     None => Ok(()),
                 }
@@ -100,9 +109,15 @@ impl Lines<'_> {
         }
     }
 
-    /// Whether two jobs' order is admission order: neither waited in a pre-queue.
+    /// Whether two jobs' places are known: neither waits in a pre-queue whose draw was missed.
     fn ordered(&self, a: JobId, b: JobId) -> bool {
-        !self.prequeued.contains(&a) && !self.prequeued.contains(&b)
+        let known = |id: &JobId| !self.prequeued.contains(id) || self.drawn.contains_key(id);
+        known(&a) && known(&b)
+    }
+
+    /// `job`'s place in its line, as the domain orders it.
+    fn place(&self, job: &Job) -> String {
+        place(self.state, self.drawn, job)
     }
 
     /// The jobs waiting in a line as the events recorded so far say.
@@ -117,7 +132,7 @@ impl Lines<'_> {
             .filter_map(|(id, _)| self.state.job(*id))
     }
 
-    /// A waiter of `section` other than `job` (admitted before it, if `earlier`) that `seats`
+    /// A waiter of `section` other than `job` (ahead of it in line, if `earlier`) that `seats`
     /// would serve, its buyer's limit allowing.
     fn fitting(&self, job: &Job, section: &Section, seats: &[Seat], earlier: bool) -> Option<&Job> {
         let counted = counts(self.state, self.now);
@@ -125,7 +140,8 @@ impl Lines<'_> {
             waiter.job_id != job.job_id
                 && waiter.request.section() == Some(section)
                 && (!earlier
-                    || (waiter.job_id < job.job_id && self.ordered(waiter.job_id, job.job_id)))
+                    || (self.ordered(waiter.job_id, job.job_id)
+                        && self.place(waiter) < self.place(job)))
                 && self.terms.limit.is_none_or(|limit| {
                     let has = counted.get(&waiter.buyer_id).copied().unwrap_or(0);
                     limit.admits(has, waiter.request.quantity())
@@ -152,10 +168,23 @@ impl Lines<'_> {
     }
 }
 
+/// `job`'s place in its line (`domain::line_place`), `drawn` giving pre-queued jobs' draws.
+pub(super) fn place(state: &State, drawn: &BTreeMap<JobId, u64>, job: &Job) -> String {
+    let draw = drawn
+        .get(&job.job_id)
+        .and_then(|at| Some((state.opens_at(&job.event_id)?, *at)));
+    line_place(job, draw)
+}
+
 /// No seat sits free past the step that freed it while a waiter it can serve waits: each
 /// section's AVAILABLE seats, handed to its line first fit with the buyers' limits counted as
 /// the store's hand-out does, serve nobody.
-pub(super) fn check_served(state: &State, terms: &SaleTerms, now: Timestamp) -> Result<(), String> {
+pub(super) fn check_served(
+    state: &State,
+    terms: &SaleTerms,
+    drawn: &BTreeMap<JobId, u64>,
+    now: Timestamp,
+) -> Result<(), String> {
     let counted = counts(state, now);
     for (event_id, seats, _) in state.events() {
         let mut lines: BTreeMap<&Section, Vec<Job>> = BTreeMap::new();
@@ -168,7 +197,7 @@ pub(super) fn check_served(state: &State, terms: &SaleTerms, now: Timestamp) -> 
             }
         }
         for (section, mut line) in lines {
-            line.sort_by_key(|job| job.job_id);
+            line.sort_by_cached_key(|job| place(state, drawn, job));
             let free: Vec<Seat> = seats
                 .iter()
                 .filter(|s| &s.section == section && s.state == SeatState::Available)

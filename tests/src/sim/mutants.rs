@@ -1,4 +1,4 @@
-//! The mutants: one broken rule per invariant the adversaries added, switched on for a run
+//! The mutants: at least one broken rule per invariant the adversaries added, switched on for a run
 //! (`Options::mutant`, `seatclaim-sim --mutant NAME`) so that a test can show the simulation
 //! catches each. Product code names none of them: the inventory the simulation hands the app is
 //! wrapped here, and the line's hand-out is broken through the memory store's step seam
@@ -29,11 +29,18 @@ pub enum Mutant {
     StopAtFirstUnfit,
     /// The hand-out serves the line last admitted first.
     LineReversed,
+    /// The hand-out serves the line in admission order, a pre-queue's draw ignored.
+    DrawIgnored,
 }
 
 impl Mutant {
     /// Every mutant, for the test that each is caught.
-    pub const ALL: [Self; 3] = [Self::SellUnpaid, Self::StopAtFirstUnfit, Self::LineReversed];
+    pub const ALL: [Self; 4] = [
+        Self::SellUnpaid,
+        Self::StopAtFirstUnfit,
+        Self::LineReversed,
+        Self::DrawIgnored,
+    ];
 
     /// Its name on the command line.
     #[must_use]
@@ -42,6 +49,7 @@ impl Mutant {
             Self::SellUnpaid => "sell-unpaid",
             Self::StopAtFirstUnfit => "stop-at-first-unfit",
             Self::LineReversed => "line-reversed",
+            Self::DrawIgnored => "draw-ignored",
         }
     }
 
@@ -57,7 +65,7 @@ impl Mutant {
         match self {
             Self::SellUnpaid => "SOLD without its payment",
             Self::StopAtFirstUnfit => "AVAILABLE while job",
-            Self::LineReversed => "was served from section",
+            Self::LineReversed | Self::DrawIgnored => "was served from section",
         }
     }
 }
@@ -199,6 +207,8 @@ impl StepStore for Mangled<'_> {
         let mut line = self.inner.line_page(event_id, section, after, size)?;
         match self.mutant {
             Mutant::LineReversed => line.reverse(),
+            // Job ids are the memory store's admission order.
+            Mutant::DrawIgnored => line.sort_by_key(|job| job.job_id),
             Mutant::StopAtFirstUnfit => line = self.head_that_fits(event_id, section, line)?,
             Mutant::SellUnpaid => {}
         }

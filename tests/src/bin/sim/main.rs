@@ -29,7 +29,7 @@ struct Cli {
     /// With `--seed`, print the trace even when the seed passes.
     #[arg(long)]
     trace: bool,
-    /// Breaks a rule on purpose (sell-unpaid, stop-at-first-unfit, line-reversed), to see the
+    /// Breaks a rule on purpose (sell-unpaid, stop-at-first-unfit, line-reversed, draw-ignored), to see the
     /// simulation catch it (docs/simulation.md, "Mutations it catches").
     #[arg(long, value_parser = parse_mutant)]
     mutant: Option<Mutant>,
