@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use seatclaim_core::domain::{JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section};
 use seatclaim_core::memory::{Lane, Memory, State};
 
-use super::lines::{Lines, check_served, free_seats};
+use super::lines::{Lines, check_served};
 use super::payments::{Payments, check_paid};
 use super::rules::{
     Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, late_sale,
@@ -35,8 +35,6 @@ pub struct Observer {
     prequeued: BTreeSet<JobId>,
     /// Their places in the draw, in the order the opening queued them.
     drawn: BTreeMap<JobId, u64>,
-    /// The seats AVAILABLE at the last full check: before the step being checked.
-    free_before: BTreeSet<SeatId>,
     outbox_seen: usize,
     published_seen: usize,
     /// The statuses each job was seen in, in order, from PENDING.
@@ -57,7 +55,6 @@ impl Observer {
             payments: plan.payments,
             prequeued: BTreeSet::new(),
             drawn: BTreeMap::new(),
-            free_before: BTreeSet::new(),
             outbox_seen: 0,
             published_seen: 0,
             moves: BTreeMap::new(),
@@ -83,7 +80,6 @@ impl Observer {
             }
             self.last_look = Some(look);
             self.follow_outbox(state, now)?;
-            self.free_before = free_seats(state);
             self.follow_jobs(state)?;
             self.note_draws(state);
             self.check_seats(state, now)?;
@@ -162,7 +158,6 @@ impl Observer {
                 recorded: &self.recorded,
                 prequeued: &self.prequeued,
                 drawn: &self.drawn,
-                free_before: &self.free_before,
                 now,
             };
             lines.check_hold(job, event, &mut served)?;

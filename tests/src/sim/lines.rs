@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use seatclaim_core::domain::{
-    BuyerId, ClaimDecision, Job, JobId, JobStatus, ReservationEvent, SaleTerms, Seat, SeatId,
-    SeatRequest, SeatState, Section, hand_out, line_place,
+    BuyerId, ClaimDecision, Job, JobId, JobStatus, ReservationEvent, SaleTerms, Seat, SeatRequest,
+    SeatState, Section, hand_out, line_place,
 };
 use seatclaim_core::memory::State;
 
@@ -26,8 +26,6 @@ pub(super) struct Lines<'a> {
     pub(super) prequeued: &'a BTreeSet<JobId>,
     /// Each drawn pre-queued job's place in its draw.
     pub(super) drawn: &'a BTreeMap<JobId, u64>,
-    /// The seats AVAILABLE before this step (a claim may also take lapsed holds: finding 3).
-    pub(super) free_before: &'a BTreeSet<SeatId>,
     pub(super) now: Timestamp,
 }
 
@@ -35,8 +33,8 @@ impl Lines<'_> {
     /// Nobody passes a line at `event`, a hold of `job`: served from its line, it leaves no
     /// earlier waiter its seats fit, and comes after every job the same step served from that
     /// line (`served`: the last one per section); held by its claim, an exact request found no
-    /// line in its seats' sections, a section request no waiter the seats it took that were
-    /// free fit (the lapsed holds it may take were never handed to the line: finding 3).
+    /// line in its seats' sections, a section request took no seat a waiter fits (it takes only
+    /// seats given back, never a lapsed hold: finding 3).
     pub(super) fn check_hold(
         &self,
         job: &Job,
@@ -93,11 +91,7 @@ impl Lines<'_> {
                 }
             }
             (SeatRequest::Section { section, .. }, false) => {
-                let free: Vec<Seat> = seats
-                    .into_iter()
-                    .filter(|seat| self.free_before.contains(&seat.seat_id))
-                    .collect();
-                match self.fitting(job, section, &free, false) {
+                match self.fitting(job, section, &seats, false) {
                     Some(waiter) => Err(format!(
                         "job {}'s claim took seats {:?} of section {section} that job {}, \
                          waiting in its line, fits",
@@ -216,16 +210,6 @@ pub(super) fn check_served(
         }
     }
     Ok(())
-}
-
-/// The seats AVAILABLE now, for the next step's claims.
-pub(super) fn free_seats(state: &State) -> BTreeSet<SeatId> {
-    state
-        .events()
-        .flat_map(|(_, seats, _)| seats)
-        .filter(|seat| seat.state == SeatState::Available)
-        .map(|seat| seat.seat_id.clone())
-        .collect()
 }
 
 /// The seats each buyer counts against the limit at `now`: SOLD and live HELD (one event).
