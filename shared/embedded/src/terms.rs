@@ -67,8 +67,9 @@ pub(super) fn terms(
     .transpose()
 }
 
-/// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs and of
-/// their HELD jobs whose hold is still live (a lapsed hold can never be confirmed). Read in the
+/// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs, of
+/// their HELD jobs whose hold is still live (a lapsed hold can never be confirmed), and the
+/// quantities their WAITLISTED jobs (section requests) wait for. Read in the
 /// claim's write transaction, so no other claim can change it before the claim commits.
 pub(super) fn counted_seats(
     tx: &Transaction<'_>,
@@ -78,9 +79,11 @@ pub(super) fn counted_seats(
 ) -> Result<u32, BackendError> {
     let counted: i64 = tx
         .prepare_cached(
-            "SELECT COALESCE(SUM(json_array_length(seat_ids)), 0) FROM jobs
-             WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD')
-               AND (status = 'SOLD' OR hold_until > ?3)",
+            "SELECT COALESCE(SUM(CASE status
+                 WHEN 'WAITLISTED' THEN json_extract(request, '$.section.quantity')
+                 ELSE json_array_length(seat_ids) END), 0) FROM jobs
+             WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD', 'WAITLISTED')
+               AND (status <> 'HELD' OR hold_until > ?3)",
         )
         .map_err(sqlite_error)?
         .query_row(
