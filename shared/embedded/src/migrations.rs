@@ -214,6 +214,26 @@ mod tests {
     }
 
     #[test]
+    fn a_buyers_seats_are_counted_through_the_index() {
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::terms::COUNTED_SEATS
+            ))
+            .expect("plan")
+            .query_map(rusqlite::params!["e1", "b1", 0], |row| row.get(3))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("plan rows");
+        assert!(
+            plan.iter().any(|step| step.contains("jobs_counted")),
+            "{plan:?}"
+        );
+    }
+
+    #[test]
     fn a_file_from_a_newer_build_is_refused_untouched() {
         let (_dir, mut conn) = file();
         migrate(&mut conn).expect("migrate");
