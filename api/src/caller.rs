@@ -68,6 +68,19 @@ impl Caller {
         }
     }
 
+    /// Whose share of the long-poll slots a waiting request takes: a buyer token's subject;
+    /// with authentication off, `claimed` (a reservation's `buyer_id`; a job's GET has none,
+    /// and takes from the API's cap alone). Admin and payments tokens are the operators' and
+    /// the payment service's, trusted with many waits: they take from the API's cap alone.
+    #[must_use]
+    pub fn long_poll_share<'a>(&'a self, claimed: Option<&'a BuyerId>) -> Option<&'a BuyerId> {
+        match self {
+            Self::Open => claimed,
+            Self::Signed(identity) if identity.admin || identity.payments => None,
+            Self::Signed(identity) => Some(&identity.buyer),
+        }
+    }
+
     /// Whether the caller may read `job`: its buyer, or an admin.
     #[must_use]
     pub fn may_read(&self, job: &Job) -> bool {

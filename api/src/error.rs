@@ -60,6 +60,16 @@ pub enum ApiError {
         /// Whole seconds until the next request is allowed.
         retry_after: u64,
     },
+    /// The buyer already holds `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` waiting long polls (429,
+    /// `Retry-After: 1`): one buyer may not take the slots every buyer waits in.
+    #[error(
+        "this buyer already has {held} long polls waiting; retry after one ends, or poll without \
+         `wait`"
+    )]
+    TooManyLongPolls {
+        /// The long polls the buyer holds.
+        held: usize,
+    },
     /// More requests are in flight than the API takes at once (503, load shedding).
     #[error("the service is at capacity; retry shortly")]
     Overloaded,
@@ -156,7 +166,7 @@ impl ApiError {
             },
             Self::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, ProblemType::Unauthenticated),
             Self::Forbidden { .. } => (StatusCode::FORBIDDEN, ProblemType::Forbidden),
-            Self::TooManyRequests { .. } => {
+            Self::TooManyRequests { .. } | Self::TooManyLongPolls { .. } => {
                 (StatusCode::TOO_MANY_REQUESTS, ProblemType::TooManyRequests)
             }
             Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
@@ -236,6 +246,9 @@ impl ApiError {
                 let value = header::HeaderValue::from_str(&retry_after.to_string()).ok()?;
                 return Some((header::RETRY_AFTER, value));
             }
+            Self::TooManyLongPolls { .. } => {
+                return Some((header::RETRY_AFTER, header::HeaderValue::from_static("1")));
+            }
             _ => return None,
         };
         let value = header::HeaderValue::from_str(&value).ok()?;
@@ -272,6 +285,7 @@ mod tests {
                 scope: Some("admin".into()),
             },
             ApiError::TooManyRequests { retry_after: 2 },
+            ApiError::TooManyLongPolls { held: 4 },
             ApiError::Overloaded,
             ApiError::TimedOut,
             ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
@@ -300,6 +314,7 @@ mod tests {
                 | ApiError::Unauthenticated(_)
                 | ApiError::Forbidden { .. }
                 | ApiError::TooManyRequests { .. }
+                | ApiError::TooManyLongPolls { .. }
                 | ApiError::Overloaded
                 | ApiError::TimedOut
                 | ApiError::BodyTooSlow(_)

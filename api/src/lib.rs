@@ -23,7 +23,7 @@ pub mod stripe;
 
 pub use caller::Caller;
 pub use error::ApiError;
-pub use long_poll::LongPolls;
+pub use long_poll::{LongPolls, NoSlot, Slot};
 pub use problem::ProblemType;
 pub use process::run;
 pub use rate::BuyerRate;

@@ -175,6 +175,13 @@ pub struct ServerLimits {
     /// once, with the job as it stands.
     #[arg(long, env = "SEATCLAIM_MAX_LONG_POLLS", default_value_t = 1024)]
     pub max_long_polls: usize,
+    /// Long polls one buyer (a token's subject; with authentication off, a reservation's
+    /// `buyer_id`) holds at once, at least 1; past it a `GET /v1/jobs/{id}?wait=N` is answered
+    /// 429 and a `Prefer: wait` reservation 202 at once. Admin and payments tokens are not
+    /// counted per buyer.
+    #[arg(long, env = "SEATCLAIM_MAX_LONG_POLLS_PER_BUYER", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_long_polls_per_buyer: u32,
     /// The longest a reservation POST sent with `Prefer: wait=N` waits for its decision, in
     /// seconds; past it (or with no long-poll slot free) it is answered 202. 0 never waits.
     #[arg(long, env = "SEATCLAIM_MAX_PREFER_WAIT_SECS", default_value_t = 10,
@@ -190,6 +197,7 @@ impl Default for ServerLimits {
             body_read_timeout_secs: 10,
             max_in_flight: 4096,
             max_long_polls: 1024,
+            max_long_polls_per_buyer: 4,
             max_prefer_wait_secs: 10,
         }
     }

@@ -133,10 +133,11 @@ loadgen e2e-half-prefer "$api" -- --url http://127.0.0.1:28081 --rate "$half_pre
 grep VmHWM /proc/$api/status | awk '{print $2}' > "$OUT/rss-api-kb"
 stop "$api"
 log "end to end: authentication on (an HS256 token per buyer, validated on every request)"
-SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_AUTH_HS256_SECRET=bench-secret RUST_LOG=warn "$BIN/seatclaim-api" &
+bench_secret=bench-secret-of-at-least-32-bytes   # the API refuses a shorter one
+SEATCLAIM_DATA_DIR="$OUT/e2e-auth" SEATCLAIM_LISTEN=127.0.0.1:28084 SEATCLAIM_AUTH_HS256_SECRET=$bench_secret RUST_LOG=warn "$BIN/seatclaim-api" &
 auth_api=$!; pids+=($auth_api)
 wait_http http://127.0.0.1:28084/healthz
-loadgen e2e-auth "$auth_api" -- --url http://127.0.0.1:28084 --concurrency 256 --hs256-secret bench-secret
+loadgen e2e-auth "$auth_api" -- --url http://127.0.0.1:28084 --concurrency 256 --hs256-secret "$bench_secret"
 stop "$auth_api"
 log "end to end: API and worker as two processes on one file, at the same half rate"
 SEATCLAIM_DATA_DIR="$OUT/e2e-split" SEATCLAIM_LISTEN=127.0.0.1:28082 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &

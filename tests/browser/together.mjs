@@ -1,6 +1,6 @@
-// Seats together: a buyer ticks "Seats together" and asks for 3 seats of section A (2 rows of 6);
+// Seats together: a buyer ticks "Seats together" and asks for 3 seats of section A (a row of 6);
 // the hold is 3 adjacent seats of one row, and exactly those are ringed as theirs on the map.
-// Another buyer asks for 7 together, more than a row holds, and is REJECTED with the reason; the
+// Another buyer asks for 4 together, more than the row has left, and is REJECTED with the reason; the
 // form is back beside the rejection at once, so they pick a seat on the map and reserve it,
 // without "New reservation", under a new Idempotency-Key, and it is HELD. Prints
 // TOGETHER_JOB=, REJECTED_JOB= and SINGLE_JOB= for the Rust test.
@@ -82,11 +82,11 @@ await scenario('together: a block of adjacent seats, and a new try straight afte
   const uma = await open(`/events/${event}`);
   const umaPosts = recordPosts(uma);
   await nameBuyer(uma, 'uma');
-  await askSectionA(uma, 7, true);
+  await askSectionA(uma, 4, true);
   await jobStatus(uma, 'REJECTED');
   const rejected = await shownJob(uma);
   const reason = ((await uma.locator('[data-job-reason]').textContent()) ?? '').trim();
-  assert(reason === 'no 7 adjacent seats in section A' && reason === rejected.reason, `the reason shown: ${JSON.stringify(reason)}`);
+  assert(reason === 'no 4 adjacent seats in section A' && reason === rejected.reason, `the reason shown: ${JSON.stringify(reason)}`);
   // The form is back beside the rejection: nothing to press before trying again.
   await until('the form back beside the rejection', () => uma.locator('[data-action="reserve"]').isVisible());
   assert(await uma.locator('[data-job-reason]').isVisible(), 'the reason went when the form came back');

@@ -448,7 +448,8 @@ async fn storage(options: &AppOptions, data: &Path) -> (BackendSettings, Publish
     (settings, events)
 }
 
-/// Authentication settings with only an HS256 secret (and the default admin scope).
+/// Authentication settings with only an HS256 secret (and the default admin scope); the app
+/// refuses a secret shorter than 32 bytes, as the binary does.
 #[must_use]
 pub fn hs256(secret: &str) -> AuthSettings {
     AuthSettings {
@@ -466,10 +467,16 @@ pub fn hs256(secret: &str) -> AuthSettings {
 /// The access policy `options` ask for: authenticated if they carry settings, else open.
 async fn access(options: &AppOptions) -> Access {
     let (auth, admin_scope) = match &options.auth {
-        Some(settings) => (
-            Authenticator::from_settings(settings).await,
-            settings.admin_scope.clone(),
-        ),
+        Some(settings) => {
+            // The binary's own check: a test's secret and JWKS pass what a deployment's must.
+            if let Err(refused) = settings.check(false, true) {
+                panic!("the test's authentication settings are refused: {refused}");
+            }
+            (
+                Authenticator::from_settings(settings).await,
+                settings.admin_scope.clone(),
+            )
+        }
         None => (
             None,
             seatclaim_core::identity::DEFAULT_ADMIN_SCOPE.to_owned(),

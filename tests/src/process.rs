@@ -135,6 +135,27 @@ impl ChildProcess {
         self.child.wait().expect("the killed child is reaped");
     }
 
+    /// Waits for the process to exit on its own (one that refuses to start); returns its status
+    /// and every line it wrote to stderr. Fails if it still runs after `within` (a server that
+    /// started instead), killing it.
+    pub fn exit_within(mut self, within: Duration) -> (ExitStatus, String) {
+        let deadline = std::time::Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be polled") {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the process still runs after {within:?}: {}",
+                self.lines.try_iter().collect::<Vec<_>>().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader thread ends at the pipe's end, once the rest of stderr is read.
+        let said: Vec<String> = self.lines.iter().collect();
+        (status, said.join("\n"))
+    }
+
     /// SIGTERM, then waits for the process to exit on its own.
     pub fn terminate(mut self, within: Duration) -> ExitStatus {
         let sent = Command::new("kill")

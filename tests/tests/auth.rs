@@ -15,7 +15,7 @@ use seatclaim_e2e::tokens::{EC_A, RSA_A, RSA_B, claims, hs256_token, jwks, signe
 use seatclaim_e2e::{AppOptions, Reply, TestApp, assert_problem, hs256};
 use serde_json::{Value, json};
 
-const SECRET: &str = "test-secret-of-a-decent-length";
+const SECRET: &str = "auth-test-secret-of-at-least-32-bytes";
 
 async fn app_with(auth: seatclaim_api::auth::AuthSettings) -> TestApp {
     TestApp::spawn_with(AppOptions {
@@ -91,7 +91,10 @@ async fn without_a_valid_token_the_protected_routes_are_401_and_the_public_ones_
         (
             format!(
                 "Bearer {}",
-                hs256_token("another-secret", &claims("b1", &json!({})))
+                hs256_token(
+                    "another-secret-of-at-least-32-bytes",
+                    &claims("b1", &json!({}))
+                )
             ),
             "bad signature",
         ),
@@ -379,18 +382,34 @@ async fn serve_jwks(document: Arc<Mutex<Value>>) -> String {
     url
 }
 
+/// The issuer and the audience every JWKS test's tokens name, as a JWKS requires.
+const ISSUER: &str = "https://issuer.example";
+const AUDIENCE: &str = "web";
+
+/// Authentication against the JWKS at `url` alone, with its issuer and audience.
+fn jwks_settings(url: String) -> seatclaim_api::auth::AuthSettings {
+    let mut settings = hs256(SECRET);
+    settings.hs256_secret = None;
+    settings.jwks_url = Some(url);
+    settings.issuer = Some(ISSUER.into());
+    settings.audience = Some(AUDIENCE.into());
+    settings
+}
+
+/// Claims for `sub` from the JWKS tests' issuer, for their audience.
+fn issued(sub: &str) -> Value {
+    claims(sub, &json!({"iss": ISSUER, "aud": AUDIENCE}))
+}
+
 #[tokio::test]
 async fn jwks_tokens_are_checked_against_the_issuers_keys_and_a_rotated_key_is_taken_up() {
     let document = Arc::new(Mutex::new(jwks(&[(RSA_A, "k1"), (EC_A, "e1")])));
-    let mut settings = hs256(SECRET);
-    settings.hs256_secret = None;
-    settings.jwks_url = Some(serve_jwks(document.clone()).await);
-    let app = app_with(settings).await;
+    let app = app_with(jwks_settings(serve_jwks(document.clone()).await)).await;
     let status = |token: String| {
         let app = &app;
         async move { reading_a_job_with(app, &token).await }
     };
-    let mine = claims("b1", &json!({}));
+    let mine = issued("b1");
     assert_eq!(
         status(signed_token(RSA_A, "k1", &mine)).await,
         StatusCode::NOT_FOUND,
@@ -476,15 +495,12 @@ async fn a_buyer_past_its_burst_gets_429_and_other_buyers_do_not() {
 #[tokio::test]
 async fn a_key_published_right_after_start_is_taken_up_at_once() {
     let document = Arc::new(Mutex::new(jwks(&[(RSA_A, "k1")])));
-    let mut settings = hs256(SECRET);
-    settings.hs256_secret = None;
-    settings.jwks_url = Some(serve_jwks(document.clone()).await);
-    let app = app_with(settings).await;
+    let app = app_with(jwks_settings(serve_jwks(document.clone()).await)).await;
     // Beside an issuer's keys the page takes no token from a `#token=` link.
     let (_, config) = app.get("/ui/config.json").await;
     assert_eq!(config["token_links"], false, "{config}");
     *document.lock().unwrap() = jwks(&[(RSA_A, "k1"), (RSA_B, "k2")]);
-    let token = signed_token(RSA_B, "k2", &claims("b1", &json!({})));
+    let token = signed_token(RSA_B, "k2", &issued("b1"));
     assert_eq!(
         reading_a_job_with(&app, &token).await,
         StatusCode::NOT_FOUND
@@ -511,22 +527,27 @@ async fn a_required_token_use_refuses_every_other_kind_of_token() {
     }
 }
 
-/// The API binary refuses to start open beyond the loopback interface, or with an issuer and no
-/// audience, saying why; `SEATCLAIM_AUTH=off` runs it open on purpose.
+/// The API binary refuses to start open beyond the loopback interface, with an issuer and no
+/// audience, with an HS256 secret shorter than 32 bytes (or empty), or with a JWKS and no issuer
+/// and audience, saying why; `SEATCLAIM_AUTH=off` runs it open on purpose.
 #[test]
-fn the_api_refuses_to_start_open_to_the_network_or_with_an_issuer_and_no_audience() {
+fn the_api_refuses_to_start_open_to_the_network_or_with_keys_anyone_could_pass() {
     let data = tempfile::tempdir().unwrap();
+    // A refusal exits at once; one that started instead is caught by the deadline, not waited on.
     let start = |extra: &[(&str, &str)]| {
-        let mut command = std::process::Command::new(seatclaim_e2e::binary("seatclaim-api"));
-        command
-            .env("SEATCLAIM_DATA_DIR", data.path())
-            .env("SEATCLAIM_LISTEN", "0.0.0.0:0")
-            .env("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0")
-            .env("SEATCLAIM_EMBEDDED_WORKER", "false");
-        for (name, value) in extra {
-            command.env(name, value);
-        }
-        command
+        let mut env = vec![
+            ("SEATCLAIM_DATA_DIR", data.path().display().to_string()),
+            ("SEATCLAIM_LISTEN", "0.0.0.0:0".to_owned()),
+            ("SEATCLAIM_METRICS_LISTEN", "127.0.0.1:0".to_owned()),
+            ("SEATCLAIM_EMBEDDED_WORKER", "false".to_owned()),
+        ];
+        env.extend(
+            extra
+                .iter()
+                .map(|(name, value)| (*name, (*value).to_owned())),
+        );
+        seatclaim_e2e::ChildProcess::start("seatclaim-api", &env)
+            .exit_within(std::time::Duration::from_secs(60))
     };
     for (extra, why) in [
         (
@@ -540,10 +561,25 @@ fn the_api_refuses_to_start_open_to_the_network_or_with_an_issuer_and_no_audienc
             ][..],
             "SEATCLAIM_AUTH_ISSUER needs SEATCLAIM_AUTH_AUDIENCE",
         ),
+        (
+            &[("SEATCLAIM_AUTH_HS256_SECRET", "twenty-bytes-secret!")][..],
+            "is 20 bytes long; an HS256 secret must be at least 32 bytes",
+        ),
+        (
+            &[("SEATCLAIM_AUTH_HS256_SECRET", "")][..],
+            "is 0 bytes long; an HS256 secret must be at least 32 bytes",
+        ),
+        (
+            &[("SEATCLAIM_AUTH_JWKS_URL", "https://127.0.0.1:9/jwks.json")][..],
+            "SEATCLAIM_AUTH_JWKS_URL needs SEATCLAIM_AUTH_ISSUER and SEATCLAIM_AUTH_AUDIENCE",
+        ),
+        (
+            &[("SEATCLAIM_AUTH_JWKS_URL", "")][..],
+            "SEATCLAIM_AUTH_JWKS_URL is set but empty",
+        ),
     ] {
-        let output = start(extra).output().unwrap();
-        let said = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{extra:?} started");
+        let (status, said) = start(extra);
+        assert!(!status.success(), "{extra:?} started");
         assert!(said.contains(why), "{extra:?}: {said}");
     }
     let open = seatclaim_e2e::ChildProcess::start(

@@ -219,8 +219,8 @@ async fn a_buyer_waits_on_the_waitlist_and_is_served_when_a_seat_comes_free() {
     assert_eq!(seats_in(&app.seat_map("wl").await, "HELD"), ["W-1-1"]);
 }
 
-/// Seats together: the page asks for 3 seats together in section A (2 rows of 6) and rings the
-/// block it holds; another buyer's 7 together (more than a row) is REJECTED, and that page
+/// Seats together: the page asks for 3 seats together in section A (a row of 6) and rings the
+/// block it holds; another buyer's 4 together (more than the row has left) is REJECTED, and that page
 /// reserves a seat it picks straight after, under a new key, without "New reservation".
 #[tokio::test]
 async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_rejection() {
@@ -230,7 +230,7 @@ async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_r
     let created = app
         .create_event(
             &json!({"event_id": "tg", "name": "Together", "hold_seconds": 300,
-            "sections": [{"section": "A", "rows": 2, "seats_per_row": 6}]}),
+            "sections": [{"section": "A", "rows": 1, "seats_per_row": 6}]}),
         )
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
@@ -258,7 +258,7 @@ async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_r
         ),
         (
             &json!("REJECTED"),
-            &json!("no 7 adjacent seats in section A"),
+            &json!("no 4 adjacent seats in section A"),
             &json!("uma")
         ),
         "{rejected}"

@@ -14,7 +14,7 @@ use std::time::Duration;
 use seatclaim_e2e::ChildProcess;
 use serde_json::Value;
 
-const SECRET: &str = "loadgen-test-secret";
+const SECRET: &str = "loadgen-test-secret-of-at-least-32-bytes";
 
 /// The API binary on a fresh embedded folder with HS256 tokens required; returns it and its URL.
 fn start_api(folder: &std::path::Path) -> (ChildProcess, String) {
@@ -65,7 +65,11 @@ fn every_buyer_signs_its_own_requests_and_a_foreign_secret_is_refused() {
         "{report}"
     );
 
-    let foreign = loadgen(&url, "another-secret", &folder.path().join("foreign.json"));
+    let foreign = loadgen(
+        &url,
+        "another-secret-of-at-least-32-bytes",
+        &folder.path().join("foreign.json"),
+    );
     let stderr = String::from_utf8_lossy(&foreign.stderr);
     assert!(!foreign.status.success(), "a foreign secret was accepted");
     assert!(

@@ -3,16 +3,19 @@
 use std::time::Duration;
 
 use clap::Args;
-use seatclaim_core::identity::DEFAULT_ADMIN_SCOPE;
+use seatclaim_core::identity::{DEFAULT_ADMIN_SCOPE, check_hs256_secret};
 
 /// How the API authenticates callers.
 #[derive(Debug, Clone, Args)]
 pub struct AuthSettings {
     /// An OIDC issuer's JWKS URL: RS256 and ES256 tokens are validated against its keys (for
     /// Cognito: `https://cognito-idp.<region>.amazonaws.com/<pool-id>/.well-known/jwks.json`).
+    /// It needs `SEATCLAIM_AUTH_ISSUER` and `SEATCLAIM_AUTH_AUDIENCE`; set but empty, it is
+    /// refused.
     #[arg(long, env = "SEATCLAIM_AUTH_JWKS_URL")]
     pub jwks_url: Option<String>,
-    /// A shared secret for HS256 tokens (development and tests).
+    /// A shared secret for HS256 tokens (development and tests): at least 32 bytes (RFC 7518,
+    /// section 3.2); a shorter or empty one refuses to start.
     #[arg(long, env = "SEATCLAIM_AUTH_HS256_SECRET", hide_env_values = true)]
     pub hs256_secret: Option<String>,
     /// When set (and not empty), a token's `iss` must equal it.
@@ -82,11 +85,13 @@ impl AuthSettings {
         Duration::from_secs(self.jwks_refresh_secs.max(1))
     }
 
-    /// Refuses contradictory settings, an issuer without an audience (any client of the issuer
-    /// would then be accepted), and a deployment that is open by accident: one `on_aws`, or one
+    /// Refuses key sources anyone could pass ([`Self::check_keys`]), contradictory settings, an
+    /// issuer without an audience (any client of the issuer would then be accepted), and a
+    /// deployment that is open by accident: one `on_aws`, or one
     /// not `local` (listening beyond the loopback interface), without a key source needs
     /// `SEATCLAIM_AUTH=off`.
     pub fn check(&self, on_aws: bool, local: bool) -> Result<(), String> {
+        self.check_keys()?;
         let issuer = self.issuer.as_deref().is_some_and(|i| !i.is_empty());
         if issuer && self.audiences().is_empty() {
             return Err(
@@ -118,6 +123,35 @@ impl AuthSettings {
             _ => Ok(()),
         }
     }
+
+    /// Refuses key sources that would let anyone in: an HS256 secret shorter than 32 bytes
+    /// (or empty: anyone could sign an admin token), an empty JWKS URL, and a JWKS without an
+    /// issuer and an audience (every token signed with the key set's keys, for whichever client
+    /// of the issuer, would pass).
+    fn check_keys(&self) -> Result<(), String> {
+        if let Some(secret) = &self.hs256_secret {
+            check_hs256_secret(secret).map_err(|short| short.to_string())?;
+        }
+        let Some(url) = &self.jwks_url else {
+            return Ok(());
+        };
+        if url.trim().is_empty() {
+            return Err(
+                "SEATCLAIM_AUTH_JWKS_URL is set but empty: set the issuer's JWKS URL, or \
+                        unset it"
+                    .into(),
+            );
+        }
+        let issuer = self.issuer.as_deref().is_some_and(|i| !i.trim().is_empty());
+        if !issuer || self.audiences().is_empty() {
+            return Err(
+                "SEATCLAIM_AUTH_JWKS_URL needs SEATCLAIM_AUTH_ISSUER and SEATCLAIM_AUTH_AUDIENCE: \
+                 without them every token signed by the key set's keys would be accepted"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -127,7 +161,7 @@ mod tests {
     fn settings(secret: bool, mode: Option<AuthMode>) -> AuthSettings {
         AuthSettings {
             jwks_url: None,
-            hs256_secret: secret.then(|| "s".to_owned()),
+            hs256_secret: secret.then(|| "s".repeat(32)),
             issuer: None,
             audience: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
@@ -173,6 +207,37 @@ mod tests {
         issued.issuer = Some(String::new());
         issued.audience = None;
         assert!(issued.check(false, true).is_ok(), "an empty issuer is none");
+    }
+
+    #[test]
+    fn an_hs256_secret_shorter_than_32_bytes_or_empty_is_refused() {
+        for short in ["", "twenty-bytes-secret!", &"s".repeat(31)] {
+            let mut weak = settings(false, None);
+            weak.hs256_secret = Some(short.to_owned());
+            let refused = weak.check(false, true).expect_err(short);
+            assert!(refused.contains("at least 32 bytes"), "{refused}");
+        }
+        assert!(settings(true, None).check(false, true).is_ok());
+    }
+
+    #[test]
+    fn a_jwks_needs_an_issuer_and_an_audience_and_may_not_be_empty() {
+        let mut jwks = settings(false, None);
+        jwks.jwks_url = Some("https://issuer.example/jwks.json".into());
+        let refused = jwks.check(true, false).expect_err("no issuer, no audience");
+        assert!(refused.contains("SEATCLAIM_AUTH_ISSUER"), "{refused}");
+        jwks.issuer = Some("https://issuer.example".into());
+        assert!(jwks.check(true, false).is_err(), "no audience");
+        jwks.audience = Some(" , ".into());
+        assert!(jwks.check(true, false).is_err(), "an empty audience list");
+        jwks.audience = Some("buyers".into());
+        assert!(jwks.check(true, false).is_ok());
+        jwks.issuer = Some(" ".into());
+        assert!(jwks.check(true, false).is_err(), "a blank issuer");
+        jwks.issuer = Some("https://issuer.example".into());
+        jwks.jwks_url = Some(String::new());
+        let refused = jwks.check(true, false).expect_err("an empty URL");
+        assert!(refused.contains("empty"), "{refused}");
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn header_of(status: u16) -> Option<(&'static str, &'static str)> {
         405 => Some(("Allow", "The methods the path takes.")),
         429 => Some((
             "Retry-After",
-            "Whole seconds until the buyer may reserve again.",
+            "Whole seconds until the buyer may reserve again, or poll with `wait` again.",
         )),
         503 => Some(("Retry-After", "Seconds to wait before retrying (1).")),
         _ => None,

@@ -2,7 +2,9 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use seatclaim_core::app;
-use seatclaim_core::domain::{Currency, JobAction, JobId, Money, Payment, Tender, ValidationError};
+use seatclaim_core::domain::{
+    Currency, Job, JobAction, JobId, Money, Payment, Tender, ValidationError,
+};
 use seatclaim_core::ports::Settled;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -12,6 +14,7 @@ use super::job_view::view;
 use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::extract::{ApiBody, ApiPath};
+use crate::long_poll::NoSlot;
 use crate::state::AppState;
 
 /// Parses the path's job id; a malformed id is simply a job that does not exist.
@@ -35,8 +38,9 @@ pub struct Wait {
 }
 
 /// `GET /v1/jobs/{job_id}[?wait=N]`: the job; with `wait`, answered as soon as it is decided
-/// (at once if it already is), or as it stands after N seconds. Another buyer's job is 404.
-/// Past `SEATCLAIM_MAX_LONG_POLLS` waiting polls, a poll is answered at once.
+/// (at once if it already is), or as it stands after N seconds. Another buyer's job is 404, at
+/// once: ownership is checked before any wait. Past `SEATCLAIM_MAX_LONG_POLLS` waiting polls, a
+/// poll is answered at once; past `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` of its buyer's, 429.
 #[utoipa::path(
     get,
     path = "/v1/jobs/{job_id}",
@@ -53,7 +57,11 @@ pub struct Wait {
         (status = 200, description = "The job.", body = JobView),
         (status = 400, description = "A malformed `wait`, or a path that is not UTF-8."),
         (status = 404, description = "No such job, a malformed id, or another buyer's job (an \
-            admin token reads any)."),
+            admin token reads any); answered at once, whatever the `wait`."),
+        (status = 429, description = "With authentication on, a `wait` on an undecided job \
+            while the token's buyer already has `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` (4) long \
+            polls waiting (admin and payments tokens excepted); retry after `Retry-After`, or \
+            poll without `wait`."),
     ),
 )]
 pub async fn show(
@@ -64,26 +72,37 @@ pub async fn show(
 ) -> Result<Json<JobView>, ApiError> {
     let Query(Wait { wait }) = query?;
     let id = job_id(&raw)?;
-    let backend = &state.backend;
-    let waited = match wait.filter(|seconds| *seconds > 0) {
-        Some(seconds) => {
-            let seconds = seconds.min(MAX_WAIT_SECONDS);
-            state
-                .access
-                .long_polls
-                .wait_for_decision(backend, id, seconds)
-                .await
-        }
-        None => None,
-    };
-    let job = match waited {
-        Some(waited) => waited?,
-        None => app::jobs::job(backend, id).await?,
-    };
-    let job = job
+    // Whose job it is, before any wait: another buyer learns nothing and holds no slot.
+    let job = app::jobs::job(&state.backend, id)
+        .await?
         .filter(|job| caller.may_read(job))
         .ok_or_else(|| not_found(&raw))?;
+    let job = match wait.filter(|seconds| *seconds > 0) {
+        Some(seconds) if job.status.awaits_decision() => {
+            let seconds = seconds.min(MAX_WAIT_SECONDS);
+            wait_in_slot(&state, &caller, job, seconds).await?
+        }
+        _ => job,
+    };
     Ok(Json(view(&state, job).await?))
+}
+
+/// `job`, undecided, once it is decided or after `seconds`, waited for in a long-poll slot of
+/// the caller's share; as it stands when every slot is taken; 429 when the caller's share is.
+async fn wait_in_slot(
+    state: &AppState,
+    caller: &Caller,
+    job: Job,
+    seconds: u64,
+) -> Result<Job, ApiError> {
+    match state.access.long_polls.take(caller.long_poll_share(None)) {
+        Ok(slot) => {
+            let waited = slot.wait_for_decision(&state.backend, job.job_id, seconds);
+            Ok(waited.await?.unwrap_or(job))
+        }
+        Err(NoSlot::Full) => Ok(job),
+        Err(NoSlot::BuyerFull { held }) => Err(ApiError::TooManyLongPolls { held }),
+    }
 }
 
 /// A payment service's confirm of a priced hold: what it received, and its reference.

@@ -3,7 +3,9 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use seatclaim_core::app;
-use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, SeatRequest, ValidationError};
+use seatclaim_core::domain::{
+    BuyerId, EventId, Job, JobId, JobStatus, SeatRequest, ValidationError,
+};
 use seatclaim_core::ports::Admission;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -90,9 +92,11 @@ struct Accepted {
             pattern = "^[ -~]{1,255}$"),
         ("Prefer" = Option<String>, Header, description = "RFC 7240. `wait=N` (N seconds, \
             at most `SEATCLAIM_MAX_PREFER_WAIT_SECS`, 10 by default): answer 200 with the \
-            decided job if it is decided within the wait, else 202 after it. Without a positive \
-            integer `wait` (`respond-async` alone, `wait=0`) the answer is 202 at once; other \
-            preferences are ignored.", example = "wait=5"),
+            decided job if it is decided within the wait, else 202 after it (202 at once when \
+            no long-poll slot is free, or the buyer already has \
+            `SEATCLAIM_MAX_LONG_POLLS_PER_BUYER` waiting). Without a positive integer `wait` \
+            (`respond-async` alone, `wait=0`) the answer is 202 at once; other preferences are \
+            ignored.", example = "wait=5"),
     ),
     request_body(content = Reserve, content_type = "application/json", description = "Either \
         `seat_ids`, or `section` with `quantity`.",
@@ -169,14 +173,24 @@ pub async fn reserve(
         &state.backend,
         &key,
         parsed_event,
-        buyer_id,
+        buyer_id.clone(),
         request,
         decide,
     );
     let (job_id, decided) =
         admitted(admission.await?).map_err(|refusal| refusal.unwrap_or_else(unknown_event))?;
     tracing::Span::current().record("job_id", tracing::field::display(job_id));
-    Ok(answer(&state, headers.prefer_wait, job_id, decided).await)
+    let wait = headers.prefer_wait.map(|asked| PreferWait {
+        asked,
+        share: caller.long_poll_share(Some(&buyer_id)).cloned(),
+    });
+    Ok(answer(&state, wait, job_id, decided).await)
+}
+
+/// A `Prefer: wait=N` (`asked`), and whose share of the long-poll slots it would wait in.
+struct PreferWait {
+    asked: u64,
+    share: Option<BuyerId>,
 }
 
 /// What an admission leaves to answer: a job decided in it, one the worker decides next, or one
@@ -214,17 +228,21 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
 
 /// The answer to an admitted reservation: 202 at once, or, when the request prefers to wait
 /// (`Prefer: wait=N`, RFC 7240), the decided job (200): at once if the admission decided it,
-/// else if a long-poll slot is free and the decision comes within the wait (202 after it
-/// otherwise). A pre-queued job is answered 202 at once: nothing is decided before the opening.
+/// else if a long-poll slot is free, in the buyer's share too, and the decision comes within
+/// the wait (202 after it otherwise; 202 at once without a slot: the intent is admitted, so it
+/// is no 429). A pre-queued job is answered 202 at once: nothing is decided before the opening.
 /// The intent is durable either way, so a failed read while waiting still answers 202.
 async fn answer(
     state: &AppState,
-    prefer_wait: Option<u64>,
+    wait: Option<PreferWait>,
     job_id: JobId,
     admitted: Admitted,
 ) -> Response {
     let long_polls = &state.access.long_polls;
-    let Some(seconds) = prefer_wait.and_then(|asked| long_polls.prefer_wait(asked)) else {
+    let Some((seconds, share)) = wait.and_then(|wait| {
+        let seconds = long_polls.prefer_wait(wait.asked)?;
+        Some((seconds, wait.share))
+    }) else {
         return accepted(job_id, None);
     };
     match admitted {
@@ -234,16 +252,18 @@ async fn answer(
         Admitted::Prequeued => return accepted(job_id, None),
         Admitted::Queued => {}
     }
-    match long_polls
+    let Ok(slot) = long_polls.take(share.as_ref()) else {
+        return accepted(job_id, None);
+    };
+    match slot
         .wait_for_decision(&state.backend, job_id, seconds)
         .await
     {
-        None => accepted(job_id, None),
-        Some(Ok(Some(job))) if job.status != JobStatus::Pending => {
+        Ok(Some(job)) if job.status != JobStatus::Pending => {
             decided_answer(state, job, seconds).await
         }
-        Some(Ok(_)) => accepted(job_id, Some(seconds)),
-        Some(Err(error)) => {
+        Ok(_) => accepted(job_id, Some(seconds)),
+        Err(error) => {
             tracing::warn!(%error, "could not wait for the decision; answering 202");
             accepted(job_id, Some(seconds))
         }

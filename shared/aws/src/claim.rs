@@ -178,7 +178,13 @@ impl DynamoStore {
             // order given: concurrent claims of such an event each try their own few of them.
             fastrand::shuffle(&mut candidates);
             let lines = self.lined_sections(intent, terms, &candidates, now).await?;
+            // A release and its serving are two steps on DynamoDB, so seats given back beside a
+            // line may not have been offered to it yet: a section request there joins the line's
+            // end and the line is served at once (`wait_in_line`), first fit, which gives the
+            // newcomer those seats only if nobody ahead fits them.
+            let joins = (intent.request.section()).is_some_and(|s| lines.lined.contains(s));
             let decide = |seats: &[Seat]| {
+                let seats = if joins { &[][..] } else { seats };
                 let decided =
                     terms.decide(&intent.request, seats, now, |s| lines.lined.contains(s));
                 let chosen = match &decided {

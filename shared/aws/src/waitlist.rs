@@ -22,7 +22,9 @@ use super::error::{build_error, classify};
 use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::{SHARD_READS, place_id};
-use seatclaim_core::domain::{EventId, Job, JobId, REASON_WAITLIST_CLOSED, Section, Waitlist};
+use seatclaim_core::domain::{
+    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist,
+};
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
 
 /// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
@@ -95,7 +97,7 @@ impl DynamoStore {
             writes.push(self.count_wait(job, ceiling)?);
         }
         let failed = match transact(&self.db, writes).await? {
-            Transacted::Committed => return Ok(Some((ClaimOutcome::of(&waiting), None))),
+            Transacted::Committed => return self.served_at_once(&waiting).await.map(Some),
             Transacted::ConditionFailed(failed) => failed,
         };
         if failed.first().copied().unwrap_or(false) {
@@ -112,6 +114,19 @@ impl DynamoStore {
             "job {}: the waitlist of event {} closed while it joined",
             job.job_id, job.event_id
         )))
+    }
+
+    /// A job that just joined its line, after the line is served: a line with seats it fits
+    /// and nobody ahead did serves it at once.
+    async fn served_at_once(&self, waiting: &Transition) -> Result<Claimed, BackendError> {
+        self.serve_after(&waiting.job, Vec::new()).await;
+        let now_stands = self.load_job(waiting.job.job_id).await?;
+        let joined = now_stands.filter(|job| job.status != JobStatus::Waitlisted);
+        Ok(match joined {
+            // Served at once: the line had seats it fits and nobody ahead did.
+            Some(held) => (ClaimOutcome::of_decided(&held), None),
+            None => (ClaimOutcome::of(waiting), None),
+        })
     }
 
     /// The put of `job`'s place in the line of `section`.

@@ -12,6 +12,33 @@ pub const DEFAULT_ADMIN_SCOPE: &str = "seatclaim/admin";
 /// (`POST /v1/jobs/{id}/confirm` with a body), for any buyer.
 pub const PAYMENTS_SCOPE: &str = "seatclaim/payments";
 
+/// The shortest HS256 secret seatclaim signs or validates with, in bytes: RFC 7518, section 3.2
+/// asks for a key at least as long as the hash (SHA-256's 32 bytes); a shorter one (or an empty
+/// one) can be guessed, and whoever guesses it signs admin tokens.
+pub const MIN_HS256_SECRET_BYTES: usize = 32;
+
+/// An HS256 secret shorter than [`MIN_HS256_SECRET_BYTES`]: the API refuses to start with it,
+/// and `seatclaimctl token` refuses to sign with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "SEATCLAIM_AUTH_HS256_SECRET is {len} bytes long; an HS256 secret must be at least \
+     {MIN_HS256_SECRET_BYTES} bytes (RFC 7518, section 3.2), e.g. `openssl rand -base64 32`"
+)]
+pub struct ShortSecret {
+    /// The refused secret's length in bytes (never the secret itself).
+    pub len: usize,
+}
+
+/// Passes an HS256 secret of at least [`MIN_HS256_SECRET_BYTES`] bytes: the one rule the API
+/// and `seatclaimctl token` share.
+pub fn check_hs256_secret(secret: &str) -> Result<(), ShortSecret> {
+    let len = secret.len();
+    if len < MIN_HS256_SECRET_BYTES {
+        return Err(ShortSecret { len });
+    }
+    Ok(())
+}
+
 /// The claims of a token seatclaim accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
@@ -90,6 +117,18 @@ mod tests {
         assert!(!token.has_scope("seatclaim"));
         let plain = claims(serde_json::json!({"sub": "b1", "exp": 1}));
         assert!(!plain.has_scope("seatclaim/admin"));
+    }
+
+    #[test]
+    fn an_hs256_secret_needs_32_bytes() {
+        assert_eq!(check_hs256_secret(""), Err(ShortSecret { len: 0 }));
+        assert_eq!(
+            check_hs256_secret(&"s".repeat(31)),
+            Err(ShortSecret { len: 31 })
+        );
+        assert!(check_hs256_secret(&"s".repeat(32)).is_ok());
+        let said = ShortSecret { len: 20 }.to_string();
+        assert!(said.contains("at least 32 bytes"), "{said}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use seatclaim_core::codec::{JobRecord, encode_event, to_ms};
-use seatclaim_core::domain::{EventId, IdempotencyKey, Job, JobId, Line, Transition};
+use seatclaim_core::domain::{EventId, IdempotencyKey, Job, JobId, JobStatus, Line, Transition};
 use seatclaim_core::ports::BackendError;
 
 /// Reads one job inside a transaction.
@@ -125,6 +125,9 @@ pub(super) fn insert_decided(
 ) -> Result<(), BackendError> {
     insert_job(tx, &transition.job, admitted)?;
     count_decided(tx, &transition.job.event_id, 1)?;
+    if transition.job.status == JobStatus::Waitlisted {
+        super::waitlist::join(tx, &transition.job)?;
+    }
     record_event(tx, transition)
 }
 
@@ -163,6 +166,9 @@ pub(super) fn save_transition(
             job.job_id,
             transition.from.as_str()
         )));
+    }
+    if transition.job.status == JobStatus::Waitlisted && transition.from != JobStatus::Waitlisted {
+        super::waitlist::join(tx, &transition.job)?;
     }
     record_event(tx, transition)
 }

@@ -67,7 +67,7 @@ pub(super) fn terms(
     .transpose()
 }
 
-/// The count of [`counted_seats`], read through the partial index `jobs_counted` (schema 13).
+/// The count of [`counted_seats`], read through the partial index `jobs_counted` (schema 14).
 pub(crate) const COUNTED_SEATS: &str = "SELECT COALESCE(SUM(CASE status
          WHEN 'WAITLISTED' THEN json_extract(request, '$.section.quantity')
          ELSE json_array_length(seat_ids) END), 0) FROM jobs

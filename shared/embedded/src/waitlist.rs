@@ -1,19 +1,48 @@
 //! The waitlist on SQLite: WAITLISTED jobs are found on their own partial index, by event and
-//! section in admission order (time-ordered ids); the core's step serves a line inside the write
-//! transaction of whatever freed its seats, so nothing can take them in between.
+//! section in line order (`line_place`, the domain's: admission order, or drawn order for a
+//! sale's pre-queue); the core's step serves a line inside the write transaction of whatever freed
+//! its seats, so nothing can take them in between.
 
 use jiff::Timestamp;
-use rusqlite::{Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{load_job, save_transition};
 use super::terms::terms as event_terms;
 use crate::db::sqlite_error;
-use seatclaim_core::codec::{SeatRecord, to_ms};
-use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section};
+use seatclaim_core::codec::{SeatRecord, from_ms, to_ms};
+use seatclaim_core::domain::{
+    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, line_place,
+};
 use seatclaim_core::ports::BackendError;
 
-/// Up to `size` `WAITLISTED` jobs of `event_id` in `section` in admission order, after `after`.
+/// `job`, just moved to WAITLISTED in this transaction, takes its place in its line: by its
+/// admission, or by its place in the draw if it came from the sale's pre-queue.
+pub(super) fn join(tx: &Transaction<'_>, job: &Job) -> Result<(), BackendError> {
+    let drawn: Option<(i64, i64)> = tx
+        .prepare_cached(
+            "SELECT events.sale_starts_at, prequeue.drawn FROM prequeue
+             JOIN events ON events.event_id = prequeue.event_id
+             WHERE prequeue.job_id = ?1 AND prequeue.drawn IS NOT NULL
+               AND events.sale_starts_at IS NOT NULL",
+        )
+        .map_err(sqlite_error)?
+        .query_row([job.job_id.to_string()], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()
+        .map_err(sqlite_error)?;
+    let drawn = drawn
+        .map(|(starts, place)| Ok((from_ms(starts)?, u64::try_from(place).unwrap_or(0))))
+        .transpose()?;
+    tx.prepare_cached("UPDATE jobs SET line_place = ?2 WHERE job_id = ?1")
+        .map_err(sqlite_error)?
+        .execute(params![job.job_id.to_string(), line_place(job, drawn)])
+        .map_err(sqlite_error)?;
+    Ok(())
+}
+
+/// Up to `size` `WAITLISTED` jobs of `event_id` in `section` in line order, after `after`.
 pub(super) fn line_page(
     tx: &Transaction<'_>,
     event_id: &EventId,
@@ -26,8 +55,9 @@ pub(super) fn line_page(
         .prepare_cached(
             "SELECT job_id FROM jobs
              WHERE event_id = ?1 AND json_extract(request, '$.section.section') = ?2
-               AND status = 'WAITLISTED' AND job_id > ?3
-             ORDER BY job_id",
+               AND status = 'WAITLISTED'
+               AND line_place > COALESCE((SELECT line_place FROM jobs WHERE job_id = ?3), '')
+             ORDER BY line_place",
         )
         .map_err(sqlite_error)?
         .query_map(params![event_id.as_str(), section.as_str(), after], |row| {
@@ -68,7 +98,8 @@ pub(super) fn position(tx: &Transaction<'_>, job: &Job) -> Result<u64, BackendEr
         .prepare_cached(
             "SELECT count(*) FROM jobs
              WHERE event_id = ?1 AND json_extract(request, '$.section.section') = ?2
-               AND status = 'WAITLISTED' AND job_id < ?3",
+               AND status = 'WAITLISTED'
+               AND line_place < (SELECT line_place FROM jobs WHERE job_id = ?3)",
         )
         .map_err(sqlite_error)?
         .query_row(
@@ -128,7 +159,7 @@ pub(super) fn close(
     let ids: Vec<String> = tx
         .prepare_cached(
             "SELECT job_id FROM jobs WHERE event_id = ?1 AND status = 'WAITLISTED'
-             ORDER BY job_id",
+             ORDER BY line_place",
         )
         .map_err(sqlite_error)?
         .query_map([event_id.as_str()], |row| row.get(0))

@@ -47,7 +47,7 @@ pub use dead_letters::{
 pub use extensions::a_hold_is_extended_from_its_deadline_no_more_than_allowed;
 pub use openings::{
     a_pre_queued_intent_ages_from_the_opening, a_sale_opens_in_the_order_its_seed_draws,
-    arriving_first_buys_no_advantage_at_the_opening,
+    arriving_first_buys_no_advantage_at_the_opening, the_pre_queues_losers_wait_in_drawn_order,
 };
 pub use outbox::every_transition_is_in_the_outbox_until_published;
 pub use payment_refs::a_sale_is_found_by_its_payment;

@@ -22,6 +22,11 @@ const STARTS_IN: SignedDuration = SignedDuration::from_secs(60);
 /// Creates event `id` with `seats` seats in section O, starting [`STARTS_IN`] from now; `None`
 /// where the backend refuses openings.
 async fn opening_later(f: &Fixture, id: &str, seats: u32) -> (EventId, Timestamp) {
+    opening_with(f, id, seats, false).await
+}
+
+/// [`opening_later`], its section keeping a line where `waitlist`.
+async fn opening_with(f: &Fixture, id: &str, seats: u32, waitlist: bool) -> (EventId, Timestamp) {
     // Whole seconds, as organisers announce a start (stores keep milliseconds).
     let now = f.backend.clock.now().as_second();
     let starts = Timestamp::from_second(now).unwrap() + STARTS_IN;
@@ -36,6 +41,7 @@ async fn opening_later(f: &Fixture, id: &str, seats: u32) -> (EventId, Timestamp
             price: None,
         }]),
         sale_starts_at: Some(starts.to_string()),
+        waitlist: Some(waitlist),
         ..EventSpec::default()
     })
     .expect("a valid event");
@@ -231,4 +237,43 @@ pub async fn arriving_first_buys_no_advantage_at_the_opening(f: Fixture) {
         winners_by_quarter[3] > 25,
         "the last quarter wins too: {winners_by_quarter:?}"
     );
+}
+
+/// The buyers of a pre-queue that lose the draw wait in line in the drawn order, not in the
+/// order they arrived: arriving first buys no better place in the line either.
+pub async fn the_pre_queues_losers_wait_in_drawn_order(f: Fixture) {
+    let (event, _) = opening_with(&f, "drawn-line", 1, true).await;
+    let mut arrivals = Vec::new();
+    for n in 0..12 {
+        let (intent, _) = admit(&f, &event, &format!("b{n}"), &format!("k{n}")).await;
+        arrivals.push(intent.job_id);
+    }
+    f.clock.advance(STARTS_IN);
+    loop {
+        let batch = f.backend.queue.receive(10, Duration::ZERO).await.unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        process_batch(&f.backend, batch, Limits::attempts(5)).await;
+    }
+    let draw = drawn(&f, &event).await.expect("drawn at the opening");
+    eprintln!("seed {}", draw.seed);
+    let mut order = arrivals.clone();
+    shuffle(&Seed::parse(&draw.seed).unwrap(), &mut order);
+    let winner = f.backend.jobs.job(order[0]).await.unwrap().unwrap();
+    assert_eq!(
+        winner.status,
+        JobStatus::Held,
+        "the first drawn takes the seat"
+    );
+    for (place, job_id) in order[1..].iter().enumerate() {
+        let job = f.backend.jobs.job(*job_id).await.unwrap().unwrap();
+        assert_eq!(job.status, JobStatus::Waitlisted);
+        let position = f.backend.jobs.waitlist_position(&job).await.unwrap();
+        assert_eq!(
+            position,
+            Some(place as u64 + 1),
+            "the line follows the draw (arrivals {arrivals:?}, drawn {order:?})"
+        );
+    }
 }

@@ -87,13 +87,29 @@ pub async fn a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can(f: 
     )
     .await;
     assert_eq!(held(&claim(&f, &single).await), ["S-1-2"]);
-    let seven = admit(&f, &event.event_id, 3, together(7)).await;
+    // Row 3 is whole: six together there; then no row has six adjacent seats left.
+    let six = admit(&f, &event.event_id, 3, together(6)).await;
+    assert_eq!(held(&claim(&f, &six).await).len(), 6);
+    let another = admit(&f, &event.event_id, 4, together(6)).await;
     assert_eq!(
-        claim(&f, &seven).await,
+        claim(&f, &another).await,
         ClaimOutcome::Rejected {
-            reason: no_block_reason(7, "S")
+            reason: no_block_reason(6, "S")
         }
     );
+    // Seven together is longer than any row: refused before it becomes a job.
+    let buyer = BuyerId::parse("t5").unwrap();
+    let key = IdempotencyKey::parse("together-5").unwrap();
+    let seven = Intent {
+        job_id: f.backend.admissions.new_job_id(&buyer, &key),
+        event_id: event.event_id.clone(),
+        buyer_id: buyer,
+        request: together(7),
+        accepted_at: f.backend.clock.now(),
+        opens_at: None,
+    };
+    let refused = f.backend.admissions.admit(&key, &seven).await.unwrap();
+    assert!(matches!(refused, Admission::Unservable(_)), "{refused:?}");
 }
 
 /// 300 buyers, each asking for 1 to 4 seats together in one 20x20 section, from several loops at

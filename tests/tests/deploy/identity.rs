@@ -12,6 +12,24 @@ pub(crate) fn without_an_issuer_the_stack_creates_the_cognito_pool_the_api_trust
     let existing =
         "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf/.well-known/jwks.json";
     assert!(template.condition("CreateUserPool", &template.parameters(&[])));
+    // A given issuer comes with its issuer and audience, as the API requires of a JWKS.
+    let refused = |overrides: &[(&str, &str)]| -> Vec<String> {
+        let refusals = template.refusals(&template.parameters(overrides));
+        refusals
+            .into_iter()
+            .filter(|why| why.contains("AuthJwksUrl"))
+            .collect()
+    };
+    assert_eq!(refused(&[("AuthJwksUrl", existing)]).len(), 1);
+    let issuer = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf";
+    let only_issuer = [("AuthJwksUrl", existing), ("AuthIssuer", issuer)];
+    assert_eq!(refused(&only_issuer).len(), 1, "an issuer and no audience");
+    let given = [
+        ("AuthJwksUrl", existing),
+        ("AuthIssuer", issuer),
+        ("AuthAudience", "buyers"),
+    ];
+    assert!(refused(&given).is_empty(), "{:?}", refused(&given));
     assert!(!template.condition(
         "CreateUserPool",
         &template.parameters(&[("AuthJwksUrl", existing)])

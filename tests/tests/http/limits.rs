@@ -211,7 +211,7 @@ async fn a_request_past_the_timeout_is_answered_503() {
 /// 403 from the request's head alone, with none of its 32 MiB body sent.
 #[tokio::test]
 async fn an_event_body_is_read_only_for_an_admin_and_only_up_to_one_mebibyte() {
-    const SECRET: &str = "test-secret-of-a-decent-length";
+    const SECRET: &str = "limits-test-secret-of-at-least-32-bytes";
     let app = TestApp::spawn_with(AppOptions {
         auth: Some(seatclaim_e2e::hs256(SECRET)),
         ..AppOptions::default()

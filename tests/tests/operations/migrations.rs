@@ -243,7 +243,7 @@ async fn a_version_one_folder_keeps_its_records_until_the_retention_deletes_what
 }
 
 /// Schema version 5 narrows the index by event and buyer to the HELD and SOLD jobs the seat
-/// limit counts, and version 13 widens it to the WAITLISTED ones: an older folder's held, sold
+/// limit counts, and version 14 widens it to the WAITLISTED ones: an older folder's held, sold
 /// and waiting jobs are all in `jobs_counted`, and the older indexes are gone.
 #[tokio::test]
 async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() {
@@ -451,10 +451,16 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
     let dir = copy_of_fixture();
     drop(open(dir.path(), Timestamp::now()).await);
     let sold = decided_jobs()["sold"];
-    // As schema version 11 left it: the sale's payment recorded, no index of it yet.
+    // As schema version 11 left it: the sale's payment recorded, no index of it yet, and the
+    // line ordered by job id.
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(&format!(
         "DROP INDEX jobs_sold_by_payment;
+         DROP INDEX jobs_waitlisted;
+         ALTER TABLE jobs DROP COLUMN line_place;
+         CREATE INDEX jobs_waitlisted
+             ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
+             WHERE status = 'WAITLISTED';
          UPDATE jobs SET payment = '{{\"payment_ref\":\"pi_before\"}}' WHERE job_id = '{sold}';
          PRAGMA user_version = 11;"
     ))

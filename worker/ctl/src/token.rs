@@ -5,7 +5,9 @@
 use anyhow::Context;
 use clap::Args;
 use jsonwebtoken::{EncodingKey, Header, encode};
-use seatclaim_core::identity::{Audience, Claims, DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE};
+use seatclaim_core::identity::{
+    Audience, Claims, DEFAULT_ADMIN_SCOPE, PAYMENTS_SCOPE, check_hs256_secret,
+};
 
 /// What the token says.
 #[derive(Debug, Args)]
@@ -22,7 +24,7 @@ pub struct TokenArgs {
     /// Seconds until it expires.
     #[arg(long, default_value_t = 3600)]
     ttl: i64,
-    /// The secret the API validates HS256 tokens with.
+    /// The secret the API validates HS256 tokens with: at least 32 bytes, as the API requires.
     #[arg(long, env = "SEATCLAIM_AUTH_HS256_SECRET", hide_env_values = true)]
     secret: String,
     /// The `iss` claim (what `SEATCLAIM_AUTH_ISSUER` expects, if set).
@@ -48,8 +50,10 @@ fn scope(args: &TokenArgs) -> Option<String> {
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
-/// Prints a signed token.
+/// Prints a signed token; refuses a secret shorter than 32 bytes, which the API would refuse
+/// to start with (a token signed with it would only ever be refused).
 pub fn run(args: &TokenArgs) -> anyhow::Result<()> {
+    check_hs256_secret(&args.secret)?;
     let now = jiff::Timestamp::now().as_second();
     let claims = Claims {
         sub: args.sub.clone(),
@@ -78,11 +82,24 @@ mod tests {
             admin,
             payments,
             ttl: 60,
-            secret: "s".into(),
+            secret: "s".repeat(32),
             issuer: None,
             audience: None,
             admin_scope: DEFAULT_ADMIN_SCOPE.into(),
         }
+    }
+
+    #[test]
+    fn a_secret_shorter_than_32_bytes_signs_nothing() {
+        let mut short = args(false, false);
+        short.secret = "twenty-bytes-secret!".into();
+        let refused = run(&short).expect_err("a 20-byte secret");
+        assert!(
+            refused.to_string().contains("at least 32 bytes"),
+            "{refused}"
+        );
+        short.secret = String::new();
+        assert!(run(&short).is_err(), "an empty secret");
     }
 
     #[test]

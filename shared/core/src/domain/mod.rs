@@ -43,7 +43,9 @@ pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, dec
 pub use seat_limit::{DEFAULT_SEAT_LIMIT, MAX_SEAT_LIMIT, SeatLimit};
 pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms};
 pub use transition::{Closure, Settling, Transition};
-pub use waitlist::{HandOut, REASON_RESERVED, REASON_WAITLIST_CLOSED, Waitlist, hand_out};
+pub use waitlist::{
+    HandOut, REASON_RESERVED, REASON_WAITLIST_CLOSED, Waitlist, hand_out, line_place,
+};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

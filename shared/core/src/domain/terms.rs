@@ -7,8 +7,8 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{
-    Best, ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, Section,
-    Waitlist, decide_claim,
+    Best, ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, SeatState,
+    Section, Waitlist, decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -61,9 +61,11 @@ impl SaleTerms {
     /// The claim's decision on `candidates` at `now` under these terms: with an open waitlist,
     /// a section request that finds too few seats joins its section's line, and exact requests
     /// for the seats of a section that has a line (`has_line`) are refused; otherwise
-    /// [`decide_claim`]. A section request takes free seats of a section with a line when they
-    /// fit it: the line is handed every release first fit in the release's own step, so free
-    /// seats there fit nobody ahead of a newcomer, who is last in line.
+    /// [`decide_claim`]. A section request takes AVAILABLE seats of a section with a line when
+    /// they fit it: the line is handed every release first fit in the release's own step, so
+    /// seats given back there fit nobody ahead of a newcomer, who is last in line. A lapsed hold
+    /// not yet expired is not given back yet: the release that expires it hands it to the line
+    /// first, so a newcomer never takes it.
     #[must_use]
     pub fn decide(
         &self,
@@ -81,10 +83,23 @@ impl SaleTerms {
                     reason: REASON_RESERVED.to_owned(),
                 }
             }
-            SeatRequest::Section { .. } => match self.decide_freely(request, candidates, now) {
-                ClaimDecision::Reject { .. } => ClaimDecision::Waitlist,
-                decided => decided,
-            },
+            SeatRequest::Section { section, .. } => {
+                let given_back: Vec<Seat>;
+                let seats = if has_line(section) {
+                    given_back = candidates
+                        .iter()
+                        .filter(|seat| seat.state == SeatState::Available)
+                        .cloned()
+                        .collect();
+                    &given_back
+                } else {
+                    candidates
+                };
+                match self.decide_freely(request, seats, now) {
+                    ClaimDecision::Reject { .. } => ClaimDecision::Waitlist,
+                    decided => decided,
+                }
+            }
             SeatRequest::Seats(_) => self.decide_freely(request, candidates, now),
         }
     }

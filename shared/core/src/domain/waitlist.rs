@@ -55,6 +55,20 @@ impl Waitlist {
     }
 }
 
+/// A waiting job's place in its section's line, as a key that sorts in line order: the order
+/// jobs were admitted in, except that a sale's pre-queue (every job of it admitted before the
+/// opening) waits at the opening in the order its draw gave (`drawn`: the sale's start and the
+/// job's place in the draw), ahead of anyone admitted at or after the start. Arriving early buys
+/// no better place in the line than it buys a seat.
+#[must_use]
+pub fn line_place(job: &Job, drawn: Option<(Timestamp, u64)>) -> String {
+    match drawn {
+        // '!' sorts before '#': at the start's millisecond the draw comes first.
+        Some((opens_at, place)) => format!("{:013}!{place:010}", opens_at.as_millisecond()),
+        None => format!("{:013}#{}", job.accepted_at.as_millisecond(), job.job_id),
+    }
+}
+
 /// One step of a hand-out: the job's move off the line, and the seats it holds (none for a
 /// rejection), which the adapter writes under the claim's condition.
 #[derive(Debug, Clone, PartialEq, Eq)]

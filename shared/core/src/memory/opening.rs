@@ -56,6 +56,14 @@ impl State {
             .any(|p| p.job_id == job_id && p.drawn.is_none())
     }
 
+    /// Where `job_id` was drawn at its sale's opening (the start, and its place in the draw),
+    /// if it came from a pre-queue that has been drawn.
+    pub(super) fn drawn_place(&self, job_id: JobId) -> Option<(Timestamp, u64)> {
+        let queued = self.prequeue.iter().find(|p| p.job_id == job_id)?;
+        let starts = self.events.get(&queued.event_id)?.opens_at?;
+        Some((starts, queued.drawn?))
+    }
+
     /// Draws every opening due at `now` and queues its pre-queue in the drawn order.
     pub(super) fn open_due(&mut self, now: Timestamp) {
         let due: Vec<(EventId, Timestamp)> = self

@@ -151,12 +151,8 @@ impl StepStore for MemoryStep<'_> {
         after: Option<JobId>,
         size: usize,
     ) -> Result<Vec<Job>, BackendError> {
-        let line = waitlist::line(self.state, event_id, section);
-        Ok(line
-            .into_iter()
-            .filter(|job| after.is_none_or(|after| job.job_id > after))
-            .take(size)
-            .collect())
+        let line = waitlist::line_after(self.state, event_id, section, after);
+        Ok(line.into_iter().take(size).collect())
     }
 
     fn claimable(

@@ -1,20 +1,44 @@
-//! The waitlist in memory, as SQLite keeps it: a section's line is its WAITLISTED jobs in id
-//! (admission) order; the core's step serves it under the lock of whatever freed its seats.
+//! The waitlist in memory, as SQLite keeps it: a section's line is its WAITLISTED jobs in line
+//! order (the domain's `line_place`: admission order, or drawn order for a sale's pre-queue); the
+//! core's step serves it under the lock of whatever freed its seats.
 
 use jiff::Timestamp;
 
 use super::state::State;
-use crate::domain::{BuyerId, EventId, Job, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist};
+use crate::domain::{
+    BuyerId, EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist, line_place,
+};
 use crate::ports::BackendError;
 
-/// The WAITLISTED jobs of `section` of `event_id`, in admission order.
+/// The WAITLISTED jobs of `section` of `event_id`, in line order.
 pub(super) fn line(state: &State, event_id: &EventId, section: &Section) -> Vec<Job> {
-    state
+    line_after(state, event_id, section, None)
+}
+
+/// The part of [`line`] behind the job `after` (which may have left the line since).
+pub(super) fn line_after(
+    state: &State,
+    event_id: &EventId,
+    section: &Section,
+    after: Option<JobId>,
+) -> Vec<Job> {
+    let behind = after
+        .and_then(|job_id| state.job(job_id))
+        .map(|job| place(state, job));
+    let mut placed: Vec<(String, Job)> = state
         .jobs()
         .filter(|job| job.status == JobStatus::Waitlisted && &job.event_id == event_id)
         .filter(|job| job.request.section() == Some(section))
-        .cloned()
-        .collect()
+        .map(|job| (place(state, job), job.clone()))
+        .filter(|(place, _)| behind.as_ref().is_none_or(|behind| place > behind))
+        .collect();
+    placed.sort_by(|a, b| a.0.cmp(&b.0));
+    placed.into_iter().map(|(_, job)| job).collect()
+}
+
+/// `job`'s place in its line.
+fn place(state: &State, job: &Job) -> String {
+    line_place(job, state.drawn_place(job.job_id))
 }
 
 /// A WAITLISTED job's place in its line, from 1; `None` for any other job.

@@ -1,6 +1,13 @@
--- Schema version 13: waiting seats count against the per-buyer limit (issue 37, item 3). The
--- limit's count reads a buyer's WAITLISTED jobs beside the HELD and SOLD ones, so the partial
--- index it reads by (event, buyer) covers them too; WAITLISTED jobs are few, as HELD ones are.
-DROP INDEX IF EXISTS jobs_holding;
-CREATE INDEX IF NOT EXISTS jobs_counted ON jobs (event_id, buyer_id)
-    WHERE status IN ('HELD', 'SOLD', 'WAITLISTED');
+-- Schema version 13: a line in admission order, or drawn order for a sale's pre-queue (issue 37,
+-- item 2). A job that joins a section's line is given its place (`line_place`, the domain's
+-- `line_place`: its admission time and id, or the sale's start and its place in the draw for a job
+-- of the pre-queue) in the step that decides it; before, a line was ordered by job id, which is
+-- the arrival order and put a pre-queue's losers back in the order they arrived. Jobs already
+-- waiting keep the order they had.
+ALTER TABLE jobs ADD COLUMN line_place TEXT;
+UPDATE jobs SET line_place = printf('%013d#%s', accepted_at, job_id)
+WHERE status = 'WAITLISTED';
+DROP INDEX jobs_waitlisted;
+CREATE INDEX jobs_waitlisted
+    ON jobs (event_id, json_extract(request, '$.section.section'), line_place)
+    WHERE status = 'WAITLISTED';

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{DECIDED_WITHIN, seats};
 
-const SECRET: &str = "extend-test-secret";
+const SECRET: &str = "extend-test-secret-of-at-least-32-bytes";
 
 /// Creates event `ext`: ten seats, 300 s holds, extensions of 120 s, at most `max`.
 async fn extendable(app: &TestApp, token: Option<&str>, max: u32) {

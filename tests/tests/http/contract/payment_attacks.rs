@@ -118,7 +118,7 @@ async fn forged_tampered_and_replayed_webhooks_never_sell_and_never_fail() {
 
 #[tokio::test]
 async fn a_webhook_a_paid_confirm_a_cancel_and_the_expiry_racing_leave_one_outcome() {
-    let secret = "race-secret";
+    let secret = "race-test-secret-of-at-least-32-bytes";
     let app = priced_app(Some(secret)).await;
     let buyer = hs256_token(secret, &claims("b1", &json!({})));
     let service = hs256_token(

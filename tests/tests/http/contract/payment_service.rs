@@ -10,7 +10,7 @@ use super::payments::{held_as, priced_app};
 
 #[tokio::test]
 async fn a_payment_service_confirms_with_the_amount_and_a_mismatch_is_409() {
-    let secret = "payments-secret";
+    let secret = "payments-service-test-secret-of-32-bytes";
     let app = priced_app(Some(secret)).await;
     let buyer = hs256_token(secret, &claims("fan", &json!({})));
     let service = hs256_token(

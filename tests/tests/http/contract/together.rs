@@ -1,5 +1,6 @@
 //! Seats together over HTTP: `"together": true` holds the best block of adjacent seats in one
-//! row, or is REJECTED with `no N adjacent seats in section S`; an explicit seat list places its
+//! row, or is REJECTED with `no N adjacent seats in section S` (a block longer than any row is
+//! 422 at admission); an explicit seat list places its
 //! seats in rows and may rank them (`"best": "rank"`); bad places and preferences are 422.
 
 use axum::http::{Method, StatusCode};
@@ -33,13 +34,12 @@ async fn a_together_request_holds_the_best_block_or_is_rejected() {
         (&pair["status"], &pair["seat_ids"]),
         (&json!("HELD"), &json!(["S-1-3", "S-1-4"]))
     );
-    let (_, seven) = reserve(&app, "tg", "k2", together("b2", 7)).await;
-    assert_eq!(
-        (&seven["status"], &seven["reason"]),
-        (
-            &json!("REJECTED"),
-            &json!("no 7 adjacent seats in section S")
-        )
+    // Longer than any row: refused at admission, never a job.
+    let (status, seven) = reserve(&app, "tg", "k2", together("b2", 7)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{seven}");
+    assert!(
+        seven["detail"].as_str().unwrap().contains("longest run"),
+        "{seven}"
     );
     let (_, single) = reserve(
         &app,
@@ -49,6 +49,19 @@ async fn a_together_request_holds_the_best_block_or_is_rejected() {
     )
     .await;
     assert_eq!(single["seat_ids"], json!(["S-1-2"]), "the best seat left");
+    // Rows 2 and 3 whole, then no row with six adjacent seats left.
+    for key in ["k5", "k6"] {
+        let (_, six) = reserve(&app, "tg", key, together(key, 6)).await;
+        assert_eq!(six["status"], "HELD", "{six}");
+    }
+    let (_, six) = reserve(&app, "tg", "k7", together("b7", 6)).await;
+    assert_eq!(
+        (&six["status"], &six["reason"]),
+        (
+            &json!("REJECTED"),
+            &json!("no 6 adjacent seats in section S")
+        )
+    );
     let (status, problem) = reserve(
         &app,
         "tg",

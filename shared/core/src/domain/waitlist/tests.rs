@@ -90,6 +90,25 @@ fn while_a_section_has_a_line_exact_requests_for_its_seats_are_refused() {
         open.decide(&section(3), &two_free, at(1), line),
         ClaimDecision::Waitlist
     );
+    let lapsed = vec![Seat {
+        state: SeatState::Held {
+            job_id: JobId::new(),
+            until: at(0),
+        },
+        ..two_free[0].clone()
+    }];
+    assert_eq!(
+        open.decide(&section(1), &lapsed, at(1), line),
+        ClaimDecision::Waitlist,
+        "a lapsed hold beside a line goes to the line when it is expired, not to a newcomer"
+    );
+    assert!(
+        matches!(
+            open.decide(&section(1), &lapsed, at(1), |_| false),
+            ClaimDecision::Hold { .. }
+        ),
+        "without a line, a lapsed hold is claimable"
+    );
     let exact = SeatRequest::exact(&["A-1".to_owned()]).unwrap();
     assert_eq!(
         open.decide(&exact, &two_free, at(1), line),
