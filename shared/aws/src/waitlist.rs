@@ -23,7 +23,7 @@ use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::{SHARD_READS, place_id};
 use seatclaim_core::domain::{
-    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist,
+    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Transition, Waitlist,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
 
