@@ -95,6 +95,10 @@ pub struct ApiSettings {
     #[command(flatten)]
     pub auth: AuthSettings,
 
+    /// What an event created without terms of its own gets.
+    #[command(flatten)]
+    pub event_defaults: seatclaim_runtime::cli::EventDefaultsArgs,
+
     /// What one request, and all of them together, may take.
     #[command(flatten)]
     pub limits: ServerLimits,

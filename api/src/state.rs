@@ -81,6 +81,9 @@ pub struct Access {
     pub creates_events: bool,
     /// The most seats such an event may have (`SEATCLAIM_MAX_EVENT_SEATS`).
     pub max_event_seats: usize,
+    /// The per-buyer limit of such an event created without one
+    /// (`SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER`; `None`: no limit).
+    pub default_seat_limit: Option<seatclaim_core::domain::SeatLimit>,
     /// What the web page signs in with: the issuer and the OIDC client, when both are set.
     pub ui_oidc: Option<UiOidc>,
     /// The origins beyond the API's own that the page fetches from (its issuer's endpoints),
@@ -146,6 +149,7 @@ impl Access {
             token_links: settings.auth.allows_token_links(),
             creates_events: settings.api_creates_events,
             max_event_seats: usize::try_from(settings.max_event_seats).unwrap_or(usize::MAX),
+            default_seat_limit: settings.event_defaults.seat_limit(),
             ui_oidc,
             page_origins,
             buyers: BuyerRate::new(settings.buyer_rate, settings.buyer_burst),

@@ -28,7 +28,7 @@ pids+=($!)
 wait_http http://127.0.0.1:28083/healthz
 sections=$(python3 -c 'import json; print(json.dumps([{"section": f"S{i}", "rows": 50, "seats_per_row": 20} for i in range(10)]))')
 curl -s -X POST localhost:28083/v1/events -H 'content-type: application/json' \
-    -d "{\"event_id\": \"map\", \"name\": \"read path\", \"sections\": $sections}" >/dev/null
+    -d "{\"event_id\": \"map\", \"name\": \"read path\", \"max_seats_per_buyer\": 0, \"sections\": $sections}" >/dev/null
 
 log "read path: warming up"
 "$BIN/seatclaim-loadgen" --url http://127.0.0.1:28083 --seats 10000 --rate "$RATE" --duration 3s --quiet > /dev/null

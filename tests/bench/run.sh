@@ -91,7 +91,7 @@ SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:28080 SEATCLAIM_E
 pids+=($!)
 wait_http http://127.0.0.1:28080/healthz
 curl -s -X POST localhost:28080/v1/events -H 'content-type: application/json' \
-    -d '{"event_id": "adm", "name": "admission", "sections": [{"section": "S0", "rows": 50, "seats_per_row": 20}]}' >/dev/null
+    -d '{"event_id": "adm", "name": "admission", "max_seats_per_buyer": 0, "sections": [{"section": "S0", "rows": 50, "seats_per_row": 20}]}' >/dev/null
 wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
 log "admission: the bare handler"
 "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 &

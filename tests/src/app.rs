@@ -48,6 +48,9 @@ pub struct AppOptions {
     pub creates_events: bool,
     /// `SEATCLAIM_MAX_EVENT_SEATS`.
     pub max_event_seats: usize,
+    /// `SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER` (0: no limit); the shipped default unless a
+    /// suite says otherwise.
+    pub default_max_seats_per_buyer: u32,
     /// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS`; 0 (the tests' default) reads the backend at every
     /// request, so a suite sees its own changes at once.
     pub seat_map_max_age_ms: i64,
@@ -75,6 +78,7 @@ impl Default for AppOptions {
             limits: ServerLimits::default(),
             creates_events: true,
             max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
+            default_max_seats_per_buyer: seatclaim_core::domain::DEFAULT_SEAT_LIMIT,
             seat_map_max_age_ms: 0,
             stripe_webhook_secret: None,
             payments: None,
@@ -501,6 +505,10 @@ async fn access(options: &AppOptions) -> Access {
         admin_scope,
         creates_events: options.creates_events,
         max_event_seats: options.max_event_seats,
+        default_seat_limit: seatclaim_core::domain::SeatLimit::optional(
+            options.default_max_seats_per_buyer,
+        )
+        .expect("a default seat limit of 0 to 100"),
         ui_oidc: None,
         page_origins: Vec::new(),
         token_links: options

@@ -1,6 +1,8 @@
 //! The per-buyer seat limit over HTTP, with HS256 tokens: `max_seats_per_buyer` is checked when
-//! the event is created (422 unless it is a count of 1 to 100), a buyer's claims past it are REJECTED with a reason naming the limit,
-//! another buyer is not affected, and cancelled and expired holds make room again.
+//! the event is created (422 unless it is a count of 1 to 100, or 0 for none), an event created
+//! without one gets `SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER` (10 unless set, 0 for none), a
+//! buyer's claims past it are REJECTED with a reason naming the limit, another buyer is not
+//! affected, and cancelled and expired holds make room again.
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -85,9 +87,9 @@ fn assert_limited(job: &Value) {
 }
 
 #[tokio::test]
-async fn a_seat_limit_outside_one_to_a_hundred_is_refused_with_a_problem() {
+async fn a_seat_limit_outside_zero_to_a_hundred_is_refused_with_a_problem() {
     let app = app().await;
-    let bad = [json!(0), json!(101), json!(-1), json!("two")];
+    let bad = [json!(101), json!(-1), json!("two")];
     for (n, bad) in bad.into_iter().enumerate() {
         let reply = create_event(&app, &format!("bad{n}"), bad.clone(), 60).await;
         let problem = assert_problem(&reply, StatusCode::UNPROCESSABLE_ENTITY);
@@ -99,10 +101,89 @@ async fn a_seat_limit_outside_one_to_a_hundred_is_refused_with_a_problem() {
             "{bad}: {problem}"
         );
     }
-    for good in [json!(1), json!(100), Value::Null] {
-        let reply =
-            create_event(&app, &format!("ok{}", good.as_u64().unwrap_or(0)), good, 60).await;
+    let good = [json!(0), json!(1), json!(100), Value::Null];
+    for (n, good) in good.into_iter().enumerate() {
+        let reply = create_event(&app, &format!("ok{n}"), good, 60).await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    }
+    let mut limits = Vec::new();
+    for n in 0..4 {
+        limits.push(limit_of(&app, &format!("ok{n}")).await);
+    }
+    // 0 is no limit; `null`, as an absent field, takes the default.
+    assert_eq!(limits, [Value::Null, json!(1), json!(100), json!(10)]);
+}
+
+/// The limit `GET /v1/events` shows for `event_id`.
+async fn limit_of(app: &TestApp, event_id: &str) -> Value {
+    let (status, events) = app.get("/v1/events").await;
+    assert_eq!(status, StatusCode::OK, "{events}");
+    let listed = events.as_array().or_else(|| events["events"].as_array());
+    let event = listed
+        .into_iter()
+        .flatten()
+        .find(|event| event["event_id"] == event_id)
+        .unwrap_or_else(|| panic!("{event_id} is not listed: {events}"));
+    event["max_seats_per_buyer"].clone()
+}
+
+/// An event created without a limit: one buyer holds at most the default's 10 seats, the
+/// 11th is REJECTED for the limit, and another buyer is not affected.
+#[tokio::test]
+async fn an_event_created_without_a_limit_gets_the_default_of_ten() {
+    let app = app().await;
+    let body = json!({
+        "event_id": "open",
+        "name": "Unlimited by omission",
+        "sections": [{"section": "A", "rows": 1, "seats_per_row": 30}],
+    });
+    let created = send(&app, Method::POST, "/v1/events", "ops", Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(limit_of(&app, "open").await, 10);
+    assert_eq!(reserve(&app, "open", "hoarder", 6).await["status"], "HELD");
+    assert_eq!(reserve(&app, "open", "hoarder", 4).await["status"], "HELD");
+    let eleventh = reserve(&app, "open", "hoarder", 1).await;
+    assert_limited(&eleventh);
+    assert_eq!(
+        eleventh["reason"], "buyer limit reached: 10 seats per buyer",
+        "{eleventh}"
+    );
+    assert_eq!(reserve(&app, "open", "other", 10).await["status"], "HELD");
+}
+
+/// With `SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER=0`, an event created without a limit has none,
+/// and `"max_seats_per_buyer": 0` says so explicitly under any default.
+#[tokio::test]
+async fn a_default_of_zero_and_an_explicit_zero_set_no_limit() {
+    let unlimited = TestApp::spawn_with(AppOptions {
+        auth: Some(hs256(SECRET)),
+        default_max_seats_per_buyer: 0,
+        ..AppOptions::default()
+    })
+    .await;
+    let body = json!({
+        "event_id": "free",
+        "name": "No default",
+        "sections": [{"section": "A", "rows": 1, "seats_per_row": 30}],
+    });
+    let created = send(&unlimited, Method::POST, "/v1/events", "ops", Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(limit_of(&unlimited, "free").await, Value::Null);
+    for _ in 0..2 {
+        assert_eq!(
+            reserve(&unlimited, "free", "hoarder", 10).await["status"],
+            "HELD"
+        );
+    }
+    let limited = app().await;
+    let created = create_event(&limited, "zero", json!(0), 60).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    assert_eq!(limit_of(&limited, "zero").await, Value::Null);
+    for _ in 0..2 {
+        assert_eq!(
+            reserve(&limited, "zero", "hoarder", 10).await["status"],
+            "HELD"
+        );
     }
 }
 

@@ -133,7 +133,7 @@ struct EventEntry {
     name: String,
     /// How long a hold lasts.
     hold_seconds: i64,
-    /// The most seats one buyer may hold or buy, `null` for no limit.
+    /// The most seats one buyer may hold, buy or wait for, `null` for no limit.
     max_seats_per_buyer: Option<u32>,
     /// How many seconds each extension adds to a live hold; 0 allows none.
     hold_extension_seconds: i64,

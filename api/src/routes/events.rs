@@ -35,7 +35,9 @@ pub struct Created {
     request_body(content = EventSpec, content_type = "application/json", description = "The \
         event: `sections` (generated seats `section-row-number`) or `seats` (listed one by \
         one), not both; 1 to `SEATCLAIM_MAX_EVENT_SEATS` seats (at most 200,000, the default); \
-        at most 1 MiB. The caller's token is checked before the body is read.", example = json!({"event_id": "e1", "name": "Show",
+        at most 1 MiB. Without `max_seats_per_buyer` the event gets \
+        `SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER` (10 unless set; 0 for none); 0 sets no limit. \
+        The caller's token is checked before the body is read.", example = json!({"event_id": "e1", "name": "Show",
         "hold_seconds": 300, "sections": [{"section": "A", "rows": 2, "seats_per_row": 10}]})),
     security(("bearerAuth" = [])),
     responses(
@@ -57,7 +59,7 @@ pub struct Created {
         (status = 422, description = "JSON of the wrong shape (`malformed-request`: a missing \
             field, a wrong type, an unknown field), or a broken rule (`invalid-request`: 0 seats \
             or more than `SEATCLAIM_MAX_EVENT_SEATS`, duplicate seat ids, `hold_seconds` outside 1..=86400, \
-            `max_seats_per_buyer` outside 1..=100, bad ids, a bad name, both or neither of \
+            `max_seats_per_buyer` outside 0..=100, bad ids, a bad name, both or neither of \
             `sections` and `seats`, extension terms out of range, a `sale_starts_at` that is not \
             RFC 3339, a waitlist or a `sale_starts_at` on the AWS backend)."),
     ),
@@ -68,7 +70,7 @@ pub async fn create(
     ApiJson(body): ApiJson<EventSpec>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     let backend = &state.backend;
-    let event = NewEvent::parse(body)?;
+    let event = NewEvent::parse(body.with_default_limit(state.access.default_seat_limit))?;
     let most = state.access.max_event_seats;
     if event.seats.len() > most {
         return Err(ValidationError::new(

@@ -1,7 +1,7 @@
 //! The claim on DynamoDB (seat reads are in `seat_reads.rs`, the seat limit's count in
 //! `seat_counts.rs`). A hold is one transaction: a conditional update per seat (AVAILABLE, or
 //! HELD past its deadline), the job's move from PENDING, the outbox event and, for an event with
-//! a seat limit, the buyer's count. A rejection is the job's conditional update alone; its event
+//! a seat limit, the buyer's count (a join of the line counts its quantity the same way). A rejection is the job's conditional update alone; its event
 //! is handed back to be published and recorded (`Claims::unrecorded`, and `rejections.rs`).
 
 use std::collections::{HashMap, HashSet};
@@ -223,10 +223,10 @@ impl DynamoStore {
                         .request
                         .section()
                         .is_some_and(|s| lines.unflagged.contains(s));
-                    return self
-                        .wait_in_line(job, now, forms)
-                        .await
-                        .map(Attempt::decided);
+                    return Ok(match self.wait_in_line(job, now, forms, ceiling).await? {
+                        Some(claimed) => Attempt::decided(claimed),
+                        None => Attempt::OverLimit(terms.limit_reason()),
+                    });
                 }
             };
             match self.hold_seats(job, hold, now, ceiling).await? {

@@ -1,10 +1,12 @@
 //! The per-buyer seat limit on DynamoDB. A limited event keeps one count item per buyer in the
 //! seats table (key `event#buyer#<buyer>`): `seats`, the seats of the buyer's HELD and SOLD jobs
-//! there, and one `hold_<job>` attribute per HELD job naming its deadline. A hold's transaction
-//! adds to the count on condition that it is still at most the limit's ceiling (the domain's
-//! `SeatLimit::ceiling_for`), so racing claims cannot both pass; a confirm forgets the deadline,
-//! an extension moves it, and a cancel or an expiry gives the seats back, in the settlement's
-//! own transaction.
+//! there and the quantities of their WAITLISTED ones, one `hold_<job>` attribute per HELD job
+//! naming its deadline, and one `wait_<job>` per WAITLISTED job naming its quantity. A hold's
+//! transaction, and a join of the line's, adds to the count on condition that it is still at
+//! most the limit's ceiling (the domain's `SeatLimit::ceiling_for`), so racing claims cannot
+//! both pass; a hold from the line turns the wait into a hold without adding; a confirm forgets
+//! the deadline, an extension moves it, and a cancel or an expiry (or a wait's cancel, close or
+//! rejection) gives the seats back, in the settlement's own transaction.
 //!
 //! A lapsed hold still counts until it is expired. A claim refused by the count expires the
 //! buyer's lapsed holds first (the sweeper's own settlement) and tries again, so a buyer whose
@@ -21,6 +23,7 @@ use seatclaim_core::ports::BackendError;
 
 const SEATS: &str = "seats";
 const HOLD_PREFIX: &str = "hold_";
+const WAIT_PREFIX: &str = "wait_";
 
 /// The count item of `buyer` in `event_id`. Seat ids cannot contain `#`, so no seat shares it.
 fn count_key(event_id: &EventId, buyer: &BuyerId) -> Item {
@@ -32,6 +35,14 @@ fn count_key(event_id: &EventId, buyer: &BuyerId) -> Item {
 
 fn hold_attribute(job_id: JobId) -> String {
     format!("{HOLD_PREFIX}{job_id}")
+}
+
+fn wait_attribute(job_id: JobId) -> String {
+    format!("{WAIT_PREFIX}{job_id}")
+}
+
+fn wait_count(job: &Job) -> i64 {
+    i64::try_from(job.request.quantity()).unwrap_or(i64::MAX)
 }
 
 fn seat_count(job: &Job) -> i64 {
@@ -59,6 +70,62 @@ impl DynamoStore {
                 (":seats", n(seat_count(job))),
                 (":ceiling", n(i64::from(ceiling))),
             ],
+        )
+    }
+
+    /// The count's part of a join of the line: `job`'s quantity is added while the buyer
+    /// counts at most `ceiling` seats, and remembered, to be given back if the wait ends
+    /// without seats.
+    pub(super) fn count_wait(
+        &self,
+        job: &Job,
+        ceiling: u32,
+    ) -> Result<TransactWriteItem, BackendError> {
+        let wait = wait_attribute(job.job_id);
+        update(
+            &self.names.seats_table,
+            count_key(&job.event_id, &job.buyer_id),
+            "SET #wait = :seats ADD #seats :seats",
+            Some("attribute_not_exists(#seats) OR #seats <= :ceiling"),
+            &[("#wait", &wait), ("#seats", SEATS)],
+            vec![
+                (":seats", n(wait_count(job))),
+                (":ceiling", n(i64::from(ceiling))),
+            ],
+        )
+    }
+
+    /// The count's part of a hold from the line: the wait, already counted, becomes a hold
+    /// until `until` without adding. Conditioned on the wait being remembered: a job that
+    /// joined before waits counted fails it, and is counted as a claim instead (`count_hold`).
+    pub(super) fn count_served(
+        &self,
+        job: &Job,
+        until: Timestamp,
+    ) -> Result<TransactWriteItem, BackendError> {
+        let (hold, wait) = (hold_attribute(job.job_id), wait_attribute(job.job_id));
+        update(
+            &self.names.seats_table,
+            count_key(&job.event_id, &job.buyer_id),
+            "SET #hold = :until REMOVE #wait",
+            Some("attribute_exists(#wait)"),
+            &[("#hold", &hold), ("#wait", &wait)],
+            vec![(":until", n(until.as_millisecond()))],
+        )
+    }
+
+    /// The count's part of a wait that ends without seats (a cancel, a close, a rejection for
+    /// the limit): the remembered quantity is given back. Unconditional, like a settlement's; a
+    /// job that joined before waits counted gives back nothing.
+    pub(super) fn count_unwait(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
+        let wait = wait_attribute(job.job_id);
+        update(
+            &self.names.seats_table,
+            count_key(&job.event_id, &job.buyer_id),
+            "SET #seats = if_not_exists(#seats, :zero) - if_not_exists(#wait, :zero) REMOVE #wait",
+            None,
+            &[("#wait", &wait), ("#seats", SEATS)],
+            vec![(":zero", n(0))],
         )
     }
 

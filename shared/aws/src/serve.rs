@@ -30,6 +30,17 @@ enum Step {
     Raced,
     /// The buyer's count left no room for the job's seats.
     OverLimit,
+    /// The count remembers no wait of the job: it joined before waits counted.
+    Uncounted,
+}
+
+/// How a hold from the line writes the buyer's count.
+#[derive(Clone, Copy)]
+enum Count {
+    /// The wait, already counted, becomes the hold.
+    Waited,
+    /// The seats are added under the ceiling, as a claim's are (a wait from before waits counted).
+    Claimed,
 }
 
 impl DynamoStore {
@@ -56,7 +67,7 @@ impl DynamoStore {
             for step in &steps {
                 raced = match self.write_step(step, terms).await? {
                     Step::Done => false,
-                    Step::Raced => true,
+                    Step::Raced | Step::Uncounted => true,
                     Step::OverLimit => self.over_limit(&step.transition.job, terms).await?,
                 };
                 if raced {
@@ -99,9 +110,25 @@ impl DynamoStore {
             .collect())
     }
 
-    /// One step's transaction: the seats' holds, the job's move off the line and its event,
-    /// its place's deletion and, for a hold under a seat limit, the buyer's count.
+    /// One step's transaction ([`Self::write_step_as`]): a hold turns the wait the count
+    /// remembers into a hold, or, for a job that joined before waits counted, is counted as a
+    /// claim.
     async fn write_step(&self, step: &HandOut, terms: &SaleTerms) -> Result<Step, BackendError> {
+        match self.write_step_as(step, terms, Count::Waited).await? {
+            Step::Uncounted => self.write_step_as(step, terms, Count::Claimed).await,
+            written => Ok(written),
+        }
+    }
+
+    /// One step's transaction: the seats' holds, the job's move off the line and its event,
+    /// its place's deletion and, under a seat limit, the buyer's count as `count` says for a
+    /// hold, or the wait given back for a rejection.
+    async fn write_step_as(
+        &self,
+        step: &HandOut,
+        terms: &SaleTerms,
+        count: Count,
+    ) -> Result<Step, BackendError> {
         let job = &step.transition.job;
         let now = step.transition.event.occurred_at;
         let until = job.hold_expires_at.unwrap_or(now);
@@ -110,23 +137,31 @@ impl DynamoStore {
             .iter()
             .map(|seat| self.hold_write(job, seat, until, now))
             .collect::<Result<Vec<_>, _>>()?;
+        let job_write = writes.len();
         writes.extend(self.transition(&step.transition)?);
         writes.push(self.leave_line(job)?);
-        let ceiling = match (&terms.limit, step.seats.is_empty()) {
-            (Some(limit), false) => limit.ceiling_for(job.request.quantity()),
-            _ => None,
-        };
-        if let Some(ceiling) = ceiling {
-            writes.push(self.count_hold(job, until, ceiling)?);
-        }
-        Ok(match transact(&self.db, writes).await? {
-            Transacted::Committed => Step::Done,
-            Transacted::ConditionFailed(failed)
-                if ceiling.is_some() && failed.last().copied().unwrap_or(false) =>
+        let counted = terms.limit.is_some() && !step.seats.is_empty();
+        match (terms.limit, step.seats.is_empty(), count) {
+            (None, ..) => {}
+            (Some(_), true, _) => writes.push(self.count_unwait(job)?),
+            (Some(_), false, Count::Waited) => writes.push(self.count_served(job, until)?),
+            (Some(limit), false, Count::Claimed) => match limit.ceiling_for(job.request.quantity())
             {
-                Step::OverLimit
-            }
-            Transacted::ConditionFailed(_) => Step::Raced,
+                Some(ceiling) => writes.push(self.count_hold(job, until, ceiling)?),
+                None => return Ok(Step::OverLimit),
+            },
+        }
+        let failed = match transact(&self.db, writes).await? {
+            Transacted::Committed => return Ok(Step::Done),
+            Transacted::ConditionFailed(failed) => failed,
+        };
+        let count_failed = counted && failed.last().copied().unwrap_or(false);
+        let others_failed = failed.iter().filter(|f| **f).count() > usize::from(count_failed);
+        Ok(match count {
+            _ if !count_failed || failed.get(job_write).copied().unwrap_or(false) => Step::Raced,
+            Count::Waited if !others_failed => Step::Uncounted,
+            Count::Waited => Step::Raced,
+            Count::Claimed => Step::OverLimit,
         })
     }
 

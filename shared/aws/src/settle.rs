@@ -134,8 +134,11 @@ impl DynamoStore {
             writes.extend(self.payment_marker(&transition)?);
             let waiting = job.status == JobStatus::Waitlisted;
             if waiting {
-                // A place given up: no seats, no count, the place itself.
+                // A place given up: no seats; the place itself, and the quantity it counted.
                 writes.push(self.leave_line(&job)?);
+                if limited {
+                    writes.push(self.count_unwait(&job)?);
+                }
             } else if limited {
                 writes.push(self.count_settle(&job, settlement)?);
             }

@@ -2,7 +2,9 @@
 //! one of [`LINE_SHARDS`] partitions of its section's line (`line#event#section#shard`), sorted
 //! by its intent's admission instant (to the millisecond; then by job id, which orders intents
 //! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better).
-//! Joining is one transaction: the job's move to WAITLISTED, its event, its place, and a check that the shard's closed marker is absent, so a
+//! Joining is one transaction: the job's move to WAITLISTED, its event, its place, under a seat
+//! limit its quantity added to the buyer's count (`seat_counts.rs`), and a check that the
+//! shard's closed marker is absent, so a
 //! join racing the waitlist's closing either lands before it (and is closed with the rest) or
 //! fails. Whether a section has a line is its flag's (`line_flags.rs`); who heads it is a
 //! strongly consistent read of every shard; a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
@@ -21,7 +23,7 @@ use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::{SHARD_READS, place_id};
 use seatclaim_core::domain::{
-    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist,
+    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Transition, Waitlist,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
 
@@ -68,24 +70,77 @@ impl DynamoStore {
 
     /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED, its event
     /// and its place, on condition that the line is not closed, and, when it forms the line
-    /// (`forms`: the section had no flag), the section's flags (`line_flags.rs`). A line closed
-    /// since this process read the event's terms is a retry's matter: the terms are forgotten
-    /// here, and the retry decides as the event now stands.
+    /// (`forms`: the section had no flag), the section's flags (`line_flags.rs`), and, under a
+    /// seat limit (`ceiling`), its quantity added to the buyer's count (`None` back when the
+    /// count has no room). A line closed since this process read the event's terms is a
+    /// retry's matter: the terms are forgotten here, and the retry decides as the event now
+    /// stands.
     pub(super) async fn wait_in_line(
         &self,
         job: &Job,
         now: Timestamp,
         forms: bool,
-    ) -> Result<Claimed, BackendError> {
+        ceiling: Option<u32>,
+    ) -> Result<Option<Claimed>, BackendError> {
         let Ok(waiting) = job.join_waitlist(now) else {
-            return Ok((ClaimOutcome::AlreadyDecided(job.status), None));
+            return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
         };
         let section = section_of(job)?.as_str();
+        let mut writes = self.transition(&waiting)?;
+        writes.push(self.place_write(job, section)?);
+        let open_check = writes.len();
+        writes.push(self.open_check(job, section)?);
+        if forms {
+            writes.extend(self.flag_writes(&job.event_id, section)?);
+        }
+        if let Some(ceiling) = ceiling {
+            writes.push(self.count_wait(job, ceiling)?);
+        }
+        let failed = match transact(&self.db, writes).await? {
+            Transacted::Committed => return self.served_at_once(&waiting).await.map(Some),
+            Transacted::ConditionFailed(failed) => failed,
+        };
+        if failed.first().copied().unwrap_or(false) {
+            return self.already_decided(job.job_id, now).await.map(Some);
+        }
+        if !failed.get(open_check).copied().unwrap_or(false)
+            && ceiling.is_some()
+            && failed.last().copied().unwrap_or(false)
+        {
+            return Ok(None);
+        }
+        self.set_cached_waitlist(&job.event_id, Waitlist::Closed)?;
+        Err(BackendError::transient(format!(
+            "job {}: the waitlist of event {} closed while it joined",
+            job.job_id, job.event_id
+        )))
+    }
+
+    /// A job that just joined its line, after the line is served: a line with seats it fits
+    /// and nobody ahead did serves it at once.
+    async fn served_at_once(&self, waiting: &Transition) -> Result<Claimed, BackendError> {
+        self.serve_after(&waiting.job, Vec::new()).await;
+        let now_stands = self.load_job(waiting.job.job_id).await?;
+        let joined = now_stands.filter(|job| job.status != JobStatus::Waitlisted);
+        Ok(match joined {
+            // Served at once: the line had seats it fits and nobody ahead did.
+            Some(held) => (ClaimOutcome::of_decided(&held), None),
+            None => (ClaimOutcome::of(waiting), None),
+        })
+    }
+
+    /// The put of `job`'s place in the line of `section`.
+    fn place_write(&self, job: &Job, section: &str) -> Result<TransactWriteItem, BackendError> {
         let place = Put::builder()
             .table_name(&self.names.outbox_table)
             .set_item(Some(place_key(job, section)))
             .build()
             .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(place).build())
+    }
+
+    /// The check that the shard of the line `job` joins has no closed marker.
+    fn open_check(&self, job: &Job, section: &str) -> Result<TransactWriteItem, BackendError> {
         let open = ConditionCheck::builder()
             .table_name(&self.names.outbox_table)
             .set_key(Some(marker_key(
@@ -96,34 +151,7 @@ impl DynamoStore {
             .condition_expression("attribute_not_exists(id)")
             .build()
             .map_err(build_error)?;
-        let mut writes = self.transition(&waiting)?;
-        writes.push(TransactWriteItem::builder().put(place).build());
-        writes.push(TransactWriteItem::builder().condition_check(open).build());
-        if forms {
-            writes.extend(self.flag_writes(&job.event_id, section)?);
-        }
-        match transact(&self.db, writes).await? {
-            Transacted::Committed => {
-                self.serve_after(&waiting.job, Vec::new()).await;
-                let now_stands = self.load_job(job.job_id).await?;
-                let joined = now_stands.filter(|job| job.status != JobStatus::Waitlisted);
-                Ok(match joined {
-                    // Served at once: the line had seats it fits and nobody ahead did.
-                    Some(held) => (ClaimOutcome::of_decided(&held), None),
-                    None => (ClaimOutcome::of(&waiting), None),
-                })
-            }
-            Transacted::ConditionFailed(failed) if failed.first().copied().unwrap_or(false) => {
-                self.already_decided(job.job_id, now).await
-            }
-            Transacted::ConditionFailed(_) => {
-                self.set_cached_waitlist(&job.event_id, Waitlist::Closed)?;
-                Err(BackendError::transient(format!(
-                    "job {}: the waitlist of event {} closed while it joined",
-                    job.job_id, job.event_id
-                )))
-            }
-        }
+        Ok(TransactWriteItem::builder().condition_check(open).build())
     }
 
     /// Marks this process's cached terms of `event_id` with `waitlist`.
@@ -186,7 +214,8 @@ impl DynamoStore {
         Ok(closed)
     }
 
-    /// REJECTS a WAITLISTED job for `reason`, leaving its place; `false` if it no longer waits.
+    /// REJECTS a WAITLISTED job for `reason`, leaving its place and, under a seat limit, giving
+    /// its quantity back to the buyer's count; `false` if it no longer waits.
     pub(super) async fn end_wait(&self, job_id: JobId, reason: &str) -> Result<bool, BackendError> {
         let Some(job) = self.load_job(job_id).await? else {
             return Ok(false);
@@ -194,8 +223,13 @@ impl DynamoStore {
         let Ok(rejected) = job.reject_waiting(reason, self.clock.now()) else {
             return Ok(false);
         };
+        let limited =
+            (self.event_meta(&job.event_id).await?).is_some_and(|meta| meta.seat_limit.is_some());
         let mut writes = self.transition(&rejected)?;
         writes.push(self.leave_line(&job)?);
+        if limited {
+            writes.push(self.count_unwait(&job)?);
+        }
         Ok(matches!(
             transact(&self.db, writes).await?,
             Transacted::Committed

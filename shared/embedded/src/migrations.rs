@@ -25,11 +25,12 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("migrations/v11.sql")),
         M::up(include_str!("migrations/v12.sql")),
         M::up(include_str!("migrations/v13.sql")),
+        M::up(include_str!("migrations/v14.sql")),
     ])
 }
 
 /// The schema version this build writes and reads: the number of migrations.
-pub(super) const SCHEMA_VERSION: usize = 13;
+pub(super) const SCHEMA_VERSION: usize = 14;
 
 /// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
 /// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,
@@ -209,6 +210,26 @@ mod tests {
         assert!(
             plan.iter()
                 .any(|step| step.contains("jobs_sold_by_payment")),
+            "{plan:?}"
+        );
+    }
+
+    #[test]
+    fn a_buyers_seats_are_counted_through_the_index() {
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                crate::terms::COUNTED_SEATS
+            ))
+            .expect("plan")
+            .query_map(rusqlite::params!["e1", "b1", 0], |row| row.get(3))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("plan rows");
+        assert!(
+            plan.iter().any(|step| step.contains("jobs_counted")),
             "{plan:?}"
         );
     }

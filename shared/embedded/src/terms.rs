@@ -67,8 +67,16 @@ pub(super) fn terms(
     .transpose()
 }
 
-/// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs and of
-/// their HELD jobs whose hold is still live (a lapsed hold can never be confirmed). Read in the
+/// The count of [`counted_seats`], read through the partial index `jobs_counted` (schema 14).
+pub(crate) const COUNTED_SEATS: &str = "SELECT COALESCE(SUM(CASE status
+         WHEN 'WAITLISTED' THEN json_extract(request, '$.section.quantity')
+         ELSE json_array_length(seat_ids) END), 0) FROM jobs
+     WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD', 'WAITLISTED')
+       AND (status <> 'HELD' OR hold_until > ?3)";
+
+/// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs, of
+/// their HELD jobs whose hold is still live (a lapsed hold can never be confirmed), and the
+/// quantities their WAITLISTED jobs (section requests) wait for. Read in the
 /// claim's write transaction, so no other claim can change it before the claim commits.
 pub(super) fn counted_seats(
     tx: &Transaction<'_>,
@@ -77,11 +85,7 @@ pub(super) fn counted_seats(
     now: Timestamp,
 ) -> Result<u32, BackendError> {
     let counted: i64 = tx
-        .prepare_cached(
-            "SELECT COALESCE(SUM(json_array_length(seat_ids)), 0) FROM jobs
-             WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD')
-               AND (status = 'SOLD' OR hold_until > ?3)",
-        )
+        .prepare_cached(COUNTED_SEATS)
         .map_err(sqlite_error)?
         .query_row(
             params![event_id.as_str(), buyer.as_str(), to_ms(now)],

@@ -168,6 +168,29 @@ impl AwsArgs {
     }
 }
 
+/// What an event created without terms of its own gets; read by `POST /v1/events` and by
+/// `seatclaimctl events create` alike, so one body makes the same event either way.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct EventDefaultsArgs {
+    /// The per-buyer seat limit of an event created without `max_seats_per_buyer`: 1 to 100,
+    /// or 0 for no limit. A sale is limited unless its organiser says otherwise.
+    #[arg(long, env = "SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER",
+          default_value_t = seatclaim_core::domain::DEFAULT_SEAT_LIMIT,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(seatclaim_core::domain::MAX_SEAT_LIMIT)))]
+    pub default_max_seats_per_buyer: u32,
+}
+
+impl EventDefaultsArgs {
+    /// The default limit (`None`: no limit). Clap's range keeps the setting valid, so a value
+    /// `SeatLimit::optional` refused cannot arrive.
+    #[must_use]
+    pub fn seat_limit(&self) -> Option<seatclaim_core::domain::SeatLimit> {
+        seatclaim_core::domain::SeatLimit::optional(self.default_max_seats_per_buyer)
+            .ok()
+            .flatten()
+    }
+}
+
 /// Logging settings shared by every binary.
 #[derive(Debug, Clone, Args)]
 pub struct TelemetryArgs {

@@ -14,6 +14,7 @@ mod queue_positions;
 mod races;
 mod seat_limits;
 mod together;
+mod waiting_limits;
 mod waitlist_races;
 mod waitlists;
 
@@ -66,6 +67,7 @@ pub use together::{
     a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
     racing_blocks_fill_a_section_with_adjacent_holds,
 };
+pub use waiting_limits::waiting_seats_count_against_the_buyers_limit;
 pub use waitlist_races::racing_cancels_serve_a_line_in_order;
 pub use waitlists::a_sections_line_is_served_first_fit_in_order;
 
@@ -297,6 +299,7 @@ macro_rules! port_contract {
             concurrent_claims_from_several_loops_hold_each_seat_once,
             racing_section_claims_fill_the_section_before_rejecting,
             a_buyer_racing_claims_gets_no_more_seats_than_the_limit,
+            waiting_seats_count_against_the_buyers_limit,
             a_hold_is_extended_from_its_deadline_no_more_than_allowed,
             a_pending_jobs_line_is_the_undecided_intents_admitted_before_it,
             a_sections_line_is_served_first_fit_in_order,

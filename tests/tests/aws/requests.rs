@@ -91,6 +91,8 @@ async fn serve(backend: Backend) -> String {
             admin_scope: DEFAULT_ADMIN_SCOPE.to_owned(),
             creates_events: true,
             max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
+            // The requests counted are those of events without a seat limit.
+            default_seat_limit: None,
             ui_oidc: None,
             page_origins: Vec::new(),
             token_links: true,

@@ -177,7 +177,7 @@ async fn the_event_list_counts_seats_by_state(app: &TestApp) {
     assert_eq!(
         list,
         json!({"events": [{
-            "event_id": "e1", "name": "Show", "hold_seconds": 300, "max_seats_per_buyer": null,
+            "event_id": "e1", "name": "Show", "hold_seconds": 300, "max_seats_per_buyer": 10,
             "hold_extension_seconds": 0, "max_hold_extensions": 1, "waitlist": false,
             "seats": {"AVAILABLE": 12, "HELD": 1, "SOLD": 0},
         }]})

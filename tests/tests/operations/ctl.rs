@@ -219,6 +219,10 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
         serde_json::from_str(&ctl_in(data.path(), &["events", "show", "op", "--json"])).unwrap();
     assert_eq!(after["sale_starts_at"], "2020-01-01T00:00:00Z");
     assert_eq!(after["prequeued"], 0);
+    assert_eq!(
+        after["max_seats_per_buyer"], 10,
+        "an event created without a limit gets SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER's default"
+    );
     assert_eq!(after["seed"].as_str().unwrap().len(), 64, "{after}");
     assert_eq!(after["digest"].as_str().unwrap().len(), 64, "{after}");
     let text = ctl_in(data.path(), &["events", "show", "op"]);

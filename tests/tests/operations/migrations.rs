@@ -243,22 +243,28 @@ async fn a_version_one_folder_keeps_its_records_until_the_retention_deletes_what
 }
 
 /// Schema version 5 narrows the index by event and buyer to the HELD and SOLD jobs the seat
-/// limit counts: an older folder's held and sold jobs are all in `jobs_holding`, and the old
-/// index is gone.
+/// limit counts, and version 14 widens it to the WAITLISTED ones: an older folder's held, sold
+/// and waiting jobs are all in `jobs_counted`, and the older indexes are gone.
 #[tokio::test]
 async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() {
     let dir = copy_of_fixture();
     drop(open(dir.path(), Timestamp::now()).await);
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     let count = |sql: &str| -> i64 { file.query_row(sql, [], |row| row.get(0)).unwrap() };
-    let holding = count("SELECT count(*) FROM jobs WHERE status IN ('HELD', 'SOLD')");
+    let counted = "status IN ('HELD', 'SOLD', 'WAITLISTED')";
+    let holding = count(&format!("SELECT count(*) FROM jobs WHERE {counted}"));
     assert!(holding >= 2, "the fixture has a HELD and a SOLD job");
     assert_eq!(
-        count("SELECT count(*) FROM jobs INDEXED BY jobs_holding WHERE status IN ('HELD', 'SOLD')"),
+        count(&format!(
+            "SELECT count(*) FROM jobs INDEXED BY jobs_counted WHERE {counted}"
+        )),
         holding
     );
     assert_eq!(
-        count("SELECT count(*) FROM sqlite_master WHERE name = 'jobs_by_event_buyer'"),
+        count(
+            "SELECT count(*) FROM sqlite_master
+             WHERE name IN ('jobs_by_event_buyer', 'jobs_holding')"
+        ),
         0
     );
 }

@@ -13,6 +13,7 @@ use clap::Subcommand;
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{EventId, EventSpec, NewEvent};
 use seatclaim_core::ports::EventCreation;
+use seatclaim_runtime::cli::EventDefaultsArgs;
 use serde_json::json;
 
 use super::emit;
@@ -24,6 +25,9 @@ pub(super) enum EventsCommand {
         /// The event as JSON, as `POST /v1/events` takes it; `-` reads standard input.
         #[arg(long)]
         file: PathBuf,
+        /// What the event gets where the body names nothing, as through the API.
+        #[command(flatten)]
+        defaults: EventDefaultsArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -51,7 +55,11 @@ pub(super) enum EventsCommand {
 
 pub(super) async fn run(backend: &Backend, command: EventsCommand) -> anyhow::Result<ExitCode> {
     match command {
-        EventsCommand::Create { file, json } => create(backend, &file, json).await,
+        EventsCommand::Create {
+            file,
+            defaults,
+            json,
+        } => create(backend, &file, defaults, json).await,
         EventsCommand::Show { event_id, json } => show(backend, &event_id, json).await,
         EventsCommand::CloseWaitlist { event_id, json } => {
             close_waitlist(backend, &event_id, json).await
@@ -85,6 +93,7 @@ async fn show(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCo
         "event_id": event_id,
         "name": info.name,
         "hold_seconds": info.hold.as_secs(),
+        "max_seats_per_buyer": info.max_seats_per_buyer.map(|limit| limit.seats()),
         "sale_starts_at": info.sale_starts_at,
         "prequeued": opening.as_ref().map(|opening| opening.prequeued),
         "opened_at": draw.map(|draw| draw.occurred_at),
@@ -113,11 +122,17 @@ async fn show(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-async fn create(backend: &Backend, file: &PathBuf, json: bool) -> anyhow::Result<ExitCode> {
+async fn create(
+    backend: &Backend,
+    file: &PathBuf,
+    defaults: EventDefaultsArgs,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let text = read(file)?;
     let spec: EventSpec = serde_json::from_str(&text)
         .with_context(|| format!("{} is not an event body", file.display()))?;
-    let event = NewEvent::parse(spec).context("the event is not valid")?;
+    let event = NewEvent::parse(spec.with_default_limit(defaults.seat_limit()))
+        .context("the event is not valid")?;
     match backend.catalog.create_event(&event).await? {
         EventCreation::Created(seats) => {
             let value = json!({"event_id": event.event_id, "seats": seats});

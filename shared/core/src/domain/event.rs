@@ -64,7 +64,9 @@ pub struct EventSpec {
     pub name: String,
     /// Hold length in seconds; `None` takes the default.
     pub hold_seconds: Option<u32>,
-    /// The most seats one buyer may hold or buy; `None` sets no limit.
+    /// The most seats one buyer may hold, buy or wait for, 1 to 100; 0 sets no limit. Absent,
+    /// the API and `seatclaimctl` apply the deployment's default
+    /// (`SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER`, 10); [`NewEvent::parse`] alone reads it as none.
     pub max_seats_per_buyer: Option<u32>,
     /// How many seconds each extension adds to a live hold; `None` or 0 allows no extension.
     pub hold_extension_seconds: Option<u32>,
@@ -85,6 +87,18 @@ pub struct EventSpec {
     pub sections: Option<Vec<SectionSpec>>,
     /// Seats listed one by one.
     pub seats: Option<Vec<SeatSpec>>,
+}
+
+impl EventSpec {
+    /// The spec with `default` as its per-buyer limit when it names none: the rule by which the
+    /// API and `seatclaimctl` apply the deployment's default (`None`: no limit), so an event is
+    /// limited unless its organiser or operator says otherwise.
+    #[must_use]
+    pub fn with_default_limit(mut self, default: Option<SeatLimit>) -> Self {
+        self.max_seats_per_buyer
+            .get_or_insert(default.map_or(0, SeatLimit::seats));
+        self
+    }
 }
 
 /// A checked event, ready to store: every seat id is valid and unique.
@@ -145,7 +159,10 @@ impl NewEvent {
                 format!("must be between 1 and {MAX_HOLD_SECONDS}"),
             ));
         }
-        let max_seats_per_buyer = spec.max_seats_per_buyer.map(SeatLimit::parse).transpose()?;
+        let max_seats_per_buyer = match spec.max_seats_per_buyer {
+            Some(seats) => SeatLimit::optional(seats)?,
+            None => None,
+        };
         let extension = hold_extension(spec.hold_extension_seconds, spec.max_hold_extensions)?;
         let (seats, prices, seating) = match (spec.sections, spec.seats) {
             (Some(sections), None) => (
@@ -468,16 +485,40 @@ mod tests {
     }
 
     #[test]
-    fn a_seat_limit_outside_one_to_a_hundred_is_rejected() {
+    fn a_seat_limit_outside_one_to_a_hundred_is_rejected_and_zero_is_none() {
         let mut limited = spec();
-        limited.max_seats_per_buyer = Some(0);
+        limited.max_seats_per_buyer = Some(101);
         assert_eq!(
             NewEvent::parse(limited.clone()).unwrap_err().field,
             "max_seats_per_buyer"
         );
+        limited.max_seats_per_buyer = Some(0);
+        assert_eq!(
+            NewEvent::parse(limited.clone())
+                .unwrap()
+                .max_seats_per_buyer,
+            None
+        );
         limited.max_seats_per_buyer = Some(4);
         let event = NewEvent::parse(limited).unwrap();
         assert_eq!(event.max_seats_per_buyer.map(SeatLimit::seats), Some(4));
+    }
+
+    #[test]
+    fn the_default_limit_applies_only_where_the_spec_names_none() {
+        let ten = SeatLimit::optional(super::super::DEFAULT_SEAT_LIMIT).unwrap();
+        let limit = |spec: EventSpec| NewEvent::parse(spec).unwrap().max_seats_per_buyer;
+        assert_eq!(limit(spec().with_default_limit(ten)), ten);
+        assert_eq!(limit(spec().with_default_limit(None)), None);
+        let mut own = spec();
+        own.max_seats_per_buyer = Some(4);
+        assert_eq!(
+            limit(own.with_default_limit(ten)).map(SeatLimit::seats),
+            Some(4)
+        );
+        let mut unlimited = spec();
+        unlimited.max_seats_per_buyer = Some(0);
+        assert_eq!(limit(unlimited.with_default_limit(ten)), None);
     }
 
     #[test]

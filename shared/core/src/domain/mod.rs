@@ -40,7 +40,7 @@ pub use reservation_event::{
 };
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
 pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
-pub use seat_limit::{MAX_SEAT_LIMIT, SeatLimit};
+pub use seat_limit::{DEFAULT_SEAT_LIMIT, MAX_SEAT_LIMIT, SeatLimit};
 pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms};
 pub use transition::{Closure, Settling, Transition};
 pub use waitlist::{

@@ -9,9 +9,14 @@ use super::ValidationError;
 /// The highest per-buyer limit an organiser may set.
 pub const MAX_SEAT_LIMIT: u32 = 100;
 
-/// The most seats of one event that one buyer may count: those of their HELD and SOLD jobs.
-/// Cancelled and expired holds no longer count (nor do lapsed holds, which can never be
-/// confirmed).
+/// The per-buyer limit an event created without one gets, unless the deployment says otherwise
+/// (`SEATCLAIM_DEFAULT_MAX_SEATS_PER_BUYER`): a sale is never open to hoarding by omission.
+pub const DEFAULT_SEAT_LIMIT: u32 = 10;
+
+/// The most seats of one event that one buyer may count: those of their HELD and SOLD jobs and
+/// the quantities their WAITLISTED jobs wait for (a place in line is a claim on seats to come,
+/// so a buyer cannot queue past the limit and be handed it later). Cancelled and expired holds
+/// no longer count (nor do lapsed holds, which can never be confirmed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeatLimit(u32);
 
@@ -26,6 +31,20 @@ impl SeatLimit {
                 format!("must be between 1 and {MAX_SEAT_LIMIT}"),
             ))
         }
+    }
+
+    /// Reads a limit where 0 means none (a spec's explicit "no limit", the default setting):
+    /// `None` for 0, otherwise as [`Self::parse`].
+    pub fn optional(seats: u32) -> Result<Option<Self>, ValidationError> {
+        if seats == 0 {
+            return Ok(None);
+        }
+        Self::parse(seats).map(Some).map_err(|_| {
+            ValidationError::new(
+                "max_seats_per_buyer",
+                format!("must be between 1 and {MAX_SEAT_LIMIT}, or 0 for no limit"),
+            )
+        })
     }
 
     /// The limit in seats.
@@ -80,6 +99,21 @@ mod tests {
         }
         assert_eq!(SeatLimit::parse(1).unwrap().seats(), 1);
         assert_eq!(SeatLimit::parse(100).unwrap().seats(), 100);
+    }
+
+    #[test]
+    fn zero_is_no_limit_where_a_limit_is_optional() {
+        assert_eq!(SeatLimit::optional(0).unwrap(), None);
+        assert_eq!(
+            SeatLimit::optional(10).unwrap().map(SeatLimit::seats),
+            Some(10)
+        );
+        assert!(
+            SeatLimit::optional(101)
+                .unwrap_err()
+                .message
+                .contains("0 for no limit")
+        );
     }
 
     #[test]

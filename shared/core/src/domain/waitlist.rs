@@ -81,9 +81,13 @@ pub struct HandOut {
 
 /// Hands `free` seats of a section to its line `waiting` (WAITLISTED jobs, in line order), at
 /// `now` under `terms`, first fit: each waiter in turn is claimed as any claim is, all or none
-/// with the buyer's seat limit counted (`counted`: the seats a buyer counts now); one its
-/// buyer's limit no longer allows is rejected; one the seats left cannot serve keeps its place
-/// and the next is tried, until no seat is left.
+/// with the buyer's seat limit counted (`counted`: the seats a buyer counts now, their waiting
+/// jobs' quantities among them); one its buyer's limit no longer allows is rejected; one the
+/// seats left cannot serve keeps its place and the next is tried, until no seat is left.
+///
+/// A waiter's own quantity is already in its buyer's count, so it is taken out before the
+/// waiter is checked, and a hold from the line adds nothing (it replaces the wait it counted);
+/// a waiter rejected here gives its quantity back for the buyer's later waiters.
 pub fn hand_out(
     waiting: &[Job],
     free: &[Seat],
@@ -92,17 +96,22 @@ pub fn hand_out(
     mut counted: impl FnMut(&BuyerId) -> u32,
 ) -> Vec<HandOut> {
     let mut free = free.to_vec();
-    let mut taken: HashMap<&BuyerId, u32> = HashMap::new();
+    let mut given_back: HashMap<&BuyerId, u32> = HashMap::new();
     let mut steps = Vec::new();
     for job in waiting {
         if free.is_empty() {
             break;
         }
         let quantity = job.request.quantity();
+        let own = u32::try_from(quantity).unwrap_or(u32::MAX);
         if let Some(limit) = terms.limit {
-            let has = counted(&job.buyer_id) + taken.get(&job.buyer_id).copied().unwrap_or(0);
+            let back = given_back.get(&job.buyer_id).copied().unwrap_or(0);
+            let has = counted(&job.buyer_id)
+                .saturating_sub(own)
+                .saturating_sub(back);
             if !limit.admits(has, quantity) {
                 if let Ok(transition) = job.reject_waiting(&limit.reason(), now) {
+                    *given_back.entry(&job.buyer_id).or_default() += own;
                     steps.push(HandOut {
                         transition,
                         seats: Vec::new(),
@@ -123,7 +132,6 @@ pub fn hand_out(
             continue;
         };
         free.retain(|seat| !seat_ids.contains(&seat.seat_id));
-        *taken.entry(&job.buyer_id).or_default() += u32::try_from(quantity).unwrap_or(u32::MAX);
         steps.push(HandOut {
             transition,
             seats: seat_ids,

@@ -54,17 +54,20 @@ pub(super) fn position(state: &State, job: &Job) -> Option<u64> {
     Some(u64::try_from(ahead).unwrap_or(u64::MAX) + 1)
 }
 
-/// The seats `buyer` counts against the event's limit at `now`: SOLD and live HELD.
+/// The seats `buyer` counts against the event's limit at `now`: SOLD, live HELD, and the
+/// quantities of WAITLISTED jobs.
 pub(super) fn counted(state: &State, event_id: &EventId, buyer: &BuyerId, now: Timestamp) -> u32 {
     let seats: usize = state
         .jobs()
         .filter(|job| &job.event_id == event_id && &job.buyer_id == buyer)
-        .filter(|job| match job.status {
-            JobStatus::Sold => true,
-            JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
-            _ => false,
+        .map(|job| match job.status {
+            JobStatus::Sold => job.seat_ids.len(),
+            JobStatus::Held if job.hold_expires_at.is_some_and(|until| until > now) => {
+                job.seat_ids.len()
+            }
+            JobStatus::Waitlisted => job.request.quantity(),
+            _ => 0,
         })
-        .map(|job| job.seat_ids.len())
         .sum();
     u32::try_from(seats).unwrap_or(u32::MAX)
 }

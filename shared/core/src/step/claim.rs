@@ -56,8 +56,9 @@ pub fn decide_pending(
     })
 }
 
-/// The rejection's reason if the buyer's HELD and SOLD seats in the event leave no room for
-/// this claim; counted inside the step, so racing claims cannot both pass.
+/// The rejection's reason if the buyer's HELD, SOLD and WAITLISTED seats in the event leave no
+/// room for this claim (whether it would hold or wait); counted inside the step, so racing
+/// claims cannot both pass.
 fn over_limit(
     store: &mut impl StepStore,
     terms: &SaleTerms,

@@ -33,7 +33,8 @@ pub trait StepStore {
     /// The event's terms; `None` if there is no such event.
     fn terms(&mut self, event_id: &EventId) -> Result<Option<SaleTerms>, BackendError>;
 
-    /// The seats `buyer` counts against the event's limit at `now`: SOLD, and HELD not lapsed.
+    /// The seats `buyer` counts against the event's limit at `now`: SOLD, HELD not lapsed, and
+    /// the quantities WAITLISTED jobs wait for.
     fn counted_seats(
         &mut self,
         event_id: &EventId,

@@ -177,6 +177,8 @@ async fn filled(
             seats_per_row: 100,
             price: None,
         }]),
+        // No per-buyer limit, as the peers compared have none.
+        max_seats_per_buyer: Some(0),
         ..EventSpec::default()
     })?;
     backend.catalog.create_event(&event).await?;

@@ -73,6 +73,8 @@ pub async fn run(
         name: "capacity opening".into(),
         sections: Some(sections),
         sale_starts_at: Some(starts.to_string()),
+        // No per-buyer limit: the capacity measured is the store's, as before the default.
+        max_seats_per_buyer: Some(0),
         ..EventSpec::default()
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;

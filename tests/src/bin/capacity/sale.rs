@@ -113,6 +113,8 @@ pub async fn create_event(
         hold_seconds: Some(600),
         sections: Some(sections),
         waitlist: Some(sale.waitlist),
+        // No per-buyer limit: the capacity measured is the store's, as before the default.
+        max_seats_per_buyer: Some(0),
         ..EventSpec::default()
     })
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;

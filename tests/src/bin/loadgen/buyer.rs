@@ -365,7 +365,11 @@ pub(crate) async fn create_event(
         request = request.bearer_auth(signer.admin()?);
     }
     let response = request
-        .json(&json!({"event_id": event_id, "name": "load test", "hold_seconds": 3_600, "sections": sections}))
+        // No per-buyer limit (0): the numbers stay comparable with runs before the default.
+        .json(
+            &json!({"event_id": event_id, "name": "load test", "hold_seconds": 3_600,
+                      "max_seats_per_buyer": 0, "sections": sections}),
+        )
         .send()
         .await
         .context("cannot reach the service")?;

@@ -177,7 +177,9 @@ fn released_seats_go_to_the_earliest_waiter_they_fit_and_the_head_keeps_its_plac
 fn a_head_its_buyers_limit_no_longer_allows_is_rejected_and_the_next_served() {
     let line = [waiting("greedy", 2), waiting("b2", 2), waiting("b2", 1)];
     let limited = terms(Waitlist::Open, Some(2));
-    let counted = |buyer: &BuyerId| if buyer.as_str() == "greedy" { 1 } else { 0 };
+    // The counts take in the waits: greedy holds 1 and waits for 2, b2 waits for 3 (both from
+    // before waits counted); each waiter's own wait is taken out of its buyer's count.
+    let counted = |_: &BuyerId| 3;
     let steps = hand_out(
         &line,
         &free(&["A-1", "A-2", "A-3"]),
@@ -189,13 +191,14 @@ fn a_head_its_buyers_limit_no_longer_allows_is_rejected_and_the_next_served() {
         .iter()
         .map(|s| (s.transition.job.buyer_id.as_str(), s.transition.job.status))
         .collect();
-    // greedy counts 1 of 2; b2's second job would make 3 once its first is served.
+    // greedy would count 3 of 2; b2's first would too, and once it gave its 2 back, the second
+    // fits.
     assert_eq!(
         moves,
         [
             ("greedy", JobStatus::Rejected),
-            ("b2", JobStatus::Held),
-            ("b2", JobStatus::Rejected)
+            ("b2", JobStatus::Rejected),
+            ("b2", JobStatus::Held)
         ]
     );
     assert!(
@@ -205,6 +208,20 @@ fn a_head_its_buyers_limit_no_longer_allows_is_rejected_and_the_next_served() {
             .reason
             .as_deref()
             .is_some_and(|r| r.contains("limit"))
+    );
+}
+
+#[test]
+fn a_waiters_own_wait_never_counts_against_it_nor_twice_once_served() {
+    let line = [waiting("b1", 1), waiting("b1", 1)];
+    let limited = terms(Waitlist::Open, Some(2));
+    // b1 counts exactly its two waits: the limit, and both are served.
+    let steps = hand_out(&line, &free(&["A-1", "A-2"]), &limited, at(5), |_| 2);
+    assert_eq!(steps.len(), 2);
+    assert!(
+        steps
+            .iter()
+            .all(|s| s.transition.job.status == JobStatus::Held)
     );
 }
 
