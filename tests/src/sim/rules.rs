@@ -202,7 +202,8 @@ pub(super) fn late_sale(
     (event.status == JobStatus::Sold && until <= now).then_some(until)
 }
 
-/// No buyer counts more seats than the event's limit: those of their SOLD jobs and live holds.
+/// No buyer counts more seats than the event's limit: those of their SOLD jobs, live holds and
+/// places in line (a waiting job counts the seats it asks for).
 pub(super) fn check_limits(state: &State, now: Timestamp) -> Result<(), String> {
     for (event_id, _, limit) in state.events() {
         let Some(limit) = limit else {
@@ -210,14 +211,15 @@ pub(super) fn check_limits(state: &State, now: Timestamp) -> Result<(), String> 
         };
         let mut counted: BTreeMap<&str, usize> = BTreeMap::new();
         for job in state.jobs().filter(|j| &j.event_id == event_id) {
-            let counts = match job.status {
-                JobStatus::Sold => true,
-                JobStatus::Held => job.hold_expires_at.is_some_and(|until| until > now),
-                _ => false,
+            let seats = match job.status {
+                JobStatus::Sold => job.seat_ids.len(),
+                JobStatus::Held if job.hold_expires_at.is_some_and(|until| until > now) => {
+                    job.seat_ids.len()
+                }
+                JobStatus::Waitlisted => job.request.quantity(),
+                _ => 0,
             };
-            if counts {
-                *counted.entry(job.buyer_id.as_str()).or_default() += job.seat_ids.len();
-            }
+            *counted.entry(job.buyer_id.as_str()).or_default() += seats;
         }
         let limit_seats = usize::try_from(limit.seats()).unwrap_or(usize::MAX);
         if let Some((buyer, seats)) = counted.iter().find(|(_, seats)| **seats > limit_seats) {
