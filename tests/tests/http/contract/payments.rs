@@ -41,7 +41,9 @@ pub(super) async fn priced_app_as(options: AppOptions, hs256_secret: Option<&str
     }
     let created = create
         .json(&json!({
+            // No seat limit: the races reserve round after round as one buyer.
             "event_id": "paid", "name": "Priced", "hold_seconds": 300, "currency": "EUR",
+            "max_seats_per_buyer": 0,
             "sections": [
                 {"section": "A", "rows": 8, "seats_per_row": 10, "price": 2500},
                 {"section": "B", "rows": 1, "seats_per_row": 10},
