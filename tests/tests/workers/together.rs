@@ -46,7 +46,7 @@ fn free_runs(held: &BTreeSet<(u32, u32)>) -> Vec<u32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_workers_hold_blocks_in_one_row_and_leave_no_usable_run() {
     let (app, _workers) = sale_with_workers(
-        json!({"event_id": "tw", "name": "Together", "hold_seconds": 600,
+        json!({"event_id": "tw", "name": "Together", "hold_seconds": 600, "max_seats_per_buyer": 0,
             "sections": [{"section": "T", "rows": ROWS, "seats_per_row": PER_ROW}]}),
     )
     .await;
