@@ -82,8 +82,13 @@ impl ChildProcess {
         let mut child = command.spawn().expect("the binary starts");
         let stderr = child.stderr.take().expect("piped stderr");
         let (send, lines) = mpsc::channel();
+        // Set to echo every child's log lines (with `--nocapture`) while a test is looked into.
+        let echo = std::env::var_os("SEATCLAIM_TEST_CHILD_LOGS").map(|_| name.to_owned());
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(name) = &echo {
+                    eprintln!("[{name}] {line}");
+                }
                 if send.send(line).is_err() {
                     break;
                 }

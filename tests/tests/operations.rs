@@ -4,5 +4,6 @@
 mod backup;
 mod ctl;
 mod expiry;
+mod line_upgrade;
 mod migrations;
 mod retention;

@@ -105,11 +105,34 @@ impl DynamoStore {
         ])
     }
 
+    /// The writes of a job's move into its section's line: as [`Self::transition`]'s, with the
+    /// sort key of its place in line (`place`) recorded on the job, which its leaving then names
+    /// (`waitlist.rs`).
+    pub(super) fn joining(
+        &self,
+        waiting: &Transition,
+        place: &str,
+    ) -> Result<Vec<TransactWriteItem>, BackendError> {
+        Ok(vec![
+            self.job_update(waiting, Some(place))?,
+            self.outbox_put(&waiting.event, waiting.event.occurred_at)?,
+        ])
+    }
+
     /// The job's update of a transition, conditioned on the status it moved from; its
     /// `updated_at` is the event's instant (which a rejection's record is named by).
     pub(super) fn job_write(
         &self,
         transition: &Transition,
+    ) -> Result<TransactWriteItem, BackendError> {
+        self.job_update(transition, None)
+    }
+
+    /// [`Self::job_write`], recording `place` as the job's `line_place` when it joins a line.
+    fn job_update(
+        &self,
+        transition: &Transition,
+        place: Option<&str>,
     ) -> Result<TransactWriteItem, BackendError> {
         let (job, from, now) = (
             &transition.job,
@@ -128,6 +151,10 @@ impl DynamoStore {
             (":seats", s(to_json(&job.seat_ids)?)),
             (":now", n(now.as_millisecond())),
         ];
+        if let Some(place) = place {
+            set.push("line_place = :place");
+            values.push((":place", s(place)));
+        }
         match (job.status, job.hold_expires_at) {
             (JobStatus::Held, Some(until)) => {
                 set.extend(["hold_until = :until", "held_shard = :shard"]);

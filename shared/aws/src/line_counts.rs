@@ -215,7 +215,7 @@ impl DynamoStore {
     /// job admitted before tickets existed counts every admission as ahead of it.
     pub(super) async fn line_of(&self, job: &Job) -> Result<Line, BackendError> {
         let counts = self.event_counts(&job.event_id).await?;
-        let (ticket, prequeued) = self.job_ticket(job.job_id).await?;
+        let (ticket, prequeued) = self.job_ticket(job.job_id, false).await?;
         if let (None, Some(opens_at)) = (ticket, prequeued) {
             // In the pre-queue, not drawn yet: its place comes with the opening's release.
             return Ok(Line {
@@ -232,14 +232,20 @@ impl DynamoStore {
         })
     }
 
-    /// A job's ticket, and the start its pre-queue waits for if it was pre-queued.
-    async fn job_ticket(&self, job_id: JobId) -> Result<(Option<u64>, Option<i64>), BackendError> {
+    /// A job's ticket, and the start its pre-queue waits for if it was pre-queued (read
+    /// strongly `consistent` where a decision rests on it).
+    pub(super) async fn job_ticket(
+        &self,
+        job_id: JobId,
+        consistent: bool,
+    ) -> Result<(Option<u64>, Option<i64>), BackendError> {
         let output = self
             .db
             .get_item()
             .table_name(&self.names.jobs_table)
             .key("job_id", s(job_id.to_string()))
             .projection_expression("ticket, prequeued")
+            .consistent_read(consistent)
             .send()
             .await
             .map_err(|e| classify("GetItem job ticket", e))?;

@@ -1,28 +1,42 @@
 //! Reading a section's waitlist on DynamoDB (`waitlist.rs` says how it is kept): its head in
-//! admission order, all of it, and a job's position in it, each read from every line shard.
+//! line order, all of it, and a job's position in it, each read from every line shard; and the
+//! place a job takes in it or took.
 
 use futures_util::{StreamExt, TryStreamExt};
 
+use jiff::Timestamp;
+
 use super::DynamoStore;
-use super::item::{count_all, get_s, query_items, s};
+use super::error::classify;
+use super::item::{count_all, get_s, opt_s, query_items, s};
 use super::keys::{LINE_SHARDS, line_key};
 use super::waitlist::section_of;
-use seatclaim_core::domain::{EventId, Job, JobId, JobStatus};
+use seatclaim_core::codec::from_ms;
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, line_place};
 use seatclaim_core::ports::BackendError;
 
 /// The lowest sort key of a place in line.
 const FIRST_PLACE: &str = "0";
 /// Line shards read or written at once.
 pub(super) const SHARD_READS: usize = 16;
-/// The sort key of `job`'s place: its admission instant, then its id.
-pub(super) fn place_id(job: &Job) -> String {
-    format!("{:013}#{}", job.accepted_at.as_millisecond(), job.job_id)
+/// The sort key of `job`'s place: the domain's `line_place` (its admission instant and id, or
+/// for a pre-queue's job the sale's start and its place in the draw, `drawn`), then, for a drawn
+/// place, its id, so that every place names its job after its last `#`.
+pub(super) fn place_id(job: &Job, drawn: Option<(Timestamp, u64)>) -> String {
+    let place = line_place(job, drawn);
+    match drawn {
+        Some(_) => format!("{place}#{}", job.job_id),
+        None => place,
+    }
 }
 
 /// The job a place's sort key names.
 fn placed_job(place: &str) -> Option<JobId> {
-    place.split_once('#').and_then(|(_, job)| JobId::parse(job))
+    place
+        .rsplit_once('#')
+        .and_then(|(_, job)| JobId::parse(job))
 }
+
 impl DynamoStore {
     /// The places (sort keys) of one line shard in order: the first `limit`, or all of them.
     async fn places(
@@ -104,6 +118,34 @@ impl DynamoStore {
             .collect())
     }
 
+    /// The sort key of the place a job about to join its line takes: drawn order for a
+    /// pre-queue's job whose ticket the opening wrote (before it sent the intent, `release.rs`),
+    /// admission order for any other.
+    pub(super) async fn joining_place(&self, job: &Job) -> Result<String, BackendError> {
+        let drawn = match self.job_ticket(job.job_id, true).await? {
+            (Some(ticket), Some(opens_at)) => Some((from_ms(opens_at)?, ticket)),
+            _ => None,
+        };
+        Ok(place_id(job, drawn))
+    }
+
+    /// The sort key of the place a WAITLISTED job took when it joined (`line_place` on its item;
+    /// a job that joined before places were recorded stands in admission order).
+    pub(super) async fn joined_place(&self, job: &Job) -> Result<String, BackendError> {
+        let output = self
+            .db
+            .get_item()
+            .table_name(&self.names.jobs_table)
+            .key("job_id", s(job.job_id.to_string()))
+            .projection_expression("line_place")
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| classify("GetItem job place", e))?;
+        let stored = output.item().and_then(|item| opt_s(item, "line_place"));
+        Ok(stored.map_or_else(|| place_id(job, None), str::to_owned))
+    }
+
     /// A WAITLISTED job's place in its line, from 1: the places up to its own, counted in
     /// every shard.
     pub(super) async fn line_position(&self, job: &Job) -> Result<Option<u64>, BackendError> {
@@ -111,7 +153,7 @@ impl DynamoStore {
             return Ok(None);
         }
         let section = section_of(job)?.as_str();
-        let place = place_id(job);
+        let place = self.joined_place(job).await?;
         let counts = futures_util::stream::iter(0..LINE_SHARDS)
             .map(|shard| {
                 let key = line_key(&job.event_id, section, shard);

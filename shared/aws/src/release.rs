@@ -2,8 +2,8 @@
 //! lease of the event's opening item, the pre-queue's gates close, the whole pre-queue is read
 //! and drawn (the seed recorded before anything is sent), and the intents go to SQS in the drawn
 //! order, a window of [`WINDOW_BATCHES`] batches at a time, each job's place written as its
-//! ticket and the count released recorded after each window; then the late list, in admission
-//! order.
+//! ticket before its intent is sent and the count released recorded after each window; then the
+//! late list, in admission order.
 
 use std::collections::HashMap;
 
@@ -144,16 +144,16 @@ impl DynamoStore {
         event_id: &EventId,
         starts: Timestamp,
     ) -> Result<(), BackendError> {
-        let Some(item) = self.lease_opening(event_id).await? else {
+        if self.lease_opening(event_id).await?.is_none() {
+            return Ok(());
+        }
+        self.close_gates(event_id, List::Prequeue).await?;
+        // The item as the last renewal returned it: a lapsed lease taken back finds the draw
+        // another process may have recorded meanwhile.
+        let listed = self.list_under_lease(event_id, List::Prequeue).await?;
+        let Some((item, intents)) = listed else {
             return Ok(());
         };
-        self.close_gates(event_id, List::Prequeue).await?;
-        let intents = self
-            .entries(event_id, List::Prequeue)
-            .await?
-            .iter()
-            .map(|(_, text)| decode(text))
-            .collect::<Result<Vec<_>, _>>()?;
         let queued = intents.iter().map(|intent| intent.job_id).collect();
         let draw = self.draw(event_id, starts, &item, queued).await?;
         let mut by_job: HashMap<JobId, Intent> =
@@ -171,13 +171,13 @@ impl DynamoStore {
             "the pre-queue is drawn; releasing it in that order"
         );
         self.release_in_order(event_id, &order, done).await?;
+        if self.lease_opening(event_id).await?.is_none() {
+            return Ok(());
+        }
         self.close_gates(event_id, List::Late).await?;
-        let late = self
-            .entries(event_id, List::Late)
-            .await?
-            .iter()
-            .map(|(_, text)| decode(text))
-            .collect::<Result<Vec<_>, _>>()?;
+        let Some((_, late)) = self.list_under_lease(event_id, List::Late).await? else {
+            return Ok(());
+        };
         for batch in late.chunks(10) {
             self.queue.send(batch).await?;
         }
@@ -198,8 +198,33 @@ impl DynamoStore {
         Ok(())
     }
 
+    /// The intents of `event_id`'s `list` (its gates closed), read with the opening's lease
+    /// renewed before and after, since closing and reading every shard of a list can outlast
+    /// one lease on a slow store; with the opening item as the last renewal returned it, or
+    /// `None` if another process has taken the opening over.
+    async fn list_under_lease(
+        &self,
+        event_id: &EventId,
+        list: List,
+    ) -> Result<Option<(Item, Vec<Intent>)>, BackendError> {
+        if self.lease_opening(event_id).await?.is_none() {
+            return Ok(None);
+        }
+        let intents = self
+            .entries(event_id, list)
+            .await?
+            .iter()
+            .map(|(_, text)| decode(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self
+            .lease_opening(event_id)
+            .await?
+            .map(|item| (item, intents)))
+    }
+
     /// Sends `order` from place `done` on, a window at a time: each window's tickets (the
-    /// place, from 1) and its batches of ten, all side by side, then its count recorded.
+    /// place, from 1) first, so a job that loses the draw finds its place when it joins the line
+    /// (`waitlist.rs`), then its batches of ten side by side, then its count recorded.
     async fn release_in_order(
         &self,
         event_id: &EventId,
@@ -217,19 +242,18 @@ impl DynamoStore {
                 .zip(window)
                 .map(|(place, intent)| self.write_ticket(intent.job_id, place))
                 .collect();
+            futures_util::stream::iter(tickets)
+                .buffer_unordered(TICKET_WRITES)
+                .try_collect::<Vec<_>>()
+                .await?;
             let sends: Vec<_> = window
                 .chunks(10)
                 .map(|batch| self.queue.send(batch))
                 .collect();
-            // The tickets and the sends side by side: a window costs the slower of the two.
-            futures_util::try_join!(
-                futures_util::stream::iter(tickets)
-                    .buffer_unordered(TICKET_WRITES)
-                    .try_collect::<Vec<_>>(),
-                futures_util::stream::iter(sends)
-                    .buffer_unordered(WINDOW_BATCHES)
-                    .try_collect::<Vec<_>>(),
-            )?;
+            futures_util::stream::iter(sends)
+                .buffer_unordered(WINDOW_BATCHES)
+                .try_collect::<Vec<_>>()
+                .await?;
             released += window.len();
             let until = self.clock.now().as_millisecond() + LEASE_MS;
             self.record_opening(

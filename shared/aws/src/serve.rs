@@ -139,7 +139,7 @@ impl DynamoStore {
             .collect::<Result<Vec<_>, _>>()?;
         let job_write = writes.len();
         writes.extend(self.transition(&step.transition)?);
-        writes.push(self.leave_line(job)?);
+        writes.push(self.leave_line(job).await?);
         let counted = terms.limit.is_some() && !step.seats.is_empty();
         match (terms.limit, step.seats.is_empty(), count) {
             (None, ..) => {}

@@ -135,7 +135,7 @@ impl DynamoStore {
             let waiting = job.status == JobStatus::Waitlisted;
             if waiting {
                 // A place given up: no seats; the place itself, and the quantity it counted.
-                writes.push(self.leave_line(&job)?);
+                writes.push(self.leave_line(&job).await?);
                 if limited {
                     writes.push(self.count_unwait(&job)?);
                 }

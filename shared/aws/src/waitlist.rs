@@ -1,7 +1,9 @@
 //! The waitlist on DynamoDB. A WAITLISTED job's place in line is an item of the outbox table in
 //! one of [`LINE_SHARDS`] partitions of its section's line (`line#event#section#shard`), sorted
-//! by its intent's admission instant (to the millisecond; then by job id, which orders intents
-//! admitted within one millisecond arbitrarily, as no two API tasks' clocks could do better).
+//! by the domain's `line_place`: its intent's admission instant (to the millisecond; then by job
+//! id, which orders intents admitted within one millisecond arbitrarily, as no two API tasks'
+//! clocks could do better), or, for a pre-queue's job that lost the draw, the sale's start and
+//! its drawn ticket. The job's item records the place's key (`line_place`) when it joins.
 //! Joining is one transaction: the job's move to WAITLISTED, its event, its place, under a seat
 //! limit its quantity added to the buyer's count (`seat_counts.rs`), and a check that the
 //! shard's closed marker is absent, so a
@@ -21,7 +23,7 @@ use super::claim::Claimed;
 use super::error::{build_error, classify};
 use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
-use super::line_reads::{SHARD_READS, place_id};
+use super::line_reads::SHARD_READS;
 use seatclaim_core::domain::{
     EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Transition, Waitlist,
 };
@@ -31,14 +33,14 @@ use seatclaim_core::ports::{BackendError, ClaimOutcome};
 /// and letters), so reads of places (`id >= "0"`) never see it.
 const MARKER: &str = "#closed";
 
-/// The key of `job`'s place in its section's line.
-fn place_key(job: &Job, section: &str) -> Item {
+/// The key of `job`'s place (`place`, its sort key) in its section's line.
+fn place_key(job: &Job, section: &str, place: String) -> Item {
     Item::from([
         (
             "job_id".to_owned(),
             s(line_key(&job.event_id, section, line_shard(job.job_id))),
         ),
-        ("id".to_owned(), s(place_id(job))),
+        ("id".to_owned(), s(place)),
     ])
 }
 
@@ -58,8 +60,9 @@ pub(super) fn section_of(job: &Job) -> Result<&Section, BackendError> {
 
 impl DynamoStore {
     /// The deletion of `job`'s place in line, in the transaction that ends its wait.
-    pub(super) fn leave_line(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
-        let key = place_key(job, section_of(job)?.as_str());
+    pub(super) async fn leave_line(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
+        let place = self.joined_place(job).await?;
+        let key = place_key(job, section_of(job)?.as_str(), place);
         let delete = Delete::builder()
             .table_name(&self.names.outbox_table)
             .set_key(Some(key))
@@ -86,8 +89,9 @@ impl DynamoStore {
             return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
         };
         let section = section_of(job)?.as_str();
-        let mut writes = self.transition(&waiting)?;
-        writes.push(self.place_write(job, section)?);
+        let place = self.joining_place(job).await?;
+        let mut writes = self.joining(&waiting, &place)?;
+        writes.push(self.place_write(job, section, place)?);
         let open_check = writes.len();
         writes.push(self.open_check(job, section)?);
         if forms {
@@ -129,11 +133,16 @@ impl DynamoStore {
         })
     }
 
-    /// The put of `job`'s place in the line of `section`.
-    fn place_write(&self, job: &Job, section: &str) -> Result<TransactWriteItem, BackendError> {
+    /// The put of `job`'s place (`place`, its sort key) in the line of `section`.
+    fn place_write(
+        &self,
+        job: &Job,
+        section: &str,
+        place: String,
+    ) -> Result<TransactWriteItem, BackendError> {
         let place = Put::builder()
             .table_name(&self.names.outbox_table)
-            .set_item(Some(place_key(job, section)))
+            .set_item(Some(place_key(job, section, place)))
             .build()
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().put(place).build())
@@ -226,7 +235,7 @@ impl DynamoStore {
         let limited =
             (self.event_meta(&job.event_id).await?).is_some_and(|meta| meta.seat_limit.is_some());
         let mut writes = self.transition(&rejected)?;
-        writes.push(self.leave_line(&job)?);
+        writes.push(self.leave_line(&job).await?);
         if limited {
             writes.push(self.count_unwait(&job)?);
         }

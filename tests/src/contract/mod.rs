@@ -306,6 +306,7 @@ macro_rules! port_contract {
             racing_cancels_serve_a_line_in_order,
             a_sale_opens_in_the_order_its_seed_draws,
             arriving_first_buys_no_advantage_at_the_opening,
+            the_pre_queues_losers_wait_in_drawn_order,
             a_pre_queued_intent_ages_from_the_opening,
             a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
             racing_blocks_fill_a_section_with_adjacent_holds,

@@ -11,8 +11,7 @@ use axum::http::{Method, StatusCode};
 use futures_util::future::join_all;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_e2e::stripe::SECRET;
-use seatclaim_e2e::{AppOptions, TestApp, test_backend};
-use seatclaim_runtime::config::BackendKind;
+use seatclaim_e2e::{AppOptions, TestApp};
 use serde_json::{Value, json};
 
 use super::sale_with_workers_as;
@@ -97,13 +96,6 @@ async fn confirms_racing_the_claim_never_sell_a_priced_hold_unpaid() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confirms_in_flight_across_a_sales_opening_never_sell_a_priced_hold_unpaid() {
-    // On the emulator, with the rest of the suite running beside it, the opening's release did
-    // not decide every pre-queued job within the bound (alone it passes): until that is
-    // understood this variant runs on the embedded backend, and the claim's race on both.
-    if test_backend() == BackendKind::Aws {
-        println!("skipped on the emulator: see the comment above");
-        return;
-    }
     // The worker processes keep the wall clock: the sale opens on it, 4 s from now.
     let starts = Timestamp::now() + SignedDuration::from_secs(4);
     let starts = Timestamp::from_second(starts.as_second()).unwrap();

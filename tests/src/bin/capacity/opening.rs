@@ -154,9 +154,9 @@ pub fn model(measured: &Measured, rate: f64) -> Value {
     let pages_per_shard = (TARGET * entry_bytes / f64::from(PREQUEUE_SHARDS) / PAGE_BYTES).ceil();
     let read_s = pages_per_shard * (f64::from(PREQUEUE_SHARDS) / SHARD_CALLS).ceil() * PAGE_S;
     let window = (WINDOW_BATCHES * 10) as f64;
-    // A window's tickets and batches go side by side; then its count is recorded.
-    let window_s = ((window / TICKET_WRITES as f64).ceil() * DYNAMODB_CALL_S).max(SQS_BATCH_S)
-        + DYNAMODB_CALL_S;
+    // A window's tickets, then its batches side by side, then its count recorded.
+    let window_s =
+        (window / TICKET_WRITES as f64).ceil() * DYNAMODB_CALL_S + SQS_BATCH_S + DYNAMODB_CALL_S;
     let release_rate = window / window_s;
     let release_s = TARGET / release_rate;
     // Decisions keep pace with the release while it is slower than the claim loops.
@@ -250,7 +250,8 @@ mod tests {
         assert!((model["entry_bytes"].as_f64().unwrap() - 409.6).abs() < 1e-9);
         let window = (WINDOW_BATCHES * 10) as f64;
         let expected = window
-            / (((window / TICKET_WRITES as f64).ceil() * DYNAMODB_CALL_S).max(SQS_BATCH_S)
+            / ((window / TICKET_WRITES as f64).ceil() * DYNAMODB_CALL_S
+                + SQS_BATCH_S
                 + DYNAMODB_CALL_S);
         let rate = model["release_intents_per_s"].as_f64().unwrap();
         assert!((rate - expected).abs() < 1e-6, "{rate} against {expected}");
