@@ -34,6 +34,8 @@ if ! type -P cargo >/dev/null || ! type -P rustc >/dev/null; then
     lacks "the Rust toolchain $rust_version or later (cargo, rustc)" "https://rustup.rs"
 elif ! at_least "$(rustc --version | awk '{print $2}')" "$rust_version"; then
     lacks "Rust $rust_version or later (found $(rustc --version | awk '{print $2}'))" "rustup update stable"
+elif ! type -P cc >/dev/null; then
+    lacks "a C compiler, cc (SQLite, mimalloc and aws-lc are built from source)" "apt-get install build-essential"
 elif [ "${1:-}" = --ci ]; then
     for component in fmt clippy; do
         cargo "$component" --version >/dev/null 2>&1 \
