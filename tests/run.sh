@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and CI runs it:
+#  0. checks that the machine has what the run needs (tests/preflight.sh), and stops naming
+#     whatever is missing before it starts anything;
 #  1. starts the local AWS emulator (moto, pinned in tests/emulator/start.sh) or reuses a running one,
 #     installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing,
 #     and type-checks the buyer page's modules (tests/browser/typecheck.sh: pinned TypeScript);
@@ -12,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash tests/preflight.sh
 eval "$(bash tests/emulator/start.sh)"
 bash tests/browser/install.sh
 bash tests/browser/typecheck.sh

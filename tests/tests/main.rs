@@ -12,6 +12,7 @@ mod aws;
 mod browser;
 mod contention;
 mod deploy;
+mod docs;
 mod faults;
 mod http;
 mod loadgen;
