@@ -216,6 +216,21 @@ impl TestApp {
         (output.status.code().unwrap_or(-1), stdout)
     }
 
+    /// Waits until the relays have published every recorded event, so that an audit after a
+    /// burst judges a relay that kept up, not one still working through the burst on a slow
+    /// emulator; a relay that is stuck fails the wait.
+    pub async fn relay_caught_up(&self, within: Duration) {
+        crate::eventually(
+            within,
+            "the relays to publish every recorded event",
+            || async {
+                let oldest = self.backend.outbox.oldest_unpublished().await.unwrap();
+                oldest.is_none().then_some(())
+            },
+        )
+        .await;
+    }
+
     /// Runs `seatclaimctl audit` on the event and asserts that it passes.
     pub fn assert_audit_passes(&self, event_id: &str) -> Value {
         let (code, stdout) = self.ctl(&["audit", event_id, "--json"]);

@@ -6,16 +6,18 @@
 //! rows, and the claim writes it as any hold, conditioned on every seat.
 //!
 //! Concurrent claims of one process would all choose the same best block: the seats a claim is
-//! writing are set aside ([`Claiming`]) until its write ends, so the others choose around them.
-//! Claims of other processes that choose the same block lose the write, and try again without
-//! the seats they lost.
+//! writing are set aside ([`Claiming`]) until its write ends, so the others choose around them
+//! (and write on condition that the seats set aside beside their block were taken). Claims of
+//! other processes that choose the same block, or around the same free seats, lose the write
+//! and try again without the seats they lost.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
 use super::DynamoStore;
 use super::keys::free_key;
-use seatclaim_core::domain::{Best, BlockSearch, EventId, Seat, SeatId};
+use jiff::Timestamp;
+use seatclaim_core::domain::{Best, BlockSearch, EventId, Seat, SeatId, block_guards};
 use seatclaim_core::ports::BackendError;
 
 /// Seats read per page of a free-list shard.
@@ -51,35 +53,49 @@ impl Claiming {
     /// seats `decide` chose aside for this one (the choice and the setting aside are one step).
     /// `None` when `decide` chose nothing while other claims' seats were left out: their writes
     /// may yet fail, so this decision is not final and the claim looks again.
+    ///
+    /// For a `block` (seats together), also the seats set aside for other claims beside it (the
+    /// domain's `block_guards` over every candidate): the choice judged them taken, so the hold
+    /// is written on condition that they are (those claims committed), lest a write of theirs
+    /// that fails leave a single seat between the two blocks.
     pub(super) fn choose<T>(
         &self,
         event_id: &EventId,
-        candidates: Vec<Seat>,
+        (candidates, block, now): (Vec<Seat>, bool, Timestamp),
         decide: impl FnOnce(&[Seat]) -> (T, Vec<SeatId>),
-    ) -> Option<(T, SetAside<'_>)> {
+    ) -> Option<(T, SetAside<'_>, Vec<SeatId>)> {
         let mut claiming = self.lock();
         let read = candidates.len();
-        let free: Vec<Seat> = candidates
-            .into_iter()
-            .filter(|seat| !claiming.contains(&(event_id.clone(), seat.seat_id.clone())))
-            .collect();
+        let aside = |seat: &Seat| claiming.contains(&(event_id.clone(), seat.seat_id.clone()));
+        let (others, free): (Vec<Seat>, Vec<Seat>) = candidates.into_iter().partition(aside);
         let (decided, chosen) = decide(&free);
         if chosen.is_empty() && free.len() < read {
             return None;
         }
+        let awaited = if block {
+            let claimable: Vec<&Seat> = free
+                .iter()
+                .chain(&others)
+                .filter(|seat| seat.state.is_claimable(now))
+                .collect();
+            block_guards(&claimable, &chosen)
+                .into_iter()
+                .filter(|seat| others.iter().any(|other| &other.seat_id == seat))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let seats: Vec<(EventId, SeatId)> = chosen
             .into_iter()
             .map(|seat| (event_id.clone(), seat))
             .collect();
         claiming.extend(seats.iter().cloned());
         drop(claiming);
-        Some((
-            decided,
-            SetAside {
-                claiming: self,
-                seats,
-            },
-        ))
+        let set_aside = SetAside {
+            claiming: self,
+            seats,
+        };
+        Some((decided, set_aside, awaited))
     }
 }
 

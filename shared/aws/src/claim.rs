@@ -6,10 +6,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 use jiff::{SignedDuration, Timestamp};
 
 use super::DynamoStore;
+use super::error::build_error;
 use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use seatclaim_core::codec::SeatRecord;
@@ -18,6 +19,11 @@ use seatclaim_core::domain::{
     ReservationEvent, SaleTerms, Seat, SeatId, SeatRequest,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
+
+/// The condition on a seat a claim may take: AVAILABLE, or HELD past its deadline.
+const CLAIMABLE: &str = "#state = :available OR (#state = :held AND hold_until <= :now)";
+/// The condition on a seat another claim of this process was writing beside a block: taken.
+const TAKEN: &str = "NOT (#state = :available OR (#state = :held AND hold_until <= :now))";
 
 /// Rounds of a section claim whose candidates were taken between the (eventually consistent)
 /// index read and the write: each tries fresh ones; past the last, the intent is retried later.
@@ -39,11 +45,15 @@ const RECORD_POLL: SignedDuration = SignedDuration::from_millis(100);
 /// A claim's outcome, with the event of a rejection still to publish and record.
 pub(super) type Claimed = (ClaimOutcome, Option<ReservationEvent>);
 
-/// The seats a claim decided to hold, until when, and what they cost.
+/// The seats a claim decided to hold, until when, what they cost, the seats beside a block
+/// that must still be claimable for it to commit (the domain's `block_guards`), and those beside
+/// it that this process's other claims were writing, which must be taken (`blocks.rs`).
 struct Hold {
     seat_ids: Vec<SeatId>,
     until: Timestamp,
     amount_due: Option<Money>,
+    guards: Vec<SeatId>,
+    awaited: Vec<SeatId>,
 }
 
 /// How an attempt to hold ended.
@@ -66,6 +76,9 @@ enum Written {
     Decided(Box<Claimed>),
     /// These seats were taken since they were read.
     SeatTaken(Vec<SeatId>),
+    /// Seats beside the block that another claim of this process was writing are not taken
+    /// (yet, or its write failed).
+    Awaited,
     /// The buyer's seat count left no room.
     OverLimit,
 }
@@ -114,7 +127,7 @@ impl DynamoStore {
             &self.names.seats_table,
             seat_key(&job.event_id, seat),
             "SET #state = :held, job_id = :job, hold_until = :until REMOVE free_key",
-            Some("#state = :available OR (#state = :held AND hold_until <= :now)"),
+            Some(CLAIMABLE),
             &[("#state", "state")],
             vec![
                 (":held", s(SeatRecord::HELD)),
@@ -124,6 +137,29 @@ impl DynamoStore {
                 (":now", n(now.as_millisecond())),
             ],
         )
+    }
+
+    /// The check, in a hold's transaction, that a seat beside the block is as the choice judged
+    /// it: still claimable ([`CLAIMABLE`], as [`Self::hold_write`] conditions a seat it takes),
+    /// or taken ([`TAKEN`]).
+    fn state_check(
+        &self,
+        job: &Job,
+        seat: &SeatId,
+        now: Timestamp,
+        condition: &str,
+    ) -> Result<TransactWriteItem, BackendError> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.names.seats_table)
+            .set_key(Some(seat_key(&job.event_id, seat)))
+            .condition_expression(condition)
+            .expression_attribute_names("#state", "state")
+            .expression_attribute_values(":available", s(SeatRecord::AVAILABLE))
+            .expression_attribute_values(":held", s(SeatRecord::HELD))
+            .expression_attribute_values(":now", n(now.as_millisecond()))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     async fn claim_one(&self, intent: &Intent, now: Timestamp) -> Result<Claimed, BackendError> {
@@ -194,26 +230,31 @@ impl DynamoStore {
                 (decided, chosen)
             };
             // This process's other section claims choose around the seats this one writes.
-            let (decided, _aside) = if section {
-                let Some((decided, aside)) =
-                    self.claiming.choose(&intent.event_id, candidates, decide)
+            let block = matches!(intent.request, SeatRequest::Section { together: true, .. });
+            let (decided, _aside, awaited) = if section {
+                let chosen = (candidates, block, now);
+                let Some((decided, aside, awaited)) =
+                    self.claiming.choose(&intent.event_id, chosen, decide)
                 else {
                     tokio::time::sleep(AROUND_OTHERS).await;
                     continue;
                 };
-                (decided, Some(aside))
+                (decided, Some(aside), awaited)
             } else {
-                (decide(&candidates).0, None)
+                (decide(&candidates).0, None, Vec::new())
             };
             let hold = match decided {
                 ClaimDecision::Hold {
                     seat_ids,
                     until,
                     amount_due,
+                    guards,
                 } => Hold {
                     seat_ids,
                     until,
                     amount_due,
+                    guards,
+                    awaited,
                 },
                 ClaimDecision::Reject { reason } => {
                     return self.reject(job, &reason, now).await.map(Attempt::decided);
@@ -233,6 +274,9 @@ impl DynamoStore {
                 Written::Decided(claimed) => return Ok(Attempt::Decided(claimed)),
                 Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),
                 Written::SeatTaken(taken) => lost.extend(taken),
+                // Another claim of this process has not committed the seats beside: give it
+                // the time its write takes, then choose again.
+                Written::Awaited => tokio::time::sleep(AROUND_OTHERS).await,
             }
         }
         if section {
@@ -247,8 +291,10 @@ impl DynamoStore {
             .map(Attempt::decided)
     }
 
-    /// The conditional write of a hold: the seats (each AVAILABLE or lapsed), the job's move
-    /// from PENDING, its event and, under a seat limit, the buyer's count, in one transaction.
+    /// The conditional write of a hold: the seats (each AVAILABLE or lapsed), a check that each
+    /// guard is still claimable, the job's move from PENDING, its event and, under a seat limit,
+    /// the buyer's count, in one transaction. A guard taken meanwhile counts as a seat taken: the
+    /// claim chooses again without it.
     async fn hold_seats(
         &self,
         job: &Job,
@@ -256,6 +302,8 @@ impl DynamoStore {
             seat_ids,
             until,
             amount_due,
+            guards,
+            awaited,
         }: Hold,
         now: Timestamp,
         ceiling: Option<u32>,
@@ -269,6 +317,16 @@ impl DynamoStore {
         let mut writes = seat_ids
             .iter()
             .map(|seat| self.hold_write(job, seat, until, now))
+            .chain(
+                guards
+                    .iter()
+                    .map(|seat| self.state_check(job, seat, now, CLAIMABLE)),
+            )
+            .chain(
+                awaited
+                    .iter()
+                    .map(|seat| self.state_check(job, seat, now, TAKEN)),
+            )
             .collect::<Result<Vec<_>, _>>()?;
         writes.extend(self.transition(&held)?);
         if let Some(ceiling) = ceiling {
@@ -280,8 +338,14 @@ impl DynamoStore {
             }
             Transacted::ConditionFailed(failed) => failed,
         };
-        // The job's own condition (after the seats) failed: another delivery decided it.
-        if failed.get(seat_ids.len()).copied().unwrap_or(false) {
+        let checked = seat_ids.len() + guards.len();
+        // The job's own condition (after the seats and checks) failed: another delivery
+        // decided it.
+        if failed
+            .get(checked + awaited.len())
+            .copied()
+            .unwrap_or(false)
+        {
             return Ok(Written::Decided(Box::new(
                 self.already_decided(job.job_id, now).await?,
             )));
@@ -289,12 +353,16 @@ impl DynamoStore {
         if ceiling.is_some() && failed.last().copied().unwrap_or(false) {
             return Ok(Written::OverLimit);
         }
-        let taken = seat_ids
+        let taken: Vec<SeatId> = seat_ids
             .iter()
+            .chain(&guards)
             .zip(&failed)
             .filter(|(_, failed)| **failed)
             .map(|(seat, _)| seat.clone())
             .collect();
+        if taken.is_empty() && failed.iter().skip(checked).take(awaited.len()).any(|f| *f) {
+            return Ok(Written::Awaited);
+        }
         Ok(Written::SeatTaken(taken))
     }
 

@@ -297,5 +297,9 @@ fn blocks_in_row<'a>(
         })
 }
 
+mod guards;
+
+pub use guards::block_guards;
+
 #[cfg(test)]
 mod tests;

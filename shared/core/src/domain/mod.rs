@@ -29,7 +29,8 @@ pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
 pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use layout::{
-    Best, BlockSearch, Place, Seating, best_first, choose_block, no_block_reason, places,
+    Best, BlockSearch, Place, Seating, best_first, block_guards, choose_block, no_block_reason,
+    places,
 };
 pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};

@@ -137,6 +137,7 @@ impl Model {
                 seat_ids,
                 until,
                 amount_due,
+                ..
             } => {
                 assert!(
                     seat_ids.iter().all(|id| {

@@ -4,8 +4,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Best, JobId, Money, Place, Prices, SeatId, SeatRequest, Section, best_first, choose_block,
-    no_block_reason,
+    Best, JobId, Money, Place, Prices, SeatId, SeatRequest, Section, best_first, block_guards,
+    choose_block, no_block_reason,
 };
 
 /// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
@@ -90,6 +90,10 @@ pub enum ClaimDecision {
         until: Timestamp,
         /// What the seats cost by the event's `prices`; `None` when they are free.
         amount_due: Option<Money>,
+        /// Seats beside a block that must still be claimable when the hold is written
+        /// (`block_guards`): where claims race, the block that commits then strands no more
+        /// than one chosen alone. Empty but for seats together.
+        guards: Vec<SeatId>,
     },
     /// Hold nothing; the job is rejected for this reason, for good.
     Reject {
@@ -113,6 +117,7 @@ pub fn decide_claim(
     prices: &Prices,
     best: Best,
 ) -> ClaimDecision {
+    let mut guards = Vec::new();
     let chosen: Vec<&Seat> = match request {
         SeatRequest::Seats(wanted) => {
             let mut chosen = Vec::with_capacity(wanted.len());
@@ -142,6 +147,7 @@ pub fn decide_claim(
                 let Some(block) = choose_block(&claimable, wanted, best) else {
                     return reject(no_block_reason(wanted, section.as_str()));
                 };
+                guards = block_guards(&claimable, &block);
                 claimable
                     .into_iter()
                     .filter(|seat| block.contains(&seat.seat_id))
@@ -158,6 +164,7 @@ pub fn decide_claim(
         seat_ids: chosen.iter().map(|s| s.seat_id.clone()).collect(),
         until: hold_deadline(now, hold),
         amount_due: prices.due(chosen.iter().map(|s| &s.section)),
+        guards,
     }
 }
 
@@ -279,6 +286,7 @@ mod tests {
                 seat_ids: vec![SeatId::parse("a2").unwrap(), SeatId::parse("a3").unwrap()],
                 until: at(70),
                 amount_due: None,
+                guards: Vec::new(),
             }
         );
         let three = SeatRequest::in_section("A", 3).unwrap();

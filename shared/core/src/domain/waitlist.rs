@@ -124,6 +124,7 @@ pub fn hand_out(
             seat_ids,
             until,
             amount_due,
+            ..
         } = terms.decide_freely(&job.request, &free, now)
         else {
             continue;

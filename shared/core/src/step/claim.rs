@@ -95,10 +95,13 @@ fn hold_or_reject(
     let has_line = |section: &Section| lined.contains(section);
     Ok(
         match terms.decide(&intent.request, &candidates, now, has_line) {
+            // The guards hold by construction here: the step decides and writes in one
+            // transaction (or under one lock), where no other claim runs between the two.
             ClaimDecision::Hold {
                 seat_ids,
                 until,
                 amount_due,
+                ..
             } if store.hold_seats(job, &seat_ids, now, until)? => {
                 job.hold(seat_ids, until, amount_due, now)
             }
