@@ -470,6 +470,7 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
         "DROP INDEX jobs_sold_by_payment;
          DROP INDEX jobs_waitlisted;
          ALTER TABLE jobs DROP COLUMN line_place;
+         ALTER TABLE jobs DROP COLUMN reason_code;
          CREATE INDEX jobs_waitlisted
              ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
              WHERE status = 'WAITLISTED';
