@@ -83,8 +83,14 @@ fn an_event_recorded_before_codes_reads_with_the_code_of_its_text() {
         .event;
     let mut json: serde_json::Value = serde_json::from_str(&encode_event(&event).unwrap()).unwrap();
     assert_eq!(json["reason_code"], "request_expired");
+    json["reason_code"] = "a_code_from_a_newer_build".into();
+    assert_eq!(
+        decode_event(&json.to_string()).unwrap(),
+        event,
+        "an unknown code"
+    );
     json.as_object_mut().unwrap().remove("reason_code");
-    assert_eq!(decode_event(&json.to_string()).unwrap(), event);
+    assert_eq!(decode_event(&json.to_string()).unwrap(), event, "no code");
     let line = serde_json::json!({"detail-type": "Reservation Rejected", "detail": json});
     assert_eq!(decode_log_line(&line.to_string()).unwrap(), Some(event));
 }

@@ -196,7 +196,7 @@ pub struct Job {
     /// Why the job was rejected or failed.
     pub reason: Option<String>,
     /// The code of `reason`, for clients to match (`None` exactly when `reason` is).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::reason::lenient")]
     pub reason_code: Option<ReasonCode>,
     /// What the held seats cost, fixed when they were claimed; `None` when they are free.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -123,6 +123,17 @@ impl ReasonCode {
     }
 }
 
+/// Reads a stored or published code leniently: one this build does not know (written by a
+/// newer build, before a rollback) reads as none, and the reader falls back on the reason's text,
+/// instead of the whole record becoming unreadable. For `#[serde(deserialize_with)]`.
+pub(crate) fn lenient<'de, D>(deserializer: D) -> Result<Option<ReasonCode>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    Ok(text.as_deref().and_then(ReasonCode::parse))
+}
+
 impl fmt::Display for ReasonCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

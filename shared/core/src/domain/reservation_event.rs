@@ -33,7 +33,7 @@ pub struct ReservationEvent {
     pub reason: Option<String>,
     /// The code of `reason`, for consumers to match (absent from events recorded before codes;
     /// they read back with the code of their text).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::reason::lenient")]
     pub reason_code: Option<ReasonCode>,
     /// What the hold costs, for a priced `HELD` (what the payment flow charges).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -76,3 +76,23 @@ fn a_rejection_stored_before_codes_reads_with_the_code_it_would_have_today() {
     assert_eq!(ReasonCode::of_legacy_text("gave up after 5 attempts"), None);
     assert_eq!(ReasonCode::of_legacy_text(""), None);
 }
+
+#[test]
+fn a_code_this_build_does_not_know_reads_as_none_not_as_an_error() {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        #[serde(default, deserialize_with = "lenient")]
+        reason_code: Option<ReasonCode>,
+    }
+    let read = |json: &str| serde_json::from_str::<Stored>(json).unwrap().reason_code;
+    assert_eq!(
+        read(r#"{"reason_code": "buyer_limit"}"#),
+        Some(ReasonCode::BuyerLimit)
+    );
+    assert_eq!(
+        read(r#"{"reason_code": "a_code_from_a_newer_build"}"#),
+        None
+    );
+    assert_eq!(read(r#"{"reason_code": null}"#), None);
+    assert_eq!(read("{}"), None);
+}
