@@ -5,11 +5,11 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use seatclaim_core::domain::{JobConflict, ValidationError};
+use seatclaim_core::domain::{EventId, JobConflict, ValidationError};
 use seatclaim_core::ports::BackendError;
 
 use crate::auth::AuthError;
-use crate::problem::{Problem, ProblemType};
+use crate::problem::Problem;
 
 /// A request that could not be served, by cause.
 #[derive(Debug, thiserror::Error)]
@@ -20,12 +20,24 @@ pub enum ApiError {
     /// The request is malformed: bad header, bad JSON (400).
     #[error("{0}")]
     BadRequest(String),
+    /// The request names seats its event does not have (422).
+    #[error(transparent)]
+    UnknownSeats(ValidationError),
+    /// The request names a section its event does not have (422).
+    #[error(transparent)]
+    UnknownSection(ValidationError),
+    /// The event cannot seat the request as asked, whatever is free (422).
+    #[error(transparent)]
+    Unservable(ValidationError),
     /// No such thing (404).
     #[error("{0}")]
     NotFound(String),
-    /// The action does not fit the resource's state (409).
-    #[error("{0}")]
-    Conflict(String),
+    /// The action does not fit the job's state (409).
+    #[error(transparent)]
+    Conflict(JobConflict),
+    /// An event with this id exists already (409).
+    #[error("event {0} already exists")]
+    EventExists(EventId),
     /// The buyer already has an intent in the event's pre-queue, this job (409).
     #[error(
         "this buyer already waits in the line for the sale's opening with job {0}; one request per buyer until it opens"
@@ -132,61 +144,14 @@ impl From<JobConflict> for ApiError {
             // The settlement's own step found the hold priced and no payment: the same answer
             // as the edge's early 402.
             JobConflict::PaymentRequired { due } => Self::PaymentRequired(due),
-            conflict => Self::Conflict(conflict.to_string()),
-        }
-    }
-}
-
-impl ApiError {
-    /// The status and the problem type of each cause.
-    fn classify(&self) -> (StatusCode, ProblemType) {
-        match self {
-            Self::Invalid(_) => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ProblemType::InvalidRequest,
-            ),
-            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, ProblemType::MalformedRequest),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, ProblemType::NotFound),
-            Self::Conflict(_) => (StatusCode::CONFLICT, ProblemType::Conflict),
-            Self::KeyReused => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ProblemType::IdempotencyKeyReused,
-            ),
-            Self::AlreadyQueued(_) => (StatusCode::CONFLICT, ProblemType::AlreadyQueued),
-            Self::Rejected { status, .. } => match *status {
-                StatusCode::PAYLOAD_TOO_LARGE => (*status, ProblemType::PayloadTooLarge),
-                StatusCode::METHOD_NOT_ALLOWED => (*status, ProblemType::MethodNotAllowed),
-                StatusCode::UNSUPPORTED_MEDIA_TYPE => (*status, ProblemType::UnsupportedMediaType),
-                // axum's own mistakes (a route without the parameters its extractor expects).
-                status if status.is_server_error() => {
-                    (StatusCode::INTERNAL_SERVER_ERROR, ProblemType::Internal)
-                }
-                StatusCode::UNPROCESSABLE_ENTITY => (*status, ProblemType::MalformedRequest),
-                _ => (StatusCode::BAD_REQUEST, ProblemType::MalformedRequest),
-            },
-            Self::Unauthenticated(_) => (StatusCode::UNAUTHORIZED, ProblemType::Unauthenticated),
-            Self::Forbidden { .. } => (StatusCode::FORBIDDEN, ProblemType::Forbidden),
-            Self::TooManyRequests { .. } | Self::TooManyLongPolls { .. } => {
-                (StatusCode::TOO_MANY_REQUESTS, ProblemType::TooManyRequests)
-            }
-            Self::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
-            Self::TimedOut => (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Timeout),
-            Self::BodyTooSlow(_) => (StatusCode::REQUEST_TIMEOUT, ProblemType::Timeout),
-            Self::PaymentRequired(_) => {
-                (StatusCode::PAYMENT_REQUIRED, ProblemType::PaymentRequired)
-            }
-            Self::BadSignature(_) => (StatusCode::BAD_REQUEST, ProblemType::InvalidSignature),
-            Self::Backend(error) if error.is_transient() => {
-                (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable)
-            }
-            Self::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, ProblemType::Internal),
+            conflict => Self::Conflict(conflict),
         }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, kind) = self.classify();
+        let (status, kind, reason_code) = self.classify();
         let detail = match &self {
             Self::Backend(error) => {
                 tracing::error!(%error, "request failed in the backend");
@@ -199,6 +164,7 @@ impl IntoResponse for ApiError {
             title: kind.title(),
             status: status.as_u16(),
             detail,
+            reason_code,
             job_id: match &self {
                 Self::AlreadyQueued(job_id) => Some(*job_id),
                 _ => None,
@@ -256,83 +222,6 @@ impl ApiError {
     }
 }
 
+mod classify;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One error of each cause (and each status axum rejects with).
-    fn one_of_each() -> Vec<ApiError> {
-        let rejected = |status| ApiError::Rejected {
-            status,
-            detail: "rejected".into(),
-        };
-        vec![
-            ApiError::Invalid(ValidationError::new("field", "is wrong")),
-            ApiError::BadRequest("bad".into()),
-            ApiError::NotFound("missing".into()),
-            ApiError::Conflict("clash".into()),
-            ApiError::KeyReused,
-            ApiError::AlreadyQueued(seatclaim_core::domain::JobId::time_ordered()),
-            rejected(StatusCode::BAD_REQUEST),
-            rejected(StatusCode::METHOD_NOT_ALLOWED),
-            rejected(StatusCode::PAYLOAD_TOO_LARGE),
-            rejected(StatusCode::UNSUPPORTED_MEDIA_TYPE),
-            rejected(StatusCode::UNPROCESSABLE_ENTITY),
-            rejected(StatusCode::INTERNAL_SERVER_ERROR),
-            ApiError::Unauthenticated(AuthError::Missing),
-            ApiError::Forbidden {
-                detail: "no".into(),
-                scope: Some("admin".into()),
-            },
-            ApiError::TooManyRequests { retry_after: 2 },
-            ApiError::TooManyLongPolls { held: 4 },
-            ApiError::Overloaded,
-            ApiError::TimedOut,
-            ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
-            ApiError::PaymentRequired(seatclaim_core::domain::Money {
-                amount: 1,
-                currency: seatclaim_core::domain::Currency::parse("EUR").unwrap(),
-            }),
-            ApiError::BadSignature(crate::stripe::SignatureError::Stale),
-            ApiError::Backend(BackendError::transient("down")),
-            ApiError::Backend(BackendError::permanent("broken")),
-        ]
-    }
-
-    #[test]
-    fn every_error_has_a_status_its_problem_type_is_documented_with() {
-        for error in one_of_each() {
-            // A new cause fails to compile here: add it to `one_of_each` (and the document).
-            match &error {
-                ApiError::Invalid(_)
-                | ApiError::BadRequest(_)
-                | ApiError::NotFound(_)
-                | ApiError::Conflict(_)
-                | ApiError::KeyReused
-                | ApiError::AlreadyQueued(_)
-                | ApiError::Rejected { .. }
-                | ApiError::Unauthenticated(_)
-                | ApiError::Forbidden { .. }
-                | ApiError::TooManyRequests { .. }
-                | ApiError::TooManyLongPolls { .. }
-                | ApiError::Overloaded
-                | ApiError::TimedOut
-                | ApiError::BodyTooSlow(_)
-                | ApiError::PaymentRequired(_)
-                | ApiError::BadSignature(_)
-                | ApiError::Backend(_) => {}
-            }
-            let (status, kind) = error.classify();
-            assert!(
-                kind.statuses().contains(&status.as_u16()),
-                "{error:?}: {status} with {kind:?}"
-            );
-            let response = error.into_response();
-            assert_eq!(response.status(), status);
-            assert_eq!(
-                response.headers()[header::CONTENT_TYPE],
-                "application/problem+json"
-            );
-        }
-    }
-}
+mod tests;

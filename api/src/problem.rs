@@ -2,7 +2,7 @@
 //! kind of failure, named here once so that the error responses ([`crate::ApiError`]) and the
 //! OpenAPI document's `Problem` schema list the same ones.
 
-use seatclaim_core::domain::JobId;
+use seatclaim_core::domain::{JobId, ReasonCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -125,6 +125,9 @@ pub struct Problem {
     pub status: u16,
     /// What went wrong with this request, for a human.
     pub detail: String,
+    /// Why, as a stable code a client can match: finer than `type` (a `conflict` says which:
+    /// `hold_lapsed`, `wrong_status`, ...), from the same table as a job's `reason_code`.
+    pub reason_code: ReasonCode,
     /// The job the problem is about, where one exists (`already-queued`: the buyer's job in the
     /// pre-queue).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,6 +8,7 @@
 import { $, announce, showIf, showText } from './dom.js';
 import { describeSection, renderForm } from './form.js';
 import { ENDED_WITHOUT_SEATS, FINAL, page } from './page_state.js';
+import { nextStep } from './reasons.js';
 import { paintSeats, refreshMap } from './seat_map.js';
 
 /** @typedef {import('./page_state.js').Job} Job */
@@ -77,8 +78,7 @@ export function showJob(job) {
   status.setAttribute('data-job-id', job.job_id ?? '');
   const seats = seatsOf(job);
   $('[data-job-seats]').textContent = seats ? `Seats: ${seats}` : '';
-  $('[data-job-reason]').textContent = job.reason ?? '';
-  showIf($('[data-reason-row]'), Boolean(job.reason));
+  showReason(job);
   const held = job.status === 'HELD';
   showIf($('[data-held-row]'), held);
   const due = held ? job.amount_due : null;
@@ -108,6 +108,20 @@ export function showJob(job) {
     if (ended) focusIfLost($('[data-action="reserve"]'));
     else if (FINAL.has(job.status)) /** @type {HTMLElement} */ ($('[data-action="new"]')).focus();
   }
+}
+
+/**
+ * Why the job ended as it did: the API's text, and what to try next, chosen by its code (the
+ * text is for people and may change; the code is stable). The code stays on the element, so
+ * whatever reads the page matches on it too.
+ * @param {Job} job
+ */
+function showReason(job) {
+  const reason = $('[data-job-reason]');
+  reason.textContent = job.reason ?? '';
+  reason.setAttribute('data-reason-code', job.reason_code ?? '');
+  showIf($('[data-reason-row]'), Boolean(job.reason || job.reason_code));
+  showText('[data-reason-next]', ENDED_WITHOUT_SEATS.has(job.status) ? nextStep(job.reason_code) : '');
 }
 
 /**
@@ -187,7 +201,7 @@ function sentence(job) {
     case 'PENDING': return 'Reservation sent; waiting for the seats.';
     case 'HELD': return `Seats ${job.seat_ids?.join(', ')} are held for you. Buy them before the hold ends.`;
     case 'WAITLISTED': return `No seats right now: you are number ${job.waitlist_position ?? ''} on the waitlist for seats that come free.`;
-    case 'REJECTED': return `Reservation rejected: ${job.reason ?? 'the seats are not available'}.`;
+    case 'REJECTED': return `Reservation rejected: ${job.reason ?? 'the seats are not available'}. ${nextStep(job.reason_code)}`.trim();
     case 'SOLD': return 'Bought. The seats are yours.';
     case 'CANCELLED': return 'Released. The seats are back on sale.';
     case 'EXPIRED': return 'The hold ended before you bought; the seats are back on sale.';

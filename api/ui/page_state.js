@@ -18,7 +18,8 @@ export const ENDED_WITHOUT_SEATS = new Set(['REJECTED', 'CANCELLED', 'EXPIRED'])
 
 /**
  * @typedef {{job_id: string, status: string, seat_ids?: string[], hold_expires_at?: string | null,
- *            reason?: string | null, amount_due?: {amount: number, currency: string},
+ *            reason?: string | null, reason_code?: string | null,
+ *            amount_due?: {amount: number, currency: string},
  *            hold_extensions?: number,
  *            queue?: Queue,
  *            waitlist_position?: number}} Job

@@ -26,8 +26,8 @@ const LONG_POLL_SECONDS = 10;
 const PREFER_WAIT_SECONDS = 5;
 /** How often a HELD job is read, so that EXPIRED shows without the buyer doing anything. */
 const HELD_POLL_MS = 2000;
-/** The problem type of a second reservation while the buyer's first waits for the opening. */
-const ALREADY_QUEUED = 'urn:seatclaim:problem:already-queued';
+/** The reason code of a second reservation while the buyer's first waits for the opening. */
+const ALREADY_QUEUED = 'already_queued';
 
 /** @typedef {import('./page_state.js').Stored} Stored */
 /** @typedef {import('./api.js').Reply} Reply */
@@ -169,7 +169,7 @@ async function send(alive, signal) {
       await pause(seconds * 1000);
       continue;
     }
-    if (reply.status === 409 && reply.data?.type === ALREADY_QUEUED && reply.data.job_id) {
+    if (reply.status === 409 && reply.data?.reason_code === ALREADY_QUEUED && reply.data.job_id) {
       followInstead(stored, reply);
       return true;
     }

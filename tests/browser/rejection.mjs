@@ -1,5 +1,5 @@
 // A rejection: two buyers pick the same seat; the second to reserve sees REJECTED with the
-// reason, and a map refreshed to show the seat HELD (by the other buyer); the form is back beside
+// reason (and the suggestion its code `seat_unavailable` calls for), and a map refreshed to show the seat HELD (by the other buyer); the form is back beside
 // the rejection at once, so other seats can be picked without starting over first.
 import { jobStatus, nameBuyer, scenario, seatState, select, until, assert, env } from './lib.mjs';
 
@@ -22,6 +22,10 @@ await scenario('rejection: the other buyer was first', async ({ open }) => {
   const reason = (await late.locator('[data-job-reason]').textContent())?.trim();
   assert(reason, 'a rejection without a reason');
   assert(await late.locator('[data-job-reason]').isVisible(), 'the reason is not shown');
+  const code = await late.locator('[data-job-reason]').getAttribute('data-reason-code');
+  assert(code === 'seat_unavailable', `the reason's code: ${code}`);
+  const next = ((await late.locator('[data-reason-next]').textContent()) ?? '').trim();
+  assert(next.includes('got a seat first'), `the suggestion after seat_unavailable: ${JSON.stringify(next)}`);
   await seatState(late, 'A-1-1', 'HELD');
   // All or none: the other seat of the rejected request is still free.
   await seatState(late, 'A-1-2', 'AVAILABLE');

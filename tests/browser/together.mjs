@@ -87,6 +87,11 @@ await scenario('together: a block of adjacent seats, and a new try straight afte
   const rejected = await shownJob(uma);
   const reason = ((await uma.locator('[data-job-reason]').textContent()) ?? '').trim();
   assert(reason === 'no 4 adjacent seats in section A' && reason === rejected.reason, `the reason shown: ${JSON.stringify(reason)}`);
+  // The page chose what to suggest by the code, not by the text.
+  const code = await uma.locator('[data-job-reason]').getAttribute('data-reason-code');
+  assert(code === 'no_adjacent_seats' && code === rejected.reason_code, `the reason's code: ${code}`);
+  const next = ((await uma.locator('[data-reason-next]').textContent()) ?? '').trim();
+  assert(next.includes('fewer seats together'), `the suggestion after no_adjacent_seats: ${JSON.stringify(next)}`);
   // The form is back beside the rejection: nothing to press before trying again.
   await until('the form back beside the rejection', () => uma.locator('[data-action="reserve"]').isVisible());
   assert(await uma.locator('[data-job-reason]').isVisible(), 'the reason went when the form came back');

@@ -398,6 +398,11 @@ pub fn assert_problem(reply: &Reply, status: StatusCode) -> Value {
         );
     }
     assert_eq!(body["status"], status.as_u16());
+    let code = body["reason_code"].as_str().unwrap_or_default();
+    assert!(
+        seatclaim_core::domain::ReasonCode::parse(code).is_some(),
+        "problem lacks a known reason_code: {body}"
+    );
     body
 }
 

@@ -254,11 +254,13 @@ async fn a_buyer_holds_seats_together_and_another_tries_again_straight_after_a_r
         (
             &rejected["status"],
             &rejected["reason"],
+            &rejected["reason_code"],
             &rejected["buyer_id"]
         ),
         (
             &json!("REJECTED"),
             &json!("no 4 adjacent seats in section A"),
+            &json!("no_adjacent_seats"),
             &json!("uma")
         ),
         "{rejected}"

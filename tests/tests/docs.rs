@@ -10,6 +10,8 @@ mod workspace;
 
 use std::path::Path;
 
+use seatclaim_core::domain::ReasonCode;
+
 use references::{Reference, is_rooted, references};
 use workspace::Workspace;
 
@@ -151,6 +153,27 @@ fn the_code_layout_names_every_folder_of_the_tests() {
         missing.is_empty(),
         "docs/design.md's `tests/` row does not name {missing:?}"
     );
+}
+
+/// docs/api.md's table of reason codes is the core's `ReasonCode` table: every code, in its
+/// order, with its description; a code added, renamed or reworded leaves the page behind here.
+#[test]
+fn the_reason_codes_on_the_api_page_are_the_cores_table() {
+    let page = std::fs::read_to_string(Path::new(WORKSPACE).join("docs/api.md")).unwrap();
+    let section = page
+        .split("\n## Reason codes\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/api.md has a section \"Reason codes\"");
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .collect();
+    let table: Vec<String> = ReasonCode::ALL
+        .iter()
+        .map(|code| format!("| `{}` | {} |", code.as_str(), code.description()))
+        .collect();
+    assert_eq!(rows, table, "docs/api.md's reason codes");
 }
 
 /// The check can fail: on a made-up page it names each broken reference, and only those.

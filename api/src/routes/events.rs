@@ -87,10 +87,7 @@ pub async fn create(
                 seats,
             }),
         )),
-        EventCreation::AlreadyExists => Err(ApiError::Conflict(format!(
-            "event {} already exists",
-            event.event_id
-        ))),
+        EventCreation::AlreadyExists => Err(ApiError::EventExists(event.event_id)),
     }
 }
 

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use seatclaim_core::app;
 use seatclaim_core::domain::{
-    BuyerId, EventId, Job, JobId, JobStatus, Money, QueuePosition, SeatId,
+    BuyerId, EventId, Job, JobId, JobStatus, Money, QueuePosition, ReasonCode, SeatId,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -38,8 +38,12 @@ pub struct JobView {
     /// When a HELD job's hold lapses; `null` in every other status.
     #[schema(value_type = Option<String>, format = DateTime)]
     hold_expires_at: Option<Timestamp>,
-    /// Why a job was REJECTED (or, generically, FAILED).
+    /// Why a job was REJECTED (or, generically, FAILED), for a person.
     reason: Option<String>,
+    /// The stable code of `reason`, for a client to match (`seat_unavailable`, `buyer_limit`,
+    /// `no_adjacent_seats`, `request_expired`, ...; `failed` for every FAILED job); `null`
+    /// when `reason` is.
+    reason_code: Option<ReasonCode>,
     /// What a HELD job's seats cost (minor units); absent when they are free. A SOLD job keeps
     /// it, as what was paid.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,9 +109,9 @@ const FAILED_REASON: &str = "processing failed; the request will not be retried"
 
 impl From<Job> for JobView {
     fn from(job: Job) -> Self {
-        let reason = match job.status {
-            JobStatus::Failed => Some(FAILED_REASON.to_owned()),
-            _ => job.reason,
+        let (reason, reason_code) = match job.status {
+            JobStatus::Failed => (Some(FAILED_REASON.to_owned()), Some(ReasonCode::Failed)),
+            _ => (job.reason, job.reason_code),
         };
         Self {
             hold_expires_at: job
@@ -119,6 +123,7 @@ impl From<Job> for JobView {
             buyer_id: job.buyer_id,
             seat_ids: job.seat_ids,
             reason,
+            reason_code,
             amount_due: job.amount_due,
             hold_extensions: job.hold_extensions,
             queue: None,

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use seatclaim_core::app::payments::{PaymentOutcome, record_payment};
-use seatclaim_core::domain::JobId;
+use seatclaim_core::domain::{JobId, ReasonCode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -27,6 +27,9 @@ pub struct PaymentReceipt {
     /// Why an unmatched payment sold nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// The stable code of `reason` (`payment_mismatch`, `hold_lapsed`, `payment_refused`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason_code: Option<ReasonCode>,
 }
 
 /// `POST /v1/payments/stripe`: a Stripe event, signed with the endpoint's secret
@@ -75,6 +78,7 @@ pub async fn stripe(
                 outcome: "ignored",
                 job_id: None,
                 reason: None,
+                reason_code: None,
             }));
         }
     };
@@ -83,11 +87,13 @@ pub async fn stripe(
             outcome: "paid",
             job_id: Some(job_id),
             reason: None,
+            reason_code: None,
         },
         PaymentOutcome::Unmatched(unmatched) => PaymentReceipt {
             outcome: "unmatched",
             job_id: unmatched.job_id,
             reason: Some(unmatched.reason),
+            reason_code: Some(unmatched.reason_code),
         },
     };
     Ok(Json(receipt))

@@ -216,13 +216,19 @@ fn admitted(admission: Admission) -> Result<(JobId, Admitted), Option<ApiError>>
         Admission::UnknownSeats(seats) => {
             let names: Vec<&str> = seats.iter().map(|s| s.as_str()).collect();
             let detail = format!("names seats the event does not have: {}", names.join(", "));
-            Err(Some(ValidationError::new("seat_ids", detail).into()))
+            Err(Some(ApiError::UnknownSeats(ValidationError::new(
+                "seat_ids", detail,
+            ))))
         }
         Admission::UnknownSection(section) => {
             let detail = format!("{section} does not exist in this event");
-            Err(Some(ValidationError::new("section", detail).into()))
+            Err(Some(ApiError::UnknownSection(ValidationError::new(
+                "section", detail,
+            ))))
         }
-        Admission::Unservable(reason) => Err(Some(ValidationError::new("quantity", reason).into())),
+        Admission::Unservable(reason) => Err(Some(ApiError::Unservable(ValidationError::new(
+            "quantity", reason,
+        )))),
     }
 }
 

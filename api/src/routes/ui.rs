@@ -58,6 +58,7 @@ const FILES: &[UiFile] = &[
     ui_file!("job_view.js", JAVASCRIPT),
     ui_file!("oidc.js", JAVASCRIPT),
     ui_file!("page_state.js", JAVASCRIPT),
+    ui_file!("reasons.js", JAVASCRIPT),
     ui_file!("reservation.js", JAVASCRIPT),
     ui_file!("seat_map.js", JAVASCRIPT),
     ui_file!("storage.js", JAVASCRIPT),

@@ -15,7 +15,7 @@ use super::item::{Transacted, n, s, transact, update};
 use super::keys::seat_key;
 use seatclaim_core::codec::SeatRecord;
 use seatclaim_core::domain::{
-    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, REASON_UNAVAILABLE,
+    BuyerId, ClaimDecision, EventId, Intent, Job, JobId, JobStatus, Money, Reason,
     ReservationEvent, SaleTerms, Seat, SeatId, SeatRequest,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
@@ -61,7 +61,7 @@ enum Attempt {
     /// Held, rejected, or decided by another delivery.
     Decided(Box<Claimed>),
     /// The buyer's count left no room (only under a seat limit); the rejection's reason.
-    OverLimit(String),
+    OverLimit(Reason),
 }
 
 impl Attempt {
@@ -286,7 +286,7 @@ impl DynamoStore {
                 job.job_id
             )));
         }
-        self.reject(job, REASON_UNAVAILABLE, now)
+        self.reject(job, &Reason::seat_unavailable(), now)
             .await
             .map(Attempt::decided)
     }
@@ -371,7 +371,7 @@ impl DynamoStore {
     async fn reject(
         &self,
         job: &Job,
-        reason: &str,
+        reason: &Reason,
         now: Timestamp,
     ) -> Result<Claimed, BackendError> {
         let Ok(rejected) = job.reject(reason, now) else {

@@ -56,6 +56,7 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
         seat_ids: get_s(item, "seat_ids")?.to_owned(),
         hold_until: opt_n(item, "hold_until")?,
         reason: text("reason"),
+        reason_code: text("reason_code"),
         accepted_at: get_n(item, "accepted_at")?,
         first_error: text("first_error"),
         last_error: text("last_error"),
@@ -169,6 +170,13 @@ impl DynamoStore {
                 values.push((":reason", AttributeValue::S(reason.clone())));
             }
             None => remove.push("reason"),
+        }
+        match job.reason_code {
+            Some(code) => {
+                set.push("reason_code = :reason_code");
+                values.push((":reason_code", s(code.as_str())));
+            }
+            None => remove.push("reason_code"),
         }
         match encode_payment(job)? {
             Some(payment) => {

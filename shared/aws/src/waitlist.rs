@@ -25,7 +25,7 @@ use super::item::{Item, Transacted, s, transact};
 use super::keys::{LINE_SHARDS, line_key, line_shard};
 use super::line_reads::SHARD_READS;
 use seatclaim_core::domain::{
-    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Transition, Waitlist,
+    EventId, Job, JobId, JobStatus, Reason, Section, Transition, Waitlist,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome};
 
@@ -215,7 +215,7 @@ impl DynamoStore {
         let mut closed = 0;
         for section in sections {
             for job_id in self.whole_line(event_id, section).await? {
-                if self.end_wait(job_id, REASON_WAITLIST_CLOSED).await? {
+                if self.end_wait(job_id, &Reason::waitlist_closed()).await? {
                     closed += 1;
                 }
             }
@@ -225,7 +225,11 @@ impl DynamoStore {
 
     /// REJECTS a WAITLISTED job for `reason`, leaving its place and, under a seat limit, giving
     /// its quantity back to the buyer's count; `false` if it no longer waits.
-    pub(super) async fn end_wait(&self, job_id: JobId, reason: &str) -> Result<bool, BackendError> {
+    pub(super) async fn end_wait(
+        &self,
+        job_id: JobId,
+        reason: &Reason,
+    ) -> Result<bool, BackendError> {
         let Some(job) = self.load_job(job_id).await? else {
             return Ok(false);
         };

@@ -15,7 +15,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     let record = tx
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,
-                    accepted_at, first_error, last_error, payment, hold_extensions
+                    accepted_at, first_error, last_error, payment, hold_extensions, reason_code
              FROM jobs WHERE job_id = ?1",
         )
         .map_err(sqlite_error)?
@@ -34,6 +34,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
                 last_error: row.get(10)?,
                 payment: row.get(11)?,
                 hold_extensions: row.get(12)?,
+                reason_code: row.get(13)?,
             })
         })
         .optional()
@@ -93,8 +94,9 @@ pub(super) fn insert_job(
     let record = JobRecord::of(job)?;
     tx.prepare_cached(
         "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, hold_until,
-                           reason, accepted_at, updated_at, idempotency_key, fingerprint, payment)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                           reason, accepted_at, updated_at, idempotency_key, fingerprint, payment,
+                           reason_code)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )
     .map_err(sqlite_error)?
     .execute(params![
@@ -111,6 +113,7 @@ pub(super) fn insert_job(
         admitted.key.as_str(),
         admitted.fingerprint,
         record.payment,
+        record.reason_code,
     ])
     .map_err(sqlite_error)?;
     Ok(())
@@ -145,7 +148,7 @@ pub(super) fn save_transition(
     let changed = tx
         .prepare_cached(
             "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5, updated_at = ?6,
-                             payment = ?8, hold_extensions = ?9
+                             payment = ?8, hold_extensions = ?9, reason_code = ?10
              WHERE job_id = ?1 AND status = ?7",
         ).map_err(sqlite_error)?
         .execute(params![
@@ -158,6 +161,7 @@ pub(super) fn save_transition(
             transition.from.as_str(),
             job.payment,
             job.hold_extensions,
+            job.reason_code,
         ]).map_err(sqlite_error)?;
     if changed != 1 {
         // The caller read the job in this same write transaction, so only a bug gets here.
@@ -204,7 +208,7 @@ pub(super) fn restore_job(
     // The rest of a new row as of a row the backup has.
     tx.prepare_cached(
         "UPDATE jobs SET status = ?2, seat_ids = ?3, hold_until = ?4, reason = ?5,
-                         updated_at = ?6, payment = ?7, hold_extensions = ?8
+                         updated_at = ?6, payment = ?7, hold_extensions = ?8, reason_code = ?9
          WHERE job_id = ?1",
     )
     .map_err(sqlite_error)?
@@ -217,6 +221,7 @@ pub(super) fn restore_job(
         to_ms(at),
         record.payment,
         record.hold_extensions,
+        record.reason_code,
     ])
     .map_err(sqlite_error)?;
     Ok(())

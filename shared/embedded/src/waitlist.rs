@@ -11,9 +11,7 @@ use super::job_rows::{load_job, save_transition};
 use super::terms::terms as event_terms;
 use crate::db::sqlite_error;
 use seatclaim_core::codec::{SeatRecord, from_ms, to_ms};
-use seatclaim_core::domain::{
-    EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, line_place,
-};
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, Reason, Section, line_place};
 use seatclaim_core::ports::BackendError;
 
 /// `job`, just moved to WAITLISTED in this transaction, takes its place in its line: by its
@@ -171,7 +169,7 @@ pub(super) fn close(
         let Some(job) = load_job(tx, id)?.filter(|job| job.status == JobStatus::Waitlisted) else {
             continue;
         };
-        if let Ok(transition) = job.reject_waiting(REASON_WAITLIST_CLOSED, now) {
+        if let Ok(transition) = job.reject_waiting(&Reason::waitlist_closed(), now) {
             save_transition(tx, &transition)?;
             closed.push(transition.job);
         }

@@ -2,6 +2,7 @@
 //! redelivery never holds twice, and holds end by confirm or expiry.
 
 use super::*;
+use seatclaim_core::domain::{Reason, ReasonCode};
 
 /// The first claim on a seat holds it; the second is rejected for good.
 pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {
@@ -14,14 +15,18 @@ pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {
     assert_eq!(
         claim(&f, &loser).await,
         ClaimOutcome::Rejected {
-            reason: "seat no longer available".into()
+            reason: Reason::new(ReasonCode::SeatUnavailable, "seat no longer available")
         }
     );
     assert_eq!(status(&f, &winner).await, JobStatus::Held);
     let job = f.backend.jobs.job(loser.job_id).await.unwrap().unwrap();
     assert_eq!(
-        (job.status, job.reason.as_deref()),
-        (JobStatus::Rejected, Some("seat no longer available"))
+        (job.status, job.reason.as_deref(), job.reason_code),
+        (
+            JobStatus::Rejected,
+            Some("seat no longer available"),
+            Some(ReasonCode::SeatUnavailable)
+        )
     );
 }
 

@@ -6,8 +6,8 @@
 
 use jiff::SignedDuration;
 use seatclaim_core::domain::{
-    EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_RESERVED,
-    REASON_WAITLIST_CLOSED, SeatRequest, SeatState, SectionSpec, Tender,
+    EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_WAITLIST_CLOSED,
+    Reason, ReasonCode, SeatRequest, SeatState, SectionSpec, Tender,
 };
 use seatclaim_core::ports::{ClaimOutcome, EventCreation, Settled};
 
@@ -135,7 +135,7 @@ pub async fn a_sections_line_is_served_first_fit_in_order(f: Fixture) {
     assert_eq!(
         around,
         ClaimOutcome::Rejected {
-            reason: REASON_RESERVED.to_owned()
+            reason: Reason::reserved_for_waitlist()
         }
     );
 
@@ -161,8 +161,12 @@ pub async fn a_sections_line_is_served_first_fit_in_order(f: Fixture) {
     );
     let closed = job(&f, &last).await;
     assert_eq!(
-        (closed.status, closed.reason.as_deref()),
-        (JobStatus::Rejected, Some(REASON_WAITLIST_CLOSED))
+        (closed.status, closed.reason.as_deref(), closed.reason_code),
+        (
+            JobStatus::Rejected,
+            Some(REASON_WAITLIST_CLOSED),
+            Some(ReasonCode::WaitlistClosed)
+        )
     );
     let (_, after) = claimed(&f, &event, "b8", section(2)).await;
     assert!(matches!(after, ClaimOutcome::Rejected { .. }), "{after:?}");

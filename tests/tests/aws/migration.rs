@@ -18,7 +18,7 @@ use seatclaim_core::app::{self, audit_event, relay_once, sweep_once};
 use seatclaim_core::codec::{JobRecord, encode_event};
 use seatclaim_core::domain::{
     AuditLimits, BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobId, JobStatus,
-    NewEvent, SeatId, SeatRequest, SeatState, SectionSpec,
+    NewEvent, Reason, ReasonCode, SeatId, SeatRequest, SeatState, SectionSpec,
 };
 use seatclaim_core::ports::{Admission, ClaimOutcome, Clock};
 use seatclaim_e2e::JumpClock;
@@ -236,7 +236,7 @@ async fn write_version_1(
         .unwrap()
         .transition;
     let rejected = decided("b3")
-        .reject("seat no longer available", now)
+        .reject(&Reason::seat_unavailable(), now)
         .unwrap();
 
     put(
@@ -331,6 +331,20 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
     let mut expected = vec![old.held.job_id, old.sold.job_id, old.rejected.job_id];
     expected.sort();
     assert_eq!(jobs, expected, "the audit index has every old job");
+    let rejected = backend
+        .jobs
+        .job(old.rejected.job_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (rejected.reason.as_deref(), rejected.reason_code),
+        (
+            Some("seat no longer available"),
+            Some(ReasonCode::SeatUnavailable)
+        ),
+        "a job item stored before codes reads with the code of its reason"
+    );
     assert_eq!(
         backend.jobs.history(old.sold.job_id).await.unwrap().len(),
         1

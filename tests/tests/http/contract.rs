@@ -20,6 +20,7 @@ mod payment_service;
 mod payments;
 mod prefer_wait;
 mod queue_position;
+mod reason_codes;
 mod settle_races;
 mod together;
 mod waitlist;

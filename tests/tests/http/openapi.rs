@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use axum::http::{Method, StatusCode};
+use seatclaim_core::domain::ReasonCode;
 use seatclaim_e2e::{AppOptions, TestApp, assert_problem, hs256};
 use serde_json::Value;
 
@@ -181,4 +182,59 @@ async fn with_authentication_off_no_operation_needs_a_token() {
         assert!(operation.get("security").is_none(), "{method} {path}");
         assert!(!responses(operation).contains_key("401"), "{method} {path}");
     }
+}
+
+/// The schema `value` stands for, following a `$ref` (and the non-null arm of an optional
+/// one).
+fn schema<'a>(document: &'a Value, value: &'a Value) -> &'a Value {
+    let arms = value["oneOf"].as_array().into_iter().flatten();
+    let value = arms
+        .into_iter()
+        .find(|arm| arm["type"] != "null")
+        .unwrap_or(value);
+    match value["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            &document["components"]["schemas"][name]
+        }
+        None => value,
+    }
+}
+
+#[test]
+fn every_reason_code_is_in_the_document_on_the_job_and_on_the_problem() {
+    let document = seatclaim_api::openapi::document(false);
+    let schemas = &document["components"]["schemas"];
+    let codes = &schemas["ReasonCode"];
+    let listed: Vec<&str> = codes["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no ReasonCode enum in {schemas}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let table: Vec<&str> = ReasonCode::ALL.iter().map(|code| code.as_str()).collect();
+    assert_eq!(
+        listed, table,
+        "the document lists the table's codes, in order"
+    );
+    let description = codes["description"].as_str().unwrap_or_default();
+    for code in ReasonCode::ALL {
+        assert!(
+            description.contains(&format!("`{}`: {}", code.as_str(), code.description())),
+            "the description has the row of {code}: {description}"
+        );
+    }
+    for (owner, field) in [("Job", "reason_code"), ("Problem", "reason_code")] {
+        let property = &schemas[owner]["properties"][field];
+        assert_eq!(
+            schema(&document, property),
+            codes,
+            "{owner}.{field} is a ReasonCode: {property}"
+        );
+    }
+    let required = schemas["Problem"]["required"].as_array().unwrap();
+    assert!(
+        required.contains(&"reason_code".into()),
+        "every problem has its code"
+    );
 }

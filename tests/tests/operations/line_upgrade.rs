@@ -60,6 +60,7 @@ fn as_version_12_left_it(dir: &Path) {
          CREATE INDEX jobs_holding ON jobs (event_id, buyer_id) WHERE status IN ('HELD', 'SOLD');
          DROP INDEX jobs_waitlisted;
          ALTER TABLE jobs DROP COLUMN line_place;
+         ALTER TABLE jobs DROP COLUMN reason_code;
          CREATE INDEX jobs_waitlisted
              ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
              WHERE status = 'WAITLISTED';

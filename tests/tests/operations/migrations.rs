@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{
     BuyerId, EventId, HoldExtension, IdempotencyKey, Intent, Job, JobAction, JobConflict, JobId,
-    JobStatus, SeatRequest, SeatView, Waitlist,
+    JobStatus, ReasonCode, SeatRequest, SeatView, Waitlist,
 };
 use seatclaim_core::ports::{Admission, Clock, Settled};
 use seatclaim_e2e::process_batch;
@@ -89,9 +89,21 @@ async fn a_version_one_folder_opens_and_every_record_reads_back() {
         );
     }
     let failed = backend.jobs.job(ids["failed"]).await.unwrap().unwrap();
+    assert_eq!(failed.reason_code, Some(ReasonCode::Failed));
     assert!(failed.reason.unwrap().contains("injected fault"));
     let rejected = backend.jobs.job(ids["rejected"]).await.unwrap().unwrap();
     assert_eq!(rejected.reason.as_deref(), Some("seat no longer available"));
+    assert_eq!(
+        rejected.reason_code,
+        Some(ReasonCode::SeatUnavailable),
+        "a rejection stored before codes reads with the code of its text"
+    );
+    let history = backend.jobs.history(ids["rejected"]).await.unwrap();
+    assert_eq!(
+        history.last().and_then(|event| event.reason_code),
+        Some(ReasonCode::SeatUnavailable),
+        "and so does its event"
+    );
 
     let dead = backend
         .queue
@@ -458,6 +470,7 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
         "DROP INDEX jobs_sold_by_payment;
          DROP INDEX jobs_waitlisted;
          ALTER TABLE jobs DROP COLUMN line_place;
+         ALTER TABLE jobs DROP COLUMN reason_code;
          CREATE INDEX jobs_waitlisted
              ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
              WHERE status = 'WAITLISTED';

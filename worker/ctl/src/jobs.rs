@@ -33,7 +33,7 @@ pub(super) async fn run(backend: &Backend, command: JobsCommand) -> anyhow::Resu
     let value = json!({"job": job, "history": history});
     emit(json, &value, || {
         let mut text = format!(
-            "job {}  {}  event {}  buyer {}\n  request {}\n  seats {:?}  hold until {}\n  reason {}\n  first error {}\n  last error {}\n  accepted {}\nhistory:",
+            "job {}  {}  event {}  buyer {}\n  request {}\n  seats {:?}  hold until {}\n  reason {}  code {}\n  first error {}\n  last error {}\n  accepted {}\nhistory:",
             job.job_id,
             job.status.as_str(),
             job.event_id,
@@ -43,6 +43,7 @@ pub(super) async fn run(backend: &Backend, command: JobsCommand) -> anyhow::Resu
             job.hold_expires_at
                 .map_or("-".to_owned(), |t| t.to_string()),
             job.reason.as_deref().unwrap_or("-"),
+            job.reason_code.map_or("-", |code| code.as_str()),
             job.first_error.as_deref().unwrap_or("-"),
             job.last_error.as_deref().unwrap_or("-"),
             job.accepted_at,
@@ -54,7 +55,8 @@ pub(super) async fn run(backend: &Backend, command: JobsCommand) -> anyhow::Resu
                 event.detail_type()
             ));
             if let Some(reason) = &event.reason {
-                text.push_str(&format!(" ({reason})"));
+                let code = event.reason_code.map_or("-", |code| code.as_str());
+                text.push_str(&format!(" ({reason}; {code})"));
             }
         }
         text

@@ -206,7 +206,7 @@ pub(super) fn record_decision(
         }
         ClaimOutcome::Rejected { reason } => {
             metrics::counter!("seatclaim_claims_total", "outcome" => "rejected").increment(1);
-            info!(reason, "rejected");
+            info!(reason = %reason.text, reason_code = %reason.code, "rejected");
         }
         ClaimOutcome::Waitlisted => {
             metrics::counter!("seatclaim_claims_total", "outcome" => "waitlisted").increment(1);

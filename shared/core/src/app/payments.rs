@@ -4,7 +4,8 @@
 //! refund workflow, and never touches a seat.
 
 use crate::domain::{
-    JobAction, JobId, Notice, PAYMENT_UNMATCHED, Payment, PaymentUnmatched, Tender,
+    JobAction, JobId, Notice, PAYMENT_UNMATCHED, Payment, PaymentUnmatched, Reason, ReasonCode,
+    Tender,
 };
 use crate::ports::{Backend, BackendError, Settled};
 
@@ -41,9 +42,9 @@ pub async fn record_payment(
     report: PaymentReport,
 ) -> Result<PaymentOutcome, BackendError> {
     let reason = match (&report.refused, &report.job_id, &report.payment) {
-        (Some(why), _, _) => why.clone(),
-        (None, None, _) => "the payment names no job".to_owned(),
-        (None, Some(_), Err(why)) => why.clone(),
+        (Some(why), _, _) => Reason::new(ReasonCode::PaymentRefused, why.clone()),
+        (None, None, _) => Reason::new(ReasonCode::PaymentNamesNoJob, "the payment names no job"),
+        (None, Some(_), Err(why)) => Reason::new(ReasonCode::PaymentUnreadable, why.clone()),
         (None, Some(job_id), Ok(payment)) => {
             match backend
                 .inventory
@@ -51,8 +52,10 @@ pub async fn record_payment(
                 .await?
             {
                 Settled::Done(job) => return Ok(PaymentOutcome::Paid(job.job_id)),
-                Settled::NotFound => format!("job {job_id} does not exist"),
-                Settled::Conflict(conflict) => conflict.to_string(),
+                Settled::NotFound => {
+                    Reason::new(ReasonCode::NotFound, format!("job {job_id} does not exist"))
+                }
+                Settled::Conflict(conflict) => Reason::new(conflict.code(), conflict.to_string()),
             }
         }
     };
@@ -73,13 +76,15 @@ pub async fn record_payment(
         stripe_event_id: report.provider_event_id,
         payment_ref: payment.as_ref().map(|p| p.reference.clone()),
         amount: payment.map(|p| p.paid),
-        reason,
+        reason: reason.text,
+        reason_code: reason.code,
         occurred_at: backend.clock.now(),
     };
     tracing::warn!(
         job_id = ?unmatched.job_id,
         stripe_event_id = %unmatched.stripe_event_id,
         reason = %unmatched.reason,
+        reason_code = %unmatched.reason_code,
         "a payment sold nothing; published for a refund"
     );
     backend

@@ -4,7 +4,7 @@
 use super::{from_json, from_ms, to_json, to_ms};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, Money};
+use crate::domain::{BuyerId, EventId, Job, JobId, JobStatus, Money, ReasonCode};
 use crate::ports::BackendError;
 
 /// A job as stored: ids as text, the request and seat list as JSON, instants as milliseconds.
@@ -26,6 +26,9 @@ pub struct JobRecord {
     pub hold_until: Option<i64>,
     /// Why it was rejected or failed.
     pub reason: Option<String>,
+    /// The code of `reason`; `None` on a job stored before codes, whose code is read from its
+    /// status and text ([`reason_code`]).
+    pub reason_code: Option<String>,
     /// When admission accepted it.
     pub accepted_at: i64,
     /// The first transient failure met.
@@ -72,6 +75,7 @@ impl JobRecord {
             seat_ids: to_json(&job.seat_ids)?,
             hold_until: job.hold_expires_at.map(to_ms),
             reason: job.reason.clone(),
+            reason_code: job.reason_code.map(|code| code.as_str().to_owned()),
             accepted_at: to_ms(job.accepted_at),
             first_error: job.first_error.clone(),
             last_error: job.last_error.clone(),
@@ -90,15 +94,18 @@ impl JobRecord {
             .map(from_json)
             .transpose()?
             .unwrap_or_default();
+        let status = JobStatus::parse(&self.status).ok_or_else(|| corrupt("an unknown status"))?;
+        let reason_code = reason_code(status, self.reason_code.as_deref(), self.reason.as_deref());
         Ok(Job {
             job_id: JobId::parse(&self.job_id).ok_or_else(|| corrupt("an invalid id"))?,
             event_id: EventId::parse(&self.event_id).map_err(|_| corrupt("an invalid event id"))?,
             buyer_id: BuyerId::parse(&self.buyer_id).map_err(|_| corrupt("an invalid buyer id"))?,
             request: from_json(&self.request)?,
-            status: JobStatus::parse(&self.status).ok_or_else(|| corrupt("an unknown status"))?,
+            status,
             seat_ids: from_json(&self.seat_ids)?,
             hold_expires_at: self.hold_until.map(from_ms).transpose()?,
             reason: self.reason,
+            reason_code,
             amount_due: charges.amount_due,
             payment_ref: charges.payment_ref,
             hold_extensions: u32::try_from(self.hold_extensions)
@@ -108,4 +115,20 @@ impl JobRecord {
             last_error: self.last_error,
         })
     }
+}
+
+/// The code of a stored reason: the one stored beside it; for one stored before codes (or by
+/// a build that knows a code this one does not), FAILED's `failed` or the code its fixed text
+/// says. `None` when there is no reason, or a text no rejection had.
+#[must_use]
+pub fn reason_code(
+    status: JobStatus,
+    stored: Option<&str>,
+    reason: Option<&str>,
+) -> Option<ReasonCode> {
+    let reason = reason?;
+    stored
+        .and_then(ReasonCode::parse)
+        .or_else(|| (status == JobStatus::Failed).then_some(ReasonCode::Failed))
+        .or_else(|| ReasonCode::of_legacy_text(reason))
 }

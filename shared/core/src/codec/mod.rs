@@ -12,7 +12,7 @@ use jiff::Timestamp;
 pub use handles::{
     dead_letter_handle, dead_letter_of, delivery_of, delivery_receipt, outbox_id, outbox_seq,
 };
-pub use job::{JobRecord, encode_payment};
+pub use job::{JobRecord, encode_payment, reason_code};
 pub use seat::SeatRecord;
 
 use jiff::SignedDuration;
@@ -169,9 +169,18 @@ pub fn encode_event(event: &ReservationEvent) -> Result<String, BackendError> {
     to_json(event)
 }
 
-/// Reads a stored reservation event back.
+/// Reads a stored reservation event back; one recorded before codes gets the code of its
+/// reason.
 pub fn decode_event(text: &str) -> Result<ReservationEvent, BackendError> {
-    from_json(text)
+    from_json(text).map(with_reason_code)
+}
+
+/// The event with the code of its reason, read from its status and text if it has none.
+fn with_reason_code(mut event: ReservationEvent) -> ReservationEvent {
+    if event.reason_code.is_none() {
+        event.reason_code = reason_code(event.status, None, event.reason.as_deref());
+    }
+    event
 }
 
 /// Reads the reservation event of one line of an events log: the embedded backend's
@@ -189,7 +198,7 @@ pub fn decode_log_line(line: &str) -> Result<Option<ReservationEvent>, BackendEr
         return Ok(None);
     }
     serde_json::from_value(line.detail)
-        .map(Some)
+        .map(|event| Some(with_reason_code(event)))
         .map_err(|e| BackendError::permanent(format!("stored JSON is unreadable: {e}")))
 }
 

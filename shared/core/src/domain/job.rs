@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Intent, JobId, Money, SeatId, SeatRequest};
+use super::{BuyerId, EventId, Intent, JobId, Money, ReasonCode, SeatId, SeatRequest};
 
 /// Where a job stands. `Pending`, `Waitlisted` and `Held` are the only states that can still
 /// change.
@@ -146,6 +146,23 @@ pub enum JobConflict {
     },
 }
 
+impl JobConflict {
+    /// The conflict's reason code, as the API's problem and an unmatched payment carry it.
+    #[must_use]
+    pub fn code(&self) -> ReasonCode {
+        match self {
+            Self::WrongStatus { .. } => ReasonCode::WrongStatus,
+            Self::HoldLapsed => ReasonCode::HoldLapsed,
+            Self::HoldLive => ReasonCode::HoldLive,
+            Self::PaymentMismatch { .. } => ReasonCode::PaymentMismatch,
+            Self::PaymentRequired { .. } => ReasonCode::PaymentRequired,
+            Self::PaidOtherwise => ReasonCode::PaidOtherwise,
+            Self::NotExtendable => ReasonCode::NotExtendable,
+            Self::ExtensionsUsedUp { .. } => ReasonCode::ExtensionsUsedUp,
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -178,6 +195,9 @@ pub struct Job {
     pub hold_expires_at: Option<Timestamp>,
     /// Why the job was rejected or failed.
     pub reason: Option<String>,
+    /// The code of `reason`, for clients to match (`None` exactly when `reason` is).
+    #[serde(default, deserialize_with = "super::reason::lenient")]
+    pub reason_code: Option<ReasonCode>,
     /// What the held seats cost, fixed when they were claimed; `None` when they are free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount_due: Option<Money>,
@@ -210,6 +230,7 @@ impl Job {
             seat_ids: Vec::new(),
             hold_expires_at: None,
             reason: None,
+            reason_code: None,
             amount_due: None,
             payment_ref: None,
             hold_extensions: 0,
@@ -279,6 +300,7 @@ mod tests {
             status: JobStatus::Held,
             hold_expires_at: Some(until),
             reason: None,
+            reason_code: None,
             amount_due: None,
             payment_ref: None,
             hold_extensions: 0,

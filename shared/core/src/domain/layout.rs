@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Reason, ReasonCode};
 use super::{Seat, SeatId, ValidationError};
 
 /// Which seats an event prefers.
@@ -149,8 +150,9 @@ pub fn places(sections: &[&str], seating: &[Seating], best: Best) -> Vec<Place> 
 
 /// The reason a block request finds no block.
 #[must_use]
-pub fn no_block_reason(quantity: usize, section: &str) -> String {
-    format!("no {quantity} adjacent seats in section {section}")
+pub fn no_block_reason(quantity: usize, section: &str) -> Reason {
+    let text = format!("no {quantity} adjacent seats in section {section}");
+    Reason::new(ReasonCode::NoAdjacentSeats, text)
 }
 
 /// Claimable seats best first, by their place in the event's order of preference (seats with

@@ -14,6 +14,7 @@ mod line;
 mod money;
 mod opening;
 mod reapply;
+mod reason;
 mod reservation_event;
 mod retention;
 mod seat;
@@ -36,6 +37,7 @@ pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};
 pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
 pub use reapply::{NotReapplied, Reapplied, reapply};
+pub use reason::{Reason, ReasonCode};
 pub use reservation_event::{
     EVENT_SOURCE, Notice, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent,
 };

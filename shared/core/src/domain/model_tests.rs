@@ -92,6 +92,7 @@ impl Model {
                 seat_ids: vec![],
                 hold_expires_at: None,
                 reason: None,
+                reason_code: None,
                 accepted_at: self.now,
                 first_error: None,
                 last_error: None,

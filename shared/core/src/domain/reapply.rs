@@ -102,6 +102,7 @@ fn recreated(event: &ReservationEvent) -> Job {
         seat_ids: Vec::new(),
         hold_expires_at: None,
         reason: None,
+        reason_code: None,
         amount_due: None,
         payment_ref: None,
         hold_extensions: 0,
@@ -124,6 +125,7 @@ fn fold(job: &mut Job, event: &ReservationEvent) {
     job.status = event.status;
     job.seat_ids.clone_from(&event.seat_ids);
     job.reason.clone_from(&event.reason);
+    job.reason_code = event.reason_code;
     match event.status {
         JobStatus::Held => {
             job.hold_expires_at = event.hold_expires_at;

@@ -7,7 +7,9 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Job, JobId, JobStatus, Money, SALE_OPENED, SaleOpened, SeatId};
+use super::{
+    BuyerId, EventId, Job, JobId, JobStatus, Money, ReasonCode, SALE_OPENED, SaleOpened, SeatId,
+};
 
 /// The `source` of every published reservation event (EventBridge's field of that name).
 pub const EVENT_SOURCE: &str = "seatclaim.reservations";
@@ -29,6 +31,10 @@ pub struct ReservationEvent {
     pub hold_expires_at: Option<Timestamp>,
     /// Why, for `REJECTED` and `FAILED`.
     pub reason: Option<String>,
+    /// The code of `reason`, for consumers to match (absent from events recorded before codes;
+    /// they read back with the code of their text).
+    #[serde(default, deserialize_with = "super::reason::lenient")]
+    pub reason_code: Option<ReasonCode>,
     /// What the hold costs, for a priced `HELD` (what the payment flow charges).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount_due: Option<Money>,
@@ -57,6 +63,7 @@ impl ReservationEvent {
                 .hold_expires_at
                 .filter(|_| job.status == JobStatus::Held),
             reason: job.reason.clone(),
+            reason_code: job.reason_code,
             amount_due: job.amount_due.filter(|_| job.status == JobStatus::Held),
             payment_ref: job
                 .payment_ref
@@ -109,6 +116,8 @@ pub struct PaymentUnmatched {
     pub amount: Option<Money>,
     /// Why it sold nothing.
     pub reason: String,
+    /// The code of `reason`: a settlement's conflict, `not_found`, or a `payment_*` code.
+    pub reason_code: ReasonCode,
     /// When it was received.
     pub occurred_at: Timestamp,
 }

@@ -7,6 +7,7 @@ use super::{
     Best, JobId, Money, Place, Prices, SeatId, SeatRequest, Section, best_first, block_guards,
     choose_block, no_block_reason,
 };
+use super::{Reason, ReasonCode};
 
 /// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
 pub const REASON_UNAVAILABLE: &str = "seat no longer available";
@@ -97,8 +98,8 @@ pub enum ClaimDecision {
     },
     /// Hold nothing; the job is rejected for this reason, for good.
     Reject {
-        /// Why, for the buyer.
-        reason: String,
+        /// Why, for the buyer: its code and its text.
+        reason: Reason,
     },
     /// Hold nothing yet: the job waits in its section's line (an event with a waitlist).
     Waitlist,
@@ -123,9 +124,12 @@ pub fn decide_claim(
             let mut chosen = Vec::with_capacity(wanted.len());
             for id in wanted {
                 match candidates.iter().find(|s| &s.seat_id == id) {
-                    None => return reject(format!("seat {id} does not exist")),
+                    None => {
+                        let text = format!("seat {id} does not exist");
+                        return reject(Reason::new(ReasonCode::SeatUnknown, text));
+                    }
                     Some(seat) if !seat.state.is_claimable(now) => {
-                        return reject(REASON_UNAVAILABLE);
+                        return reject(Reason::seat_unavailable());
                     }
                     Some(seat) => chosen.push(seat),
                 }
@@ -154,7 +158,8 @@ pub fn decide_claim(
                     .collect()
             } else {
                 if claimable.len() < wanted {
-                    return reject(format!("not enough seats available in section {section}"));
+                    let text = format!("not enough seats available in section {section}");
+                    return reject(Reason::new(ReasonCode::NotEnoughSeats, text));
                 }
                 claimable.into_iter().take(wanted).collect()
             }
@@ -175,10 +180,8 @@ fn hold_deadline(now: Timestamp, hold: SignedDuration) -> Timestamp {
     Timestamp::from_millisecond(until.as_millisecond()).unwrap_or(until)
 }
 
-fn reject(reason: impl Into<String>) -> ClaimDecision {
-    ClaimDecision::Reject {
-        reason: reason.into(),
-    }
+fn reject(reason: Reason) -> ClaimDecision {
+    ClaimDecision::Reject { reason }
 }
 
 #[cfg(test)]
@@ -245,7 +248,7 @@ mod tests {
         assert_eq!(
             decide_claim(&request, &seats, at(0), HOLD, &FREE, Best::FrontCenter),
             ClaimDecision::Reject {
-                reason: REASON_UNAVAILABLE.into()
+                reason: Reason::seat_unavailable()
             }
         );
     }
@@ -258,7 +261,8 @@ mod tests {
         else {
             panic!("expected a rejection");
         };
-        assert!(reason.contains("zz"));
+        assert!(reason.text.contains("zz"));
+        assert_eq!(reason.code, ReasonCode::SeatUnknown);
     }
 
     #[test]
@@ -290,10 +294,31 @@ mod tests {
             }
         );
         let three = SeatRequest::in_section("A", 3).unwrap();
-        assert!(matches!(
-            decide_claim(&three, &seats, at(10), HOLD, &FREE, Best::FrontCenter),
-            ClaimDecision::Reject { .. }
-        ));
+        let ClaimDecision::Reject { reason } =
+            decide_claim(&three, &seats, at(10), HOLD, &FREE, Best::FrontCenter)
+        else {
+            panic!("two seats are free, three were asked for");
+        };
+        assert_eq!(reason.code, ReasonCode::NotEnoughSeats);
+        assert_eq!(reason.text, "not enough seats available in section A");
+    }
+
+    #[test]
+    fn every_rejection_reads_back_with_its_code_from_its_text_alone() {
+        let free = [seat("a1", "A", SeatState::Available)];
+        let requests = [
+            SeatRequest::exact(&["zz".into()]).unwrap(),
+            SeatRequest::in_section("A", 2).unwrap(),
+            SeatRequest::together_in("A", 2).unwrap(),
+        ];
+        for request in requests {
+            let ClaimDecision::Reject { reason } =
+                decide_claim(&request, &free, at(0), HOLD, &FREE, Best::FrontCenter)
+            else {
+                panic!("{request:?} cannot be served");
+            };
+            assert_eq!(ReasonCode::of_legacy_text(&reason.text), Some(reason.code));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::ValidationError;
+use super::{Reason, ReasonCode};
 
 /// The highest per-buyer limit an organiser may set.
 pub const MAX_SEAT_LIMIT: u32 = 100;
@@ -69,10 +70,11 @@ impl SeatLimit {
             .is_some_and(|ceiling| counted <= ceiling)
     }
 
-    /// Why a claim over the limit is rejected; clients match on "limit".
+    /// Why a claim over the limit is rejected: `buyer_limit`, with a text that names the limit.
     #[must_use]
-    pub fn reason(self) -> String {
-        format!("buyer limit reached: {self} per buyer")
+    pub fn reason(self) -> Reason {
+        let text = format!("buyer limit reached: {self} per buyer");
+        Reason::new(ReasonCode::BuyerLimit, text)
     }
 }
 
@@ -130,12 +132,11 @@ mod tests {
 
     #[test]
     fn the_reason_names_the_limit() {
+        let two = SeatLimit::parse(2).unwrap().reason();
+        assert_eq!(two.text, "buyer limit reached: 2 seats per buyer");
+        assert_eq!(two.code, ReasonCode::BuyerLimit);
         assert_eq!(
-            SeatLimit::parse(2).unwrap().reason(),
-            "buyer limit reached: 2 seats per buyer"
-        );
-        assert_eq!(
-            SeatLimit::parse(1).unwrap().reason(),
+            SeatLimit::parse(1).unwrap().reason().text,
             "buyer limit reached: 1 seat per buyer"
         );
     }

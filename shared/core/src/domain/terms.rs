@@ -7,8 +7,8 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{
-    Best, ClaimDecision, Intent, Prices, REASON_RESERVED, Seat, SeatLimit, SeatRequest, SeatState,
-    Section, Waitlist, decide_claim,
+    Best, ClaimDecision, Intent, Prices, Reason, Seat, SeatLimit, SeatRequest, SeatState, Section,
+    Waitlist, decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -80,7 +80,7 @@ impl SaleTerms {
         match request {
             SeatRequest::Seats(_) if candidates.iter().any(|seat| has_line(&seat.section)) => {
                 ClaimDecision::Reject {
-                    reason: REASON_RESERVED.to_owned(),
+                    reason: Reason::reserved_for_waitlist(),
                 }
             }
             SeatRequest::Section { section, .. } => {
@@ -119,7 +119,7 @@ impl SaleTerms {
     /// The most seats the intent's buyer may already count for this claim to be allowed
     /// (`None`: no limit), or the rejection's reason if the request alone is over the limit: the
     /// condition a backend that keeps a count writes the count under.
-    pub fn ceiling(&self, intent: &Intent) -> Result<Option<u32>, String> {
+    pub fn ceiling(&self, intent: &Intent) -> Result<Option<u32>, Reason> {
         let Some(limit) = self.limit else {
             return Ok(None);
         };
@@ -129,9 +129,13 @@ impl SaleTerms {
             .ok_or_else(|| limit.reason())
     }
 
-    /// The rejection's reason when the buyer's count leaves no room (empty without a limit).
+    /// The rejection's reason when the buyer's count leaves no room: `buyer_limit` (with an
+    /// empty text without a limit, where no count is kept to leave no room).
     #[must_use]
-    pub fn limit_reason(&self) -> String {
-        self.limit.map(SeatLimit::reason).unwrap_or_default()
+    pub fn limit_reason(&self) -> Reason {
+        self.limit.map_or_else(
+            || Reason::new(super::ReasonCode::BuyerLimit, ""),
+            SeatLimit::reason,
+        )
     }
 }

@@ -7,8 +7,8 @@
 use jiff::Timestamp;
 
 use super::{
-    HoldExtension, Job, JobAction, JobConflict, JobStatus, Money, REASON_EXPIRED, ReservationEvent,
-    SeatId, Settlement, Tender,
+    HoldExtension, Job, JobAction, JobConflict, JobStatus, Money, Reason, ReservationEvent, SeatId,
+    Settlement, Tender,
 };
 
 /// A decided change of one job, ready to persist.
@@ -105,28 +105,28 @@ impl Job {
     }
 
     /// WAITLISTED -> REJECTED: its buyer is over the limit by now, or the waitlist closed.
-    pub fn reject_waiting(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
+    pub fn reject_waiting(&self, reason: &Reason, now: Timestamp) -> Result<Transition, JobStatus> {
         let change = ending(JobStatus::Rejected, reason);
         self.move_from(JobStatus::Waitlisted, now, change)
     }
 
     /// PENDING -> REJECTED: the seats were not available, for `reason`.
-    pub fn reject(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
+    pub fn reject(&self, reason: &Reason, now: Timestamp) -> Result<Transition, JobStatus> {
         let change = ending(JobStatus::Rejected, reason);
         self.move_from(JobStatus::Pending, now, change)
     }
 
-    /// PENDING -> FAILED: processing failed for good, for `reason`.
+    /// PENDING -> FAILED: processing failed for good, for `reason` (its code `failed`).
     pub fn fail(&self, reason: &str, now: Timestamp) -> Result<Transition, JobStatus> {
-        let change = ending(JobStatus::Failed, reason);
-        self.move_from(JobStatus::Pending, now, change)
+        let failed = Reason::failed(reason);
+        self.move_from(JobStatus::Pending, now, ending(JobStatus::Failed, &failed))
     }
 
     /// Closes a PENDING job without a claim, as `closure` says.
     pub fn close(&self, closure: &Closure, now: Timestamp) -> Result<Transition, JobStatus> {
         match closure {
             Closure::Failed { reason } => self.fail(reason, now),
-            Closure::RequestExpired => self.reject(REASON_EXPIRED, now),
+            Closure::RequestExpired => self.reject(&Reason::request_expired(), now),
         }
     }
 
@@ -138,6 +138,7 @@ impl Job {
             JobStatus::Failed => Ok(Some(self.moved(now, |job| {
                 job.status = JobStatus::Pending;
                 job.reason = None;
+                job.reason_code = None;
             }))),
             JobStatus::Pending => Ok(None),
             other => Err(other),
@@ -280,11 +281,13 @@ fn holding(
     }
 }
 
-/// The change of a job that ends in `status` (REJECTED, FAILED) for `reason`.
-fn ending(status: JobStatus, reason: &str) -> impl FnOnce(&mut Job) + '_ {
+/// The change of a job that ends in `status` (REJECTED, FAILED) for `reason`: its text and,
+/// beside it, its code.
+fn ending(status: JobStatus, reason: &Reason) -> impl FnOnce(&mut Job) + '_ {
     move |job| {
         job.status = status;
-        job.reason = Some(reason.to_owned());
+        job.reason = Some(reason.text.clone());
+        job.reason_code = Some(reason.code);
     }
 }
 

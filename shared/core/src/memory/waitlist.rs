@@ -6,7 +6,7 @@ use jiff::Timestamp;
 
 use super::state::State;
 use crate::domain::{
-    BuyerId, EventId, Job, JobId, JobStatus, REASON_WAITLIST_CLOSED, Section, Waitlist, line_place,
+    BuyerId, EventId, Job, JobId, JobStatus, Reason, Section, Waitlist, line_place,
 };
 use crate::ports::BackendError;
 
@@ -90,7 +90,7 @@ pub(super) fn close(
         .cloned()
         .collect();
     for job in &waiting {
-        if let Ok(transition) = job.reject_waiting(REASON_WAITLIST_CLOSED, now) {
+        if let Ok(transition) = job.reject_waiting(&Reason::waitlist_closed(), now) {
             state.save_transition(&transition)?;
         }
     }

@@ -3,8 +3,8 @@ use jiff::Timestamp;
 
 use super::BackendError;
 use crate::domain::{
-    EventId, HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus,
-    ReservationEvent, SeatId, Settling, Tender, Transition,
+    EventId, HoldExtension, Intent, Job, JobAction, JobConflict, JobId, JobStatus, Reason,
+    ReasonCode, ReservationEvent, SeatId, Settling, Tender, Transition,
 };
 
 /// How one intent was decided. Losing a race is an outcome, not an error.
@@ -19,8 +19,8 @@ pub enum ClaimOutcome {
     },
     /// The job was rejected for good.
     Rejected {
-        /// Why.
-        reason: String,
+        /// Why: its code and its text.
+        reason: Reason,
     },
     /// The job waits in its section's line (an event with a waitlist); its seats come later.
     Waitlisted,
@@ -46,7 +46,11 @@ impl ClaimOutcome {
             },
             (JobStatus::Waitlisted, _) => Self::Waitlisted,
             _ => Self::Rejected {
-                reason: job.reason.clone().unwrap_or_default(),
+                reason: Reason::new(
+                    // A job rejected by this build always has its code.
+                    job.reason_code.unwrap_or(ReasonCode::SeatUnavailable),
+                    job.reason.clone().unwrap_or_default(),
+                ),
             },
         }
     }

@@ -6,9 +6,8 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 
 use super::StepStore;
-use crate::domain::{
-    ClaimDecision, Intent, Job, JobStatus, REASON_UNAVAILABLE, SaleTerms, Section, Transition,
-};
+use crate::domain::Reason;
+use crate::domain::{ClaimDecision, Intent, Job, JobStatus, SaleTerms, Section, Transition};
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// Decides one intent and stores its transition; the job comes back too when this step decided
@@ -64,7 +63,7 @@ fn over_limit(
     terms: &SaleTerms,
     intent: &Intent,
     now: Timestamp,
-) -> Result<Option<String>, BackendError> {
+) -> Result<Option<Reason>, BackendError> {
     let Some(limit) = terms.limit else {
         return Ok(None);
     };
@@ -106,7 +105,7 @@ fn hold_or_reject(
                 job.hold(seat_ids, until, amount_due, now)
             }
             // A seat changed since it was read: the condition refused it, so the claim is lost.
-            ClaimDecision::Hold { .. } => job.reject(REASON_UNAVAILABLE, now),
+            ClaimDecision::Hold { .. } => job.reject(&Reason::seat_unavailable(), now),
             ClaimDecision::Reject { reason } => job.reject(&reason, now),
             ClaimDecision::Waitlist => job.join_waitlist(now),
         },

@@ -30,6 +30,7 @@ fn job(status: JobStatus, seats: &[&str], until: i64) -> Job {
         seat_ids: seats.iter().map(|s| SeatId::parse(s).unwrap()).collect(),
         hold_expires_at: Some(at(until)),
         reason: None,
+        reason_code: None,
         accepted_at: at(0),
         first_error: None,
         last_error: None,

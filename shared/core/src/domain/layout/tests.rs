@@ -92,7 +92,9 @@ fn a_section_without_room_for_the_block_has_none() {
         choose_block(&free(&seats, &taken), 3, Best::FrontCenter),
         None
     );
-    assert_eq!(no_block_reason(3, "S"), "no 3 adjacent seats in section S");
+    let reason = no_block_reason(3, "S");
+    assert_eq!(reason.text, "no 3 adjacent seats in section S");
+    assert_eq!(reason.code.as_str(), "no_adjacent_seats");
 }
 
 #[test]

@@ -1,5 +1,7 @@
 use super::*;
-use crate::domain::{BuyerId, Currency, EventId, JobId, Payment, SeatRequest};
+use crate::domain::{
+    BuyerId, Currency, EventId, JobId, Payment, REASON_EXPIRED, ReasonCode, SeatRequest,
+};
 
 fn at(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap()
@@ -15,6 +17,7 @@ fn job(status: JobStatus) -> Job {
         seat_ids: vec![SeatId::parse("A-1-1").unwrap()],
         hold_expires_at: Some(at(100)),
         reason: None,
+        reason_code: None,
         amount_due: None,
         payment_ref: None,
         accepted_at: at(0),
@@ -52,7 +55,7 @@ fn only_a_pending_job_is_decided_and_a_decided_one_reports_its_status() {
     {
         let j = job(decided);
         assert_eq!(j.hold(vec![], at(9), None, at(1)), Err(decided));
-        assert_eq!(j.reject("taken", at(1)), Err(decided));
+        assert_eq!(j.reject(&Reason::seat_unavailable(), at(1)), Err(decided));
         assert_eq!(j.fail("broken", at(1)), Err(decided));
     }
 }
@@ -70,9 +73,13 @@ fn closures_fail_or_reject_with_their_reason() {
         .unwrap();
     assert_eq!(failed.job.status, JobStatus::Failed);
     assert_eq!(failed.event.reason.as_deref(), Some("gave up"));
+    assert_eq!(failed.job.reason_code, Some(ReasonCode::Failed));
+    assert_eq!(failed.event.reason_code, Some(ReasonCode::Failed));
     let expired = pending.close(&Closure::RequestExpired, at(5)).unwrap();
     assert_eq!(expired.job.status, JobStatus::Rejected);
     assert_eq!(expired.job.reason.as_deref(), Some(REASON_EXPIRED));
+    assert_eq!(expired.job.reason_code, Some(ReasonCode::RequestExpired));
+    assert_eq!(expired.event.reason_code, Some(ReasonCode::RequestExpired));
     assert_eq!(expired.event.hold_expires_at, None);
 }
 
@@ -80,10 +87,11 @@ fn closures_fail_or_reject_with_their_reason() {
 fn only_a_failed_job_reopens_for_a_replay() {
     let mut failed = job(JobStatus::Failed);
     failed.reason = Some("broken".into());
+    failed.reason_code = Some(ReasonCode::Failed);
     let t = failed.reopen(at(3)).unwrap().unwrap();
     assert_eq!(
-        (t.from, t.job.status, t.job.reason),
-        (JobStatus::Failed, JobStatus::Pending, None)
+        (t.from, t.job.status, t.job.reason, t.job.reason_code),
+        (JobStatus::Failed, JobStatus::Pending, None, None)
     );
     assert_eq!(t.event.status, JobStatus::Pending);
     assert_eq!(job(JobStatus::Pending).reopen(at(3)), Ok(None));

@@ -4,8 +4,8 @@ use jiff::SignedDuration;
 
 use super::*;
 use crate::domain::{
-    EventId, HoldExtension, Intent, JobId, JobStatus, Prices, SeatLimit, SeatRequest, SeatState,
-    Section, Tender,
+    EventId, HoldExtension, Intent, JobId, JobStatus, Prices, Reason, SeatLimit, SeatRequest,
+    SeatState, Section, Tender,
 };
 
 fn at(seconds: i64) -> Timestamp {
@@ -113,7 +113,7 @@ fn while_a_section_has_a_line_exact_requests_for_its_seats_are_refused() {
     assert_eq!(
         open.decide(&exact, &two_free, at(1), line),
         ClaimDecision::Reject {
-            reason: REASON_RESERVED.to_owned()
+            reason: Reason::reserved_for_waitlist()
         }
     );
     let elsewhere = SeatRequest::exact(&["B-1".to_owned()]).unwrap();
@@ -209,6 +209,10 @@ fn a_head_its_buyers_limit_no_longer_allows_is_rejected_and_the_next_served() {
             .as_deref()
             .is_some_and(|r| r.contains("limit"))
     );
+    assert_eq!(
+        steps[0].transition.event.reason_code,
+        Some(crate::domain::ReasonCode::BuyerLimit)
+    );
 }
 
 #[test]
@@ -228,7 +232,10 @@ fn a_waiters_own_wait_never_counts_against_it_nor_twice_once_served() {
 #[test]
 fn a_waiting_job_leaves_the_line_only_by_hand_out_cancel_or_close() {
     let job = waiting("b1", 1);
-    assert!(job.reject_waiting(REASON_WAITLIST_CLOSED, at(1)).is_ok());
+    assert!(
+        job.reject_waiting(&Reason::waitlist_closed(), at(1))
+            .is_ok()
+    );
     assert!(job.cancel(at(1)).unwrap().is_some());
     assert!(job.confirm(&Tender::Nothing, at(1)).is_err());
     assert!(job.expire(at(1)).is_err());
@@ -241,5 +248,8 @@ fn a_waiting_job_leaves_the_line_only_by_hand_out_cancel_or_close() {
         status: JobStatus::Pending,
         ..job
     };
-    assert_eq!(pending.reject_waiting("x", at(1)), Err(JobStatus::Pending));
+    assert_eq!(
+        pending.reject_waiting(&Reason::waitlist_closed(), at(1)),
+        Err(JobStatus::Pending)
+    );
 }
