@@ -9,7 +9,7 @@ use clap::Parser;
 use crate::{Access, ApiSettings, AppState, Application};
 use seatclaim_runtime::cli::{BackendArgs, BackendHook, Service, TelemetryArgs};
 use seatclaim_runtime::config::BackendKind;
-use seatclaim_runtime::loops::{Worker, WorkerSettings};
+use seatclaim_runtime::loops::{BackendTasks, Worker, WorkerSettings};
 use seatclaim_runtime::{backend, executor, shutdown, telemetry};
 
 /// Serves the reservation API. Configured by `SEATCLAIM_*` environment variables.
@@ -40,10 +40,11 @@ async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
         .await
         .map_err(anyhow::Error::msg)?;
-    let backend = backend::open(&settings)
+    let opened = backend::open(&settings)
         .await
         .context("cannot open the backend")?;
-    let backend = cli.hook.wrap(backend);
+    let tasks = BackendTasks::start(opened.tasks);
+    let backend = cli.hook.wrap(opened.backend);
     // On AWS the worker always runs as its own service (its Fargate shape), never in the API.
     let in_process = cli.api.embedded_worker && settings.backend == BackendKind::Embedded;
     let worker = in_process.then(|| Worker::new(backend.clone(), cli.worker.clone(), &settings));
@@ -68,8 +69,9 @@ async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     let address = app.local_addr().context("cannot read the bound address")?;
     let metrics = app.metrics_addr();
     tracing::info!(%address, %metrics, data_dir = %settings.data_dir.display(), backend = settings.backend.as_str(), in_process_worker = in_process, "listening");
-    app.run_until_stopped(shutdown::signal())
-        .await
-        .context("the server failed")?;
-    Ok(())
+    let served = app.run_until_stopped(shutdown::signal()).await;
+    // After the requests and the in-process worker have stopped: the line counts of the last
+    // admissions and decisions are added before the process exits.
+    tasks.stop().await;
+    served.context("the server failed")
 }

@@ -140,17 +140,18 @@ impl TestApp {
             Settlements::Here
         };
         let faults = seeded(&options.faults);
-        let backend = open_backend(&settings, served, &clock, &faults).await;
+        let stop = CancellationToken::new();
+        let backend = open_backend(&settings, served, &clock, &faults, &stop).await;
         let api_backend = match settings.backend {
             BackendKind::Aws => {
-                open_backend(&settings, Settlements::SentToWorkers, &clock, &faults).await
+                let api = Settlements::SentToWorkers;
+                open_backend(&settings, api, &clock, &faults, &stop).await
             }
             BackendKind::Embedded => backend.clone(),
         };
         let worker = options
             .embedded_worker
             .then(|| Worker::new(backend.clone(), Self::worker_settings(&options), &settings));
-        let stop = CancellationToken::new();
         let state = AppState::new(
             api_backend,
             access(&options).await,
@@ -412,12 +413,14 @@ fn json_or_null(reply: &Reply) -> Value {
 
 /// The backend settings for a fresh store (a temporary folder, or a fresh prefix on the
 /// emulator, provisioned), and where the test reads the events published from it.
-/// Opens the app's backend with settlements made where `settlements` says, `faults` around it.
+/// Opens the app's backend with settlements made where `settlements` says, `faults` around it,
+/// and its background tasks running until `stop`, as the services run them.
 async fn open_backend(
     settings: &BackendSettings,
     settlements: Settlements,
     clock: &Arc<JumpClock>,
     faults: &FaultSettings,
+    stop: &CancellationToken,
 ) -> Backend {
     let settings = BackendSettings {
         aws: AwsSettings {
@@ -426,10 +429,13 @@ async fn open_backend(
         },
         ..settings.clone()
     };
-    let backend = backend::open_with_clock(&settings, clock.clone())
+    let opened = backend::open_with_clock(&settings, clock.clone())
         .await
         .expect("the backend opens");
-    faults.clone().inject(backend)
+    for task in opened.tasks {
+        tokio::spawn(task.run(stop.clone()));
+    }
+    faults.clone().inject(opened.backend)
 }
 
 /// The faults to inject, drawing from the test's printed seed unless they name their own, so a

@@ -1,9 +1,12 @@
 //! The AWS emulators the AWS-backend suites run against, started by `tests/emulator/start.sh`:
 //! DynamoDB Local (AWS's own DynamoDB engine) for DynamoDB, moto for SQS and EventBridge.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use seatclaim_aws::AwsNames;
+use seatclaim_core::Backend;
+use seatclaim_core::ports::{BackendError, Clock, Opened};
 use seatclaim_runtime::config::AwsSettings;
 
 /// The SDK configuration for the emulators. Refuses to run unless `AWS_ENDPOINT_URL` (moto) and
@@ -52,6 +55,18 @@ pub async fn provision(
     )
     .await
     .expect("the emulator accepts the resources");
+}
+
+/// Opens the AWS backend on the emulator with `config`, its background tasks running until it
+/// is dropped (as a service's loops run them).
+pub async fn open(
+    config: &aws_config::SdkConfig,
+    settings: &AwsSettings,
+    visibility_timeout: Duration,
+    clock: Arc<dyn Clock>,
+) -> Result<Backend, BackendError> {
+    let driver = seatclaim_aws::open_with(config, settings, visibility_timeout, clock).await?;
+    Ok(crate::running(Opened::of(&driver)))
 }
 
 /// A downstream consumer of reservation events: an EventBridge rule on the bus delivering to an

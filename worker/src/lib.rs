@@ -6,7 +6,7 @@
 use anyhow::Context;
 use clap::Parser;
 use seatclaim_runtime::cli::{BackendArgs, BackendHook, Service, TelemetryArgs};
-use seatclaim_runtime::loops::{Worker, WorkerSettings, serve_metrics};
+use seatclaim_runtime::loops::{BackendTasks, Worker, WorkerSettings, serve_metrics};
 use seatclaim_runtime::{backend, executor, shutdown, telemetry};
 use tokio_util::sync::CancellationToken;
 
@@ -40,10 +40,11 @@ pub fn run<H: BackendHook>() -> anyhow::Result<()> {
 async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings_of(Service::Worker);
-    let backend = backend::open(&settings)
+    let opened = backend::open(&settings)
         .await
         .context("cannot open the backend")?;
-    let backend = cli.hook.wrap(backend);
+    let tasks = BackendTasks::start(opened.tasks);
+    let backend = cli.hook.wrap(opened.backend);
     let stop = CancellationToken::new();
     let metrics = serve_metrics(cli.metrics_listen, stop.clone())
         .await
@@ -52,6 +53,9 @@ async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     tracing::info!(backend = settings.backend.as_str(), %metrics, "worker started");
     shutdown::signal().await;
     stop.cancel();
-    worker.await.context("the worker task failed")?;
-    Ok(())
+    let stopped = worker.await;
+    // After the claim loops: the settlements the API sent while they drained are still served,
+    // and the line counts of their last decisions are added.
+    tasks.stop().await;
+    stopped.context("the worker task failed")
 }

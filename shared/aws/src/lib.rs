@@ -1,6 +1,7 @@
 //! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs (each
 //! job item is also its idempotency key's record) and outbox, EventBridge for reservation events. Table design: see
-//! `docs/aws-resources.md` ("DynamoDB tables") and [`names`].
+//! `docs/aws-resources.md` ("DynamoDB tables") and [`names`]. The composition opens it through
+//! [`AwsDriver`], whose background tasks the runtime's loops run.
 //!
 //! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
 //! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)
@@ -14,6 +15,7 @@ mod capacity;
 mod catalog;
 mod claim;
 mod dead_letter_queue;
+mod driver;
 mod error;
 mod event_bus;
 mod event_cache;
@@ -53,6 +55,7 @@ use std::sync::{Arc, Mutex};
 
 use aws_config::BehaviorVersion;
 
+pub use driver::{AwsDriver, open_with};
 pub use keys::{DEFAULT_HELD_SHARDS, PREQUEUE_SHARDS};
 pub use migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
 pub use names::{
@@ -65,12 +68,10 @@ pub use settings::{AwsSettings, Settlements};
 
 use jiff::SignedDuration;
 
-use event_bus::EventBus;
 use queue::SqsQueue;
 use seatclaim_core::domain::{
     Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, SectionCapacity, Waitlist,
 };
-use seatclaim_core::ports::Backend;
 use seatclaim_core::ports::{BackendError, Clock};
 
 /// What the store remembers of an event: events never change once created (but for the
@@ -154,15 +155,6 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
     aws_config::defaults(BehaviorVersion::latest()).load().await
 }
 
-/// Opens the AWS backend: resolves the queue URLs and builds a client per service.
-pub async fn open(
-    settings: &AwsSettings,
-    visibility_timeout: std::time::Duration,
-    clock: Arc<dyn Clock>,
-) -> Result<Backend, BackendError> {
-    open_with(&sdk_config().await, settings, visibility_timeout, clock).await
-}
-
 /// `seatclaimctl init` on AWS: creates the resources the settings name, with credentials from
 /// the standard chain, and returns their names.
 pub async fn provision_for(
@@ -179,51 +171,4 @@ pub async fn provision_for(
     )
     .await?;
     Ok(names)
-}
-
-/// Opens the AWS backend with an already loaded SDK configuration.
-pub async fn open_with(
-    config: &aws_config::SdkConfig,
-    settings: &AwsSettings,
-    visibility_timeout: std::time::Duration,
-    clock: Arc<dyn Clock>,
-) -> Result<Backend, BackendError> {
-    let names = AwsNames::from_settings(settings);
-    let sqs = aws_sdk_sqs::Client::new(config);
-    let queue = Arc::new(SqsQueue::connect(sqs, settings, &names, visibility_timeout).await?);
-    let store = Arc::new(DynamoStore {
-        db: aws_sdk_dynamodb::Client::new(config),
-        names: names.clone(),
-        queue: Arc::clone(&queue),
-        clock: Arc::clone(&clock),
-        events: event_cache::EventCache::new(),
-        outbox_sequence: AtomicU64::new(0),
-        held_shards: settings.held_shards(),
-        retention: settings.retention,
-        relay_id: uuid::Uuid::new_v4().to_string(),
-        leases: Mutex::new(HashSet::new()),
-        lines: line_counts::LineCounts::default(),
-        openings: opening::Openings::default(),
-        settlements: settings.settlements,
-        claiming: blocks::Claiming::default(),
-    });
-    queue.open_sales_with(&store);
-    if settings.settlements == Settlements::ServedHere {
-        settle_queue::spawn_server(Arc::downgrade(&store));
-    }
-    line_counts::spawn_flusher(Arc::downgrade(&store));
-    let publisher = Arc::new(EventBus::new(
-        aws_sdk_eventbridge::Client::new(config),
-        names.event_bus,
-    ));
-    Ok(Backend {
-        catalog: store.clone(),
-        admissions: store.clone(),
-        jobs: store.clone(),
-        inventory: store.clone(),
-        outbox: store,
-        queue,
-        publisher,
-        clock,
-    })
 }

@@ -22,7 +22,7 @@ use super::error::classify;
 use super::item::{Item, n, opt_n, s};
 use seatclaim_core::codec::from_ms;
 use seatclaim_core::domain::{EventId, Job, JobId, Line};
-use seatclaim_core::ports::BackendError;
+use seatclaim_core::ports::{BackendError, BackgroundTask};
 
 /// The key of an event's counts item, in the outbox table (which every process may update; no
 /// task role writes the events table).
@@ -257,17 +257,24 @@ impl DynamoStore {
     }
 }
 
-/// Adds `store`'s counts every [`FLUSH_EVERY`] while it lives.
-pub(super) fn spawn_flusher(store: Weak<DynamoStore>) {
-    tokio::spawn(async move {
+/// Adds `store`'s counts every [`FLUSH_EVERY`] until `stop` is cancelled (then once more, so
+/// what this process counted is added before it exits) or the store is dropped.
+pub(super) fn flusher(store: Weak<DynamoStore>) -> BackgroundTask {
+    BackgroundTask::new("line counts", |stop| async move {
         loop {
-            tokio::time::sleep(FLUSH_EVERY).await;
+            let stopping = tokio::select! {
+                () = stop.cancelled() => true,
+                () = tokio::time::sleep(FLUSH_EVERY) => false,
+            };
             let Some(store) = store.upgrade() else {
                 return;
             };
             store.flush_line_counts().await;
+            if stopping {
+                return;
+            }
         }
-    });
+    })
 }
 
 #[cfg(test)]

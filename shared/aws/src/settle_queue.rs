@@ -19,7 +19,7 @@ use super::DynamoStore;
 use super::error::classify;
 use super::item::{Item, get_s, n, s};
 use seatclaim_core::domain::{HoldExtension, JobAction, JobConflict, JobId, Tender};
-use seatclaim_core::ports::{BackendError, Settled};
+use seatclaim_core::ports::{BackendError, BackgroundTask, Settled};
 
 /// How long a received settlement stays hidden from other workers (the queue's attribute).
 pub(super) const SETTLEMENT_VISIBILITY_SECONDS: u32 = 20;
@@ -236,15 +236,23 @@ impl DynamoStore {
     }
 }
 
-/// Serves the settlements queue for as long as the store is open (the worker's backend).
-pub(super) fn spawn_server(store: Weak<DynamoStore>) {
-    tokio::spawn(async move {
-        while let Some(store) = store.upgrade() {
+/// Serves the settlements queue (on the worker's backend) until `stop` is cancelled or the
+/// store is dropped. A poll in hand is finished, never abandoned: what it received is answered,
+/// or it would wait hidden for [`SETTLEMENT_VISIBILITY_SECONDS`] while its caller gives up.
+pub(super) fn server(store: Weak<DynamoStore>) -> BackgroundTask {
+    BackgroundTask::new("settlements", |stop| async move {
+        while !stop.is_cancelled() {
+            let Some(store) = store.upgrade() else {
+                return;
+            };
             if let Err(error) = store.serve_settlements_once().await {
                 tracing::warn!(%error, "reading the settlements queue failed; trying again");
                 drop(store);
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::select! {
+                    () = stop.cancelled() => {}
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
             }
         }
-    });
+    })
 }

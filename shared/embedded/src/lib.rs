@@ -2,7 +2,7 @@
 //! no cloud account, and so the API and a separate worker process can share one data folder.
 //!
 //! Each port is implemented for [`EmbeddedStore`] in a file of its own; reservation events go to
-//! a JSON-lines file through [`EventLog`].
+//! a JSON-lines file through [`EventLog`]. The composition opens it through [`EmbeddedDriver`].
 
 mod admissions;
 mod backup;
@@ -11,6 +11,7 @@ mod catalog;
 mod db;
 mod dead_letter_queue;
 mod decisions;
+mod driver;
 mod durable;
 mod event_log;
 mod event_shapes;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 pub use backup::{backup, restore};
+pub use driver::{EmbeddedDriver, EmbeddedSettings, Ready};
 pub use event_log::EventLog;
 pub use folder_lock::LOCK_FILE;
 

@@ -1,14 +1,21 @@
-//! The one place that picks the adapters for a process's ports, from its settings, and the
-//! operator work that depends on which backend it is (provisioning, migration, backups).
+//! The one place that picks a process's backend from its settings, and the operator work that
+//! depends on which backend it is (provisioning, migration, backups). Each [`BackendKind`] names
+//! a driver (`drivers.rs`, the core's `ports::Driver`), and every call goes through it: each
+//! match below has one complete arm per kind, in every build.
 
+use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{BackendKind, BackendSettings};
-use seatclaim_core::ports::{Backend, BackendError, Clock, SystemClock};
+use crate::drivers::{Aws, Embedded, Linked};
+use seatclaim_core::ports::{BackendError, Clock, Driver, Opened, SystemClock};
 use seatclaim_core::reports::{BackedUp, Restored};
 
-/// Opens the backend the settings describe, on the wall clock.
-pub async fn open(settings: &BackendSettings) -> Result<Backend, BackendError> {
+/// Opens the backend the settings describe, on the wall clock. Its background tasks are
+/// returned, not started: the process runs them (`loops::BackendTasks`) while it uses the
+/// backend.
+pub async fn open(settings: &BackendSettings) -> Result<Opened, BackendError> {
     open_with_clock(settings, Arc::new(SystemClock)).await
 }
 
@@ -17,186 +24,82 @@ pub async fn open(settings: &BackendSettings) -> Result<Backend, BackendError> {
 pub async fn open_with_clock(
     settings: &BackendSettings,
     clock: Arc<dyn Clock>,
-) -> Result<Backend, BackendError> {
-    let backend = match settings.backend {
-        #[cfg(feature = "embedded")]
-        BackendKind::Embedded => seatclaim_embedded::open(
-            &settings.data_dir,
-            clock,
-            seatclaim_core::ports::Redelivery {
-                visibility_timeout: settings.visibility_timeout(),
-                max_receive_count: settings.max_receive_count(),
-            },
-        )?,
-        #[cfg(feature = "aws")]
-        BackendKind::Aws => {
-            let aws = crate::config::AwsSettings {
-                retention: settings.retention,
-                ..settings.aws.clone()
-            };
-            seatclaim_aws::open(&aws, settings.visibility_timeout(), clock).await?
-        }
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when a backend is compiled out"
-        )]
-        missing => return Err(not_built(missing)),
-    };
-    Ok(backend)
+) -> Result<Opened, BackendError> {
+    match settings.backend {
+        BackendKind::Embedded => open_on::<Embedded>(settings, clock).await,
+        BackendKind::Aws => open_on::<Aws>(settings, clock).await,
+    }
+}
+
+async fn open_on<D: Linked>(
+    settings: &BackendSettings,
+    clock: Arc<dyn Clock>,
+) -> Result<Opened, BackendError> {
+    let driver = D::open(&D::settings_of(settings), settings.redelivery(), clock).await?;
+    Ok(Opened::of(&driver))
 }
 
 /// Creates what the backend needs before first use (the queues, tables, indexes and bus on
 /// AWS; the folder and the migrated database on the embedded backend), leaving what exists
 /// in place, and says what is ready.
-pub async fn provision(settings: &BackendSettings) -> Result<Ready, BackendError> {
+pub async fn provision(settings: &BackendSettings) -> Result<Report, BackendError> {
     match settings.backend {
-        #[cfg(feature = "aws")]
-        BackendKind::Aws => seatclaim_aws::provision_for(
-            &settings.aws,
-            settings.visibility_timeout(),
-            settings.max_receive_count(),
-        )
-        .await
-        .map(Ready::Aws),
-        #[cfg(feature = "embedded")]
-        BackendKind::Embedded => {
-            open(settings).await?;
-            Ok(Ready::Embedded(settings.data_dir.clone()))
-        }
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when a backend is compiled out"
-        )]
-        missing => Err(not_built(missing)),
+        BackendKind::Embedded => provision_on::<Embedded>(settings).await,
+        BackendKind::Aws => provision_on::<Aws>(settings).await,
     }
+}
+
+async fn provision_on<D: Linked>(settings: &BackendSettings) -> Result<Report, BackendError> {
+    let ready = D::provision(&D::settings_of(settings), settings.redelivery()).await?;
+    Ok(Report(Box::new(ready)))
 }
 
 /// Migrates the stored data to this version's schema (see `seatclaimctl migrate`) and says
-/// what it did. The embedded file migrates itself whenever it is opened, so there this is
-/// [`provision`].
-pub async fn migrate(settings: &BackendSettings) -> Result<Migration, BackendError> {
-    #[cfg(feature = "aws")]
-    if settings.backend == BackendKind::Aws {
-        return seatclaim_aws::migrate_for(
-            &settings.aws,
-            settings.visibility_timeout(),
-            settings.max_receive_count(),
-        )
-        .await
-        .map(Migration::Aws);
-    }
-    provision(settings).await.map(Migration::Opened)
-}
-
-/// What `seatclaimctl init` made ready.
-#[derive(Debug, Clone)]
-pub enum Ready {
-    /// The AWS resources of these names.
-    #[cfg(feature = "aws")]
-    Aws(seatclaim_aws::AwsNames),
-    /// The embedded backend in this data folder, its database migrated.
-    #[cfg(feature = "embedded")]
-    Embedded(std::path::PathBuf),
-}
-
-impl std::fmt::Display for Ready {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            #[cfg(feature = "aws")]
-            Self::Aws(names) => write!(f, "{names}"),
-            #[cfg(feature = "embedded")]
-            Self::Embedded(folder) => {
-                write!(f, "ready: embedded backend in {}", folder.display())
-            }
-            #[allow(
-                unreachable_patterns,
-                reason = "reached only when every backend is compiled out"
-            )]
-            _ => Ok(()),
-        }
-    }
-}
-
-/// What `seatclaimctl migrate` did.
-#[derive(Debug, Clone)]
-pub enum Migration {
-    /// The AWS resources brought to this build's schema, and what was copied.
-    #[cfg(feature = "aws")]
-    Aws(seatclaim_aws::Migration),
-    /// A backend that migrates itself when it opens: it was opened.
-    Opened(Ready),
-}
-
-impl std::fmt::Display for Migration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            #[cfg(feature = "aws")]
-            Self::Aws(migration) => write!(f, "{migration}"),
-            Self::Opened(ready) => write!(f, "{ready}"),
-        }
-    }
-}
-
-/// What the AWS backend says to `backup` and `restore`: its tables restore from DynamoDB's
-/// point-in-time recovery, which the stack turns on.
-#[cfg(feature = "aws")]
-const AWS_BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
-     (on in the stack); see \"Restoring the AWS backend\" in docs/aws-operations.md";
-
-/// Writes a consistent copy of the embedded database to `destination` while the services
-/// run (`seatclaimctl backup`), and says what it wrote.
-pub fn backup(
-    settings: &BackendSettings,
-    destination: &std::path::Path,
-) -> Result<BackedUp, BackendError> {
-    let _ = destination; // read by the embedded arm only
+/// what it did. The embedded file migrates itself whenever it is opened, so there this opens it.
+pub async fn migrate(settings: &BackendSettings) -> Result<Report, BackendError> {
     match settings.backend {
-        #[cfg(feature = "embedded")]
-        BackendKind::Embedded => seatclaim_embedded::backup(&settings.data_dir, destination),
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when the embedded backend is compiled in"
-        )]
-        other => Err(no_data_folder(other)),
+        BackendKind::Embedded => migrate_on::<Embedded>(settings).await,
+        BackendKind::Aws => migrate_on::<Aws>(settings).await,
     }
 }
 
-/// Replaces the embedded database with the backup at `source` (`seatclaimctl restore`),
-/// refusing while a seatclaim process has the data folder open, and re-applies the
-/// reservation events published after the backup's moment, so that no sale is lost.
-pub fn restore(
-    settings: &BackendSettings,
-    source: &std::path::Path,
-) -> Result<Restored, BackendError> {
-    let _ = source; // read by the embedded arm only
+async fn migrate_on<D: Linked>(settings: &BackendSettings) -> Result<Report, BackendError> {
+    let migration = D::migrate(&D::settings_of(settings), settings.redelivery()).await?;
+    Ok(Report(Box::new(migration)))
+}
+
+/// Writes a consistent copy of the stored data to `destination` while the services run
+/// (`seatclaimctl backup`), and says what it wrote; on AWS, says how it is backed up instead.
+pub fn backup(settings: &BackendSettings, destination: &Path) -> Result<BackedUp, BackendError> {
     match settings.backend {
-        #[cfg(feature = "embedded")]
-        BackendKind::Embedded => seatclaim_embedded::restore(&settings.data_dir, source),
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when the embedded backend is compiled in"
-        )]
-        other => Err(no_data_folder(other)),
+        BackendKind::Embedded => Embedded::backup(&Embedded::settings_of(settings), destination),
+        BackendKind::Aws => Aws::backup(&Aws::settings_of(settings), destination),
     }
 }
 
-/// Why a command on the embedded backend's data folder cannot run on `kind`.
-fn no_data_folder(kind: BackendKind) -> BackendError {
-    match kind {
-        #[cfg(feature = "aws")]
-        BackendKind::Aws => BackendError::permanent(AWS_BACKUPS),
-        #[allow(
-            unreachable_patterns,
-            reason = "reached only when a backend is compiled out"
-        )]
-        missing => not_built(missing),
+/// Replaces the stored data with the backup at `source` (`seatclaimctl restore`): on the
+/// embedded backend, refusing while a seatclaim process has the data folder open, and
+/// re-applying the reservation events published after the backup's moment, so that no sale is
+/// lost; on AWS, says how it is restored instead.
+pub fn restore(settings: &BackendSettings, source: &Path) -> Result<Restored, BackendError> {
+    match settings.backend {
+        BackendKind::Embedded => Embedded::restore(&Embedded::settings_of(settings), source),
+        BackendKind::Aws => Aws::restore(&Aws::settings_of(settings), source),
     }
 }
 
-fn not_built(kind: BackendKind) -> BackendError {
-    BackendError::permanent(format!(
-        "this build has no {} backend: build it with the Cargo feature `{}`",
-        kind.as_str(),
-        kind.as_str()
-    ))
+/// What `seatclaimctl init` made ready or `seatclaimctl migrate` did, as the driver says it:
+/// its `Display` is the line the command prints.
+pub struct Report(Box<dyn fmt::Display + Send + Sync>);
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl fmt::Debug for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Report({self})")
+    }
 }

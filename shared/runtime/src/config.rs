@@ -92,6 +92,15 @@ impl BackendSettings {
     pub fn max_receive_count(&self) -> u32 {
         self.max_attempts.saturating_add(1)
     }
+
+    /// How the backend's intent queue redelivers: what every driver opens and provisions with.
+    #[must_use]
+    pub fn redelivery(&self) -> seatclaim_core::ports::Redelivery {
+        seatclaim_core::ports::Redelivery {
+            visibility_timeout: self.visibility_timeout(),
+            max_receive_count: self.max_receive_count(),
+        }
+    }
 }
 
 /// How log lines are written.

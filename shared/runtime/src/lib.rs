@@ -14,6 +14,7 @@ compile_error!(
 pub mod backend;
 pub mod cli;
 pub mod config;
+mod drivers;
 pub mod executor;
 pub mod loops;
 pub mod shutdown;

@@ -313,7 +313,7 @@ async fn a_version_1_deployment_migrates_without_losing_anything() {
         "{migration}"
     );
 
-    let backend = seatclaim_aws::open_with(&config, &settings, VISIBILITY, clock.clone())
+    let backend = seatclaim_e2e::emulator::open(&config, &settings, VISIBILITY, clock.clone())
         .await
         .unwrap();
     let event = EventId::parse("old").unwrap();
@@ -472,7 +472,7 @@ async fn a_version_2_deployment_keeps_its_keys_and_loses_its_jobs_by_event_index
         .unwrap();
     assert_eq!(again.done.keys, 0, "{again}");
 
-    let backend = seatclaim_aws::open_with(
+    let backend = seatclaim_e2e::emulator::open(
         &config,
         &settings,
         VISIBILITY,

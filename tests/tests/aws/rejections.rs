@@ -33,7 +33,7 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
     provision(&config, &settings, VISIBILITY, 3).await;
     let consumer = EventConsumer::subscribe(&config, &settings).await;
     let clock = Arc::new(JumpClock::default());
-    let backend = seatclaim_aws::open_with(&config, &settings, VISIBILITY, clock.clone())
+    let backend = seatclaim_e2e::emulator::open(&config, &settings, VISIBILITY, clock.clone())
         .await
         .unwrap();
     let event = NewEvent::parse(EventSpec {

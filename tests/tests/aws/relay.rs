@@ -29,7 +29,7 @@ async fn relay(
     settings: &AwsSettings,
     clock: Arc<JumpClock>,
 ) -> Backend {
-    seatclaim_aws::open_with(config, settings, VISIBILITY, clock)
+    seatclaim_e2e::emulator::open(config, settings, VISIBILITY, clock)
         .await
         .expect("the AWS backend opens on the emulator")
 }

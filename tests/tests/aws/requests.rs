@@ -70,7 +70,7 @@ async fn counted_backend() -> (RequestLog, Backend) {
     let (log, counted) = proxy(None).await;
     let settings = fresh_settings();
     provision(&direct, &settings, Duration::from_secs(30), 6).await;
-    let backend = seatclaim_aws::open_with(
+    let backend = seatclaim_e2e::emulator::open(
         &counted,
         &settings,
         Duration::from_secs(30),

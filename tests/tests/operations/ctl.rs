@@ -207,7 +207,7 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
 
     // The first receive after the start draws the opening.
     let settings = BackendSettings::in_folder(data.path().to_owned());
-    let backend = backend::open(&settings).await.unwrap();
+    let backend = seatclaim_e2e::running(backend::open(&settings).await.unwrap());
     let received = backend
         .queue
         .receive(10, std::time::Duration::ZERO)

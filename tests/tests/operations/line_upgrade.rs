@@ -29,7 +29,7 @@ impl Clock for SetClock {
 
 async fn open(dir: &Path, clock: Arc<SetClock>) -> Backend {
     let settings = BackendSettings::in_folder(dir.to_owned());
-    backend::open_with_clock(&settings, clock).await.unwrap()
+    seatclaim_e2e::running(backend::open_with_clock(&settings, clock).await.unwrap())
 }
 
 /// Admits a request for one seat of section W as `buyer` at the clock's instant and claims it.

@@ -55,9 +55,10 @@ fn decided_jobs() -> HashMap<String, JobId> {
 
 async fn open(dir: &Path, now: Timestamp) -> Backend {
     let settings = BackendSettings::in_folder(dir.to_owned());
-    backend::open_with_clock(&settings, Arc::new(StandingClock(now)))
+    let opened = backend::open_with_clock(&settings, Arc::new(StandingClock(now)))
         .await
-        .expect("a version-1 folder opens with this build")
+        .expect("a version-1 folder opens with this build");
+    seatclaim_e2e::running(opened)
 }
 
 #[tokio::test]

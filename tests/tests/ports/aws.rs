@@ -13,9 +13,10 @@ async fn on_emulator() -> Fixture {
     let max_receive_count = 3;
     provision(&config, &settings, visibility_timeout, max_receive_count).await;
     let clock = Arc::new(JumpClock::default());
-    let backend = seatclaim_aws::open_with(&config, &settings, visibility_timeout, clock.clone())
-        .await
-        .expect("the AWS backend opens on the emulator");
+    let backend =
+        seatclaim_e2e::emulator::open(&config, &settings, visibility_timeout, clock.clone())
+            .await
+            .expect("the AWS backend opens on the emulator");
     Fixture {
         backend,
         clock,

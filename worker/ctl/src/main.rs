@@ -15,6 +15,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use seatclaim_core::Backend;
 use seatclaim_runtime::cli::{BackendArgs, TelemetryArgs};
+use seatclaim_runtime::config::BackendSettings;
+use seatclaim_runtime::loops::BackendTasks;
 use seatclaim_runtime::telemetry;
 
 /// Operates a seatclaim deployment. Configured by the same `SEATCLAIM_*` variables as the services.
@@ -107,24 +109,41 @@ async fn main() -> anyhow::Result<ExitCode> {
             restore::report(json, &restored);
             ExitCode::SUCCESS
         }
-        Command::Events(command) => events::run(&open(&settings).await?, command).await?,
-        Command::Dlq(command) => dlq::run(&open(&settings).await?, command).await?,
-        Command::Jobs(command) => jobs::run(&open(&settings).await?, command).await?,
-        Command::Audit(args) => audit::run(&open(&settings).await?, args).await?,
-        Command::Sweep => {
-            let released = seatclaim_core::app::sweep_once(&open(&settings).await?)
-                .await
-                .context("the sweep failed")?;
-            said(format!("released {released} lapsed holds"))
+        Command::Events(command) => {
+            on_backend(&settings, async |b| events::run(b, command).await).await?
         }
+        Command::Dlq(command) => {
+            on_backend(&settings, async |b| dlq::run(b, command).await).await?
+        }
+        Command::Jobs(command) => {
+            on_backend(&settings, async |b| jobs::run(b, command).await).await?
+        }
+        Command::Audit(args) => on_backend(&settings, async |b| audit::run(b, args).await).await?,
+        Command::Sweep => on_backend(&settings, sweep).await?,
     })
 }
 
-/// The configured backend, for the commands that work on it.
-async fn open(settings: &seatclaim_runtime::config::BackendSettings) -> anyhow::Result<Backend> {
-    backend::open(settings)
+/// Runs `command` on the configured backend, with the backend's background tasks running
+/// beside it as in the services, and stopped once it is done.
+async fn on_backend<F>(settings: &BackendSettings, command: F) -> anyhow::Result<ExitCode>
+where
+    F: AsyncFnOnce(&Backend) -> anyhow::Result<ExitCode>,
+{
+    let opened = backend::open(settings)
         .await
-        .context("cannot open the backend")
+        .context("cannot open the backend")?;
+    let tasks = BackendTasks::start(opened.tasks);
+    let done = command(&opened.backend).await;
+    tasks.stop().await;
+    done
+}
+
+/// Releases lapsed holds now, as the worker's sweeper does.
+async fn sweep(backend: &Backend) -> anyhow::Result<ExitCode> {
+    let released = seatclaim_core::app::sweep_once(backend)
+        .await
+        .context("the sweep failed")?;
+    Ok(said(format!("released {released} lapsed holds")))
 }
 
 /// Prints a command's one line of outcome; it succeeded.

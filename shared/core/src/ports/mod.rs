@@ -1,14 +1,16 @@
 //! The ports: one small trait per capability seatclaim needs from a backend.
 //!
-//! Each backend (`adapters::embedded`, `adapters::aws`) implements all of them and returns them
-//! bundled as a [`Backend`]; the generic contract suite in `tests/` holds every implementation to
-//! the same semantics. Nothing outside `adapters` sees a SQLite or AWS type; everything speaks the
-//! domain's types and [`BackendError`].
+//! Each backend crate (`seatclaim-embedded`, `seatclaim-aws`) implements all of them and returns
+//! them bundled as a [`Backend`] from its [`Driver`], the one trait the composition calls; the
+//! generic contract suite in `tests/` holds every implementation to the same semantics. Nothing
+//! outside the backend crates sees a SQLite or AWS type; everything speaks the domain's types and
+//! [`BackendError`].
 
 mod admissions;
 mod backend;
 mod catalog;
 mod clock;
+mod driver;
 mod error;
 mod event_publisher;
 mod intent_queue;
@@ -20,6 +22,7 @@ pub use admissions::{Admission, Admissions, SectionKnown};
 pub use backend::Backend;
 pub use catalog::{Catalog, EventCreation, EventInfo, Opening};
 pub use clock::{Clock, SystemClock};
+pub use driver::{BackgroundTask, Driver, Opened};
 pub use error::{BackendError, ErrorKind};
 pub use event_publisher::EventPublisher;
 pub use intent_queue::{

@@ -1,10 +1,12 @@
 //! The claim worker: receives intents in batches and decides them against the inventory, releases
-//! lapsed holds, and relays recorded reservation events to the publisher.
+//! lapsed holds, and relays recorded reservation events to the publisher; and the backend's own
+//! background tasks ([`BackendTasks`]), which run wherever a backend is open.
 //!
 //! They sit in the runtime, not in the worker's crate, because two binaries run them: the API
 //! in-process for the one-command local setup, and `seatclaim-worker` as its own process (its
 //! shape on Fargate).
 
+mod backend_tasks;
 mod metrics_endpoint;
 mod relay;
 mod settings;
@@ -19,6 +21,7 @@ use seatclaim_core::ports::{Delivery, Receipt};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
+pub use backend_tasks::BackendTasks;
 pub use metrics_endpoint::serve_metrics;
 // The use cases the loops call, re-exported for the callers that drive a step directly.
 use seatclaim_core::app::backoff;

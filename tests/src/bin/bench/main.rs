@@ -164,9 +164,11 @@ async fn filled(
     (hot, requests): (u32, Requests),
     data_dir: std::path::PathBuf,
 ) -> anyhow::Result<Arc<Backend>> {
-    let backend = backend::open(&BackendSettings::in_folder(data_dir))
-        .await
-        .context("open")?;
+    let backend = seatclaim_e2e::running(
+        backend::open(&BackendSettings::in_folder(data_dir))
+            .await
+            .context("open")?,
+    );
     let event = NewEvent::parse(EventSpec {
         event_id: "bench".into(),
         name: "bench".into(),

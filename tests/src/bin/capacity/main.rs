@@ -172,7 +172,7 @@ async fn backends_for(
 ) -> anyhow::Result<(seatclaim_core::Backend, Relays)> {
     let direct = emulator_config().await;
     provision(&direct, settings, Duration::from_secs(60), 21).await;
-    let watcher = seatclaim_aws::open_with(
+    let watcher = seatclaim_e2e::emulator::open(
         &direct,
         settings,
         Duration::from_secs(60),
@@ -184,7 +184,7 @@ async fn backends_for(
         .load()
         .await;
     let open = || {
-        seatclaim_aws::open_with(
+        seatclaim_e2e::emulator::open(
             &counted,
             settings,
             Duration::from_secs(60),

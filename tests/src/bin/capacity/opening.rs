@@ -58,7 +58,8 @@ pub async fn run(
         .load()
         .await;
     let visibility = Duration::from_secs(60);
-    let backend = seatclaim_aws::open_with(&config, settings, visibility, clock.clone()).await?;
+    let backend =
+        seatclaim_e2e::emulator::open(&config, settings, visibility, clock.clone()).await?;
     let starts = jiff::Timestamp::now() + SignedDuration::from_hours(1);
     let sections = (0..10)
         .map(|i| SectionSpec {

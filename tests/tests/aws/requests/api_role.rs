@@ -68,7 +68,7 @@ async fn the_api_settles_through_the_workers_and_touches_no_seat_item() {
             ..settings.clone()
         };
         async move {
-            seatclaim_aws::open_with(
+            seatclaim_e2e::emulator::open(
                 config,
                 &settings,
                 Duration::from_secs(30),

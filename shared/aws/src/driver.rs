@@ -1,0 +1,138 @@
+//! The AWS backend's driver: what the composition calls to open, provision, migrate, back up and
+//! restore the resources of one prefix, and the background work an open backend needs (its line
+//! counts' flusher, and on a worker the settlements' server), which the runtime's loops run.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use super::event_bus::EventBus;
+use super::queue::SqsQueue;
+use super::{
+    AwsNames, AwsSettings, DynamoStore, Migration, Settlements, blocks, event_cache, line_counts,
+    migrate_for, opening, provision_for, sdk_config, settle_queue,
+};
+use seatclaim_core::ports::{
+    Backend, BackendError, BackgroundTask, Clock, Driver, EventPublisher, Redelivery,
+};
+use seatclaim_core::reports::{BackedUp, Restored};
+
+/// What the AWS backend says to `backup` and `restore`: its tables restore from DynamoDB's
+/// point-in-time recovery, which the stack turns on.
+const BACKUPS: &str = "the AWS backend is backed up by DynamoDB point-in-time recovery \
+     (on in the stack); see \"Restoring the AWS backend\" in docs/aws-operations.md";
+
+/// The AWS backend, opened: the store every DynamoDB port is, the intent queue and the bus.
+pub struct AwsDriver {
+    store: Arc<DynamoStore>,
+    queue: Arc<SqsQueue>,
+    publisher: Arc<dyn EventPublisher>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Opens the AWS backend with an already loaded SDK configuration (the emulators' in the
+/// tests): resolves the queue URLs and builds a client per service. Nothing runs in the
+/// background until the caller runs [`Driver::tasks`].
+pub async fn open_with(
+    config: &aws_config::SdkConfig,
+    settings: &AwsSettings,
+    visibility_timeout: std::time::Duration,
+    clock: Arc<dyn Clock>,
+) -> Result<AwsDriver, BackendError> {
+    let names = AwsNames::from_settings(settings);
+    let sqs = aws_sdk_sqs::Client::new(config);
+    let queue = Arc::new(SqsQueue::connect(sqs, settings, &names, visibility_timeout).await?);
+    let store = Arc::new(DynamoStore {
+        db: aws_sdk_dynamodb::Client::new(config),
+        names: names.clone(),
+        queue: Arc::clone(&queue),
+        clock: Arc::clone(&clock),
+        events: event_cache::EventCache::new(),
+        outbox_sequence: AtomicU64::new(0),
+        held_shards: settings.held_shards(),
+        retention: settings.retention,
+        relay_id: uuid::Uuid::new_v4().to_string(),
+        leases: Mutex::new(HashSet::new()),
+        lines: line_counts::LineCounts::default(),
+        openings: opening::Openings::default(),
+        settlements: settings.settlements,
+        claiming: blocks::Claiming::default(),
+    });
+    queue.open_sales_with(&store);
+    let publisher = Arc::new(EventBus::new(
+        aws_sdk_eventbridge::Client::new(config),
+        names.event_bus,
+    ));
+    Ok(AwsDriver {
+        store,
+        queue,
+        publisher,
+        clock,
+    })
+}
+
+impl Driver for AwsDriver {
+    type Settings = AwsSettings;
+    type Ready = AwsNames;
+    type Migration = Migration;
+
+    /// Opens the backend with the credentials and endpoints of the standard AWS chain.
+    async fn open(
+        settings: &AwsSettings,
+        queue: Redelivery,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, BackendError> {
+        open_with(
+            &sdk_config().await,
+            settings,
+            queue.visibility_timeout,
+            clock,
+        )
+        .await
+    }
+
+    fn backend(&self) -> Backend {
+        Backend {
+            catalog: self.store.clone(),
+            admissions: self.store.clone(),
+            jobs: self.store.clone(),
+            inventory: self.store.clone(),
+            outbox: self.store.clone(),
+            queue: self.queue.clone(),
+            publisher: self.publisher.clone(),
+            clock: self.clock.clone(),
+        }
+    }
+
+    /// The line counts' flusher in every process, and the settlements' server where this
+    /// process serves them (the worker). Each holds the store weakly, so it also ends when the
+    /// backend is dropped.
+    fn tasks(&self) -> Vec<BackgroundTask> {
+        let store = Arc::downgrade(&self.store);
+        let mut tasks = vec![line_counts::flusher(store.clone())];
+        if self.store.settlements == Settlements::ServedHere {
+            tasks.push(settle_queue::server(store));
+        }
+        tasks
+    }
+
+    async fn provision(
+        settings: &AwsSettings,
+        queue: Redelivery,
+    ) -> Result<AwsNames, BackendError> {
+        provision_for(settings, queue.visibility_timeout, queue.max_receive_count).await
+    }
+
+    async fn migrate(settings: &AwsSettings, queue: Redelivery) -> Result<Migration, BackendError> {
+        migrate_for(settings, queue.visibility_timeout, queue.max_receive_count).await
+    }
+
+    fn backup(_: &AwsSettings, _: &Path) -> Result<BackedUp, BackendError> {
+        Err(BackendError::permanent(BACKUPS))
+    }
+
+    fn restore(_: &AwsSettings, _: &Path) -> Result<Restored, BackendError> {
+        Err(BackendError::permanent(BACKUPS))
+    }
+}
