@@ -15,7 +15,7 @@ use super::intent_queue::{enqueue, is_empty};
 use super::job_rows::{Admitted, insert_decided, insert_job};
 use super::opening::{opening_undrawn, park, prequeued, waits_for_opening};
 use super::step::SqlStep;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::domain::{
     BuyerId, IdempotencyKey, Intent, Job, JobId, SaleTerms, SeatId, SeatRequest,
 };

@@ -16,7 +16,7 @@ use super::durable::sync_folder;
 use super::folder_lock::FolderLock;
 use super::migrations;
 use super::reapply::reapply_log;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::ports::BackendError;
 use seatclaim_core::reports::{BackedUp, Restored};
 

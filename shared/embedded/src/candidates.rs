@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::catalog::{SEAT_COLUMNS, read_seat};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{SeatRecord, to_ms};
 use seatclaim_core::domain::{Best, BlockSearch, Intent, Seat, SeatRequest, Section};
 use seatclaim_core::ports::BackendError;

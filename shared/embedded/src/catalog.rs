@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{
     SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, from_ms, to_json,
     to_ms,

@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use super::folder_lock::FolderLock;
 use super::migrations;
 use super::writer::Writer;
+use crate::error::sqlite_error;
 use seatclaim_core::ports::BackendError;
 
 const READERS: usize = 2;
@@ -174,27 +175,4 @@ where
 
 fn poisoned() -> BackendError {
     BackendError::permanent("a database connection was poisoned by an earlier panic")
-}
-
-/// What a SQLite error means to the caller: busy, locked, out of space or I/O may pass and is
-/// worth a retry; anything else is permanent.
-pub(crate) fn sqlite_error(error: rusqlite::Error) -> BackendError {
-    {
-        let transient = matches!(
-            error.sqlite_error_code(),
-            Some(
-                ErrorCode::DatabaseBusy
-                    | ErrorCode::DatabaseLocked
-                    | ErrorCode::SystemIoFailure
-                    | ErrorCode::DiskFull
-                    | ErrorCode::OutOfMemory
-                    | ErrorCode::CannotOpen
-            )
-        );
-        if transient {
-            BackendError::transient(format!("sqlite: {error}"))
-        } else {
-            BackendError::permanent(format!("sqlite: {error}"))
-        }
-    }
 }

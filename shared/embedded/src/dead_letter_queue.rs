@@ -6,7 +6,7 @@ use rusqlite::params;
 
 use super::EmbeddedStore;
 use super::intent_queue::{DEAD, MAIN};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{
     dead_letter_handle, dead_letter_of, decode_message, delivery_of, from_ms, to_ms,
 };

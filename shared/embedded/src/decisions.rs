@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::db::Db;
 use super::job_rows::load_job;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::domain::{Job, JobId, JobStatus};
 use seatclaim_core::ports::BackendError;
 

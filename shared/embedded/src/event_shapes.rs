@@ -14,7 +14,7 @@ use rusqlite::Transaction;
 
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::terms::terms;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::decode_waitlist;
 use seatclaim_core::domain::{EventId, SaleTerms, Section, SectionCapacity, Waitlist, capacities};
 use seatclaim_core::ports::BackendError;

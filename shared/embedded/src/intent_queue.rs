@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::EmbeddedStore;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{delivery_of, encode_intent, to_ms};
 use seatclaim_core::domain::Intent;
 use seatclaim_core::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};

@@ -2,7 +2,7 @@
 //! transition with its outbox event, and writing one as a restore re-applies it.
 //! Every module that touches a job row goes through here.
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
@@ -129,7 +129,7 @@ pub(super) fn insert_decided(
     insert_job(tx, &transition.job, admitted)?;
     count_decided(tx, &transition.job.event_id, 1)?;
     if transition.job.status == JobStatus::Waitlisted {
-        super::waitlist::join(tx, &transition.job)?;
+        super::line_place::join(tx, &transition.job)?;
     }
     record_event(tx, transition)
 }
@@ -172,7 +172,7 @@ pub(super) fn save_transition(
         )));
     }
     if transition.job.status == JobStatus::Waitlisted && transition.from != JobStatus::Waitlisted {
-        super::waitlist::join(tx, &transition.job)?;
+        super::line_place::join(tx, &transition.job)?;
     }
     record_event(tx, transition)
 }

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::job_rows::{count_decided, line, load_job, save_transition};
 use super::{EmbeddedStore, decisions};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::decode_event;
 use seatclaim_core::domain::{Closure, EventId, Job, JobId, JobStatus, Line, ReservationEvent};
 use seatclaim_core::ports::{BackendError, Jobs};

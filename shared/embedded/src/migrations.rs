@@ -3,7 +3,7 @@
 //! so an upgrade never strands the data of an older build, and a file written by a newer build
 //! is refused instead of being misread. The version lives in SQLite's `user_version`.
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use rusqlite::{Connection, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 

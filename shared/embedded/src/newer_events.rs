@@ -9,7 +9,7 @@ use rusqlite::Connection;
 
 use super::EVENT_LOG_FILE;
 use super::event_log::{KEPT_FILES, rotated};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{decode_log_line, to_ms};
 use seatclaim_core::domain::ReservationEvent;
 use seatclaim_core::ports::BackendError;

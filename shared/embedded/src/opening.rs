@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::intent_queue::enqueue_body;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{from_ms, to_ms};
 use seatclaim_core::domain::{Draw, EventId, Intent, JobId, Line, SaleOpened, Seed};
 use seatclaim_core::ports::{BackendError, Opening};

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{decode_event, encode_event, from_ms, outbox_id, outbox_seq, to_ms};
 use seatclaim_core::domain::ReservationEvent;
 use seatclaim_core::ports::{BackendError, Outbox, OutboxEntry};

@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::EmbeddedStore;
 use super::intent_queue::{DEAD, MAIN};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::to_ms;
 use seatclaim_core::ports::{BackendError, QueueDepth};
 

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{count_decided, load_job, restore_job};
 use super::newer_events::newer_events;
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{SeatRecord, encode_event, to_ms};
 use seatclaim_core::domain::{
     EventId, JobId, JobStatus, NotReapplied, Reapplied, ReservationEvent, SeatId, SeatState,

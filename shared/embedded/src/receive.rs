@@ -9,7 +9,7 @@ use rusqlite::params;
 use super::EmbeddedStore;
 use super::intent_queue::{DEAD, MAIN, acknowledge};
 use super::opening::{any_due, open_due};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::{decode_message, delivery_of, delivery_receipt, from_ms, to_ms};
 use seatclaim_core::domain::JobId;
 use seatclaim_core::ports::{BackendError, Delivery, Receipt};

@@ -2,7 +2,7 @@
 //! decided jobs the domain's `Retention` lets go (their rows carry their idempotency keys), with
 //! their history, and of reservation events published that happened long ago. Each call is one short write transaction.
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use rusqlite::{Transaction, params, params_from_iter};
 
 use seatclaim_core::codec::to_ms;

@@ -5,7 +5,7 @@
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params_from_iter};
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::codec::to_ms;
 use seatclaim_core::domain::{Job, Settlement};
 use seatclaim_core::ports::BackendError;

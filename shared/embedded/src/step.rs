@@ -7,12 +7,12 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::candidates::candidate_seats;
-use super::inventory::hold_seats;
+use super::hold::hold_seats;
 use super::job_rows::{load_job, save_transition};
 use super::settle::settle_seats;
 use super::terms::{counted_seats, terms};
 use super::waitlist::{claimable, has_line, line_page};
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use seatclaim_core::domain::{
     Best, BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section, Settlement,
     Transition,

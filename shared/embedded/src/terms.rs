@@ -2,7 +2,7 @@
 //! event's terms (hold length and extension, seat limit, prices), and how many seats the buyer
 //! already counts there.
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};

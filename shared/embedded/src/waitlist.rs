@@ -4,41 +4,15 @@
 //! its seats, so nothing can take them in between.
 
 use jiff::Timestamp;
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Transaction, params};
 
 use super::catalog::{SEAT_COLUMNS, read_seat};
 use super::job_rows::{load_job, save_transition};
 use super::terms::terms as event_terms;
-use crate::db::sqlite_error;
-use seatclaim_core::codec::{SeatRecord, from_ms, to_ms};
-use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, Reason, Section, line_place};
+use crate::error::sqlite_error;
+use seatclaim_core::codec::{SeatRecord, to_ms};
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, Reason, Section};
 use seatclaim_core::ports::BackendError;
-
-/// `job`, just moved to WAITLISTED in this transaction, takes its place in its line: by its
-/// admission, or by its place in the draw if it came from the sale's pre-queue.
-pub(super) fn join(tx: &Transaction<'_>, job: &Job) -> Result<(), BackendError> {
-    let drawn: Option<(i64, i64)> = tx
-        .prepare_cached(
-            "SELECT events.sale_starts_at, prequeue.drawn FROM prequeue
-             JOIN events ON events.event_id = prequeue.event_id
-             WHERE prequeue.job_id = ?1 AND prequeue.drawn IS NOT NULL
-               AND events.sale_starts_at IS NOT NULL",
-        )
-        .map_err(sqlite_error)?
-        .query_row([job.job_id.to_string()], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })
-        .optional()
-        .map_err(sqlite_error)?;
-    let drawn = drawn
-        .map(|(starts, place)| Ok((from_ms(starts)?, u64::try_from(place).unwrap_or(0))))
-        .transpose()?;
-    tx.prepare_cached("UPDATE jobs SET line_place = ?2 WHERE job_id = ?1")
-        .map_err(sqlite_error)?
-        .execute(params![job.job_id.to_string(), line_place(job, drawn)])
-        .map_err(sqlite_error)?;
-    Ok(())
-}
 
 /// Up to `size` `WAITLISTED` jobs of `event_id` in `section` in line order, after `after`.
 pub(super) fn line_page(

@@ -5,7 +5,7 @@
 //! so a write that fails is undone without touching the others of its round, and each is
 //! answered only once its round is durable.
 
-use crate::db::sqlite_error;
+use crate::error::sqlite_error;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
