@@ -3,52 +3,13 @@
 
 use std::time::Instant;
 
-use jiff::SignedDuration;
 use tracing::{Instrument, info, info_span, warn};
 
+use super::batch::{BatchOutcome, Limits};
 use super::give_up::{expire, give_up, retry_or_give_up};
 use super::relay::publish_and_record;
 use crate::domain::Intent;
 use crate::ports::{Backend, BackendError, ClaimOutcome, Claims, Delivery, Message, Receipt};
-
-/// The limits a batch is decided under.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Receives an intent gets before its job is failed and the message dead-lettered.
-    pub max_attempts: u32,
-    /// An intent older than this when it is processed is rejected as "request expired".
-    pub max_intent_age: SignedDuration,
-}
-
-impl Limits {
-    /// `max_attempts` with the default maximum age (15 minutes).
-    #[must_use]
-    pub fn attempts(max_attempts: u32) -> Self {
-        Self {
-            max_attempts,
-            max_intent_age: SignedDuration::from_mins(15),
-        }
-    }
-}
-
-/// What happened to each message of a batch; the loop logs it and the tests assert on it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct BatchOutcome {
-    /// Jobs that now hold their seats.
-    pub held: usize,
-    /// Jobs rejected because the seats were not available.
-    pub rejected: usize,
-    /// Jobs that joined their section's line (an event with a waitlist).
-    pub waitlisted: usize,
-    /// Jobs rejected because their intent was too old ("request expired").
-    pub expired: usize,
-    /// Redeliveries of jobs decided earlier; acknowledged without change.
-    pub already_decided: usize,
-    /// Messages left in the queue to be retried after a backoff.
-    pub retried: usize,
-    /// Messages dead-lettered, their jobs FAILED.
-    pub dead_lettered: usize,
-}
 
 /// Decides a batch of deliveries under `limits` and returns the receipts of the decided ones,
 /// for the caller to acknowledge: the worker loop does it together with its next receive.

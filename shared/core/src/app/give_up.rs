@@ -4,8 +4,8 @@
 
 use tracing::{Instrument, info, info_span, warn};
 
-use super::BatchOutcome;
 use super::backoff;
+use super::batch::BatchOutcome;
 use crate::domain::{Closure, Intent};
 use crate::ports::{Backend, BackendError, Delivery, ErrorKind};
 

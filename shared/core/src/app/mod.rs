@@ -5,6 +5,7 @@
 mod admit;
 mod audit;
 pub mod backoff;
+mod batch;
 pub mod dead_letters;
 mod decide;
 mod give_up;
@@ -16,7 +17,8 @@ mod retention;
 
 pub use admit::admit;
 pub use audit::{AuditReport, audit_event};
-pub use decide::{BatchOutcome, Limits, claim, decide_batch};
+pub use batch::{BatchOutcome, Limits};
+pub use decide::{claim, decide_batch};
 pub use holds::{settle, sweep_once};
 pub use relay::{RELAY_PAGE, relay_once};
 pub use retention::purge_once;

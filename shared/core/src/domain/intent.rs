@@ -113,9 +113,6 @@ impl SeatRequest {
     }
 }
 
-/// The reason given when an intent waited too long to be decided; clients match on it.
-pub const REASON_EXPIRED: &str = "request expired";
-
 /// One accepted reservation attempt, as the worker receives it. Its `job_id` is the idempotency
 /// handle for everything downstream: however often it is delivered, it decides one job once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Place, Seat, SeatId, ValidationError};
 use super::{Reason, ReasonCode};
-use super::{Seat, SeatId, ValidationError};
 
 /// Which seats an event prefers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -47,21 +47,6 @@ impl Best {
             Self::Rank => "rank",
         }
     }
-}
-
-/// A seat's place in its section, as the event's creation worked it out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Place {
-    /// The row's order in the section (0 is the front), if the seat has a row and position.
-    pub row: Option<u32>,
-    /// Its position in the row.
-    pub position: i64,
-    /// Twice the row's middle (the first plus the last position), so it is exact.
-    pub middle2: i64,
-    /// The organiser's rank, lower is better.
-    pub rank: Option<i64>,
-    /// Its place in the event's order of preference, 0 the best.
-    pub preference: u32,
 }
 
 /// Where the organiser put one seat: its row's label and its position in the row (both, or

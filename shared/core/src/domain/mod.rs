@@ -5,6 +5,7 @@
 
 mod audit;
 mod capacity;
+mod claim;
 mod event;
 mod ids;
 mod intent;
@@ -25,30 +26,30 @@ mod waitlist;
 
 pub use audit::{AuditLimits, Violation, audit, sold_twice};
 pub use capacity::{SectionCapacity, capacities};
+pub use claim::{ClaimDecision, decide_claim};
 pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
 pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
-pub use intent::{Intent, MAX_SEATS_PER_INTENT, REASON_EXPIRED, SeatRequest};
+pub use intent::{Intent, MAX_SEATS_PER_INTENT, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use layout::{
-    Best, BlockSearch, Place, Seating, best_first, block_guards, choose_block, no_block_reason,
-    places,
+    Best, BlockSearch, Seating, best_first, block_guards, choose_block, no_block_reason, places,
 };
 pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};
 pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
 pub use reapply::{NotReapplied, Reapplied, reapply};
-pub use reason::{Reason, ReasonCode};
+pub use reason::{
+    REASON_EXPIRED, REASON_RESERVED, REASON_UNAVAILABLE, REASON_WAITLIST_CLOSED, Reason, ReasonCode,
+};
 pub use reservation_event::{
     EVENT_SOURCE, Notice, PAYMENT_UNMATCHED, PaymentUnmatched, ReservationEvent,
 };
 pub use retention::{DEFAULT_RETENTION_DAYS, MIN_RETENTION_DAYS, Retention};
-pub use seat::{ClaimDecision, REASON_UNAVAILABLE, Seat, SeatState, SeatView, decide_claim};
+pub use seat::{Place, Seat, SeatState, SeatView};
 pub use seat_limit::{DEFAULT_SEAT_LIMIT, MAX_SEAT_LIMIT, SeatLimit};
-pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms};
+pub use terms::{HoldExtension, MAX_HOLD_EXTENSIONS, SaleTerms, Waitlist};
 pub use transition::{Closure, Settling, Transition};
-pub use waitlist::{
-    HandOut, REASON_RESERVED, REASON_WAITLIST_CLOSED, Waitlist, hand_out, line_place,
-};
+pub use waitlist::{HandOut, hand_out, line_place};
 
 /// A client-supplied value broke a rule; `field` names it so the API can say exactly what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,16 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{REASON_EXPIRED, REASON_RESERVED, REASON_UNAVAILABLE, REASON_WAITLIST_CLOSED};
+/// The reason given when an exact seat was taken first; clients match on it, so it is fixed text.
+pub const REASON_UNAVAILABLE: &str = "seat no longer available";
+
+/// The reason given when an intent waited too long to be decided; clients match on it.
+pub const REASON_EXPIRED: &str = "request expired";
+
+/// Why an exact request for a seat of a section with a line is rejected.
+pub const REASON_RESERVED: &str = "seat reserved for the waitlist";
+/// Why the jobs still waiting are rejected when an operator closes the waitlist.
+pub const REASON_WAITLIST_CLOSED: &str = "waitlist closed";
 
 /// Declares [`ReasonCode`] from one row per code: the variant, its wire spelling and a one-line
 /// description (the variant's doc, the OpenAPI document's and docs/api.md's). A new code is one

@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{
     Best, ClaimDecision, Intent, Prices, Reason, Seat, SeatLimit, SeatRequest, SeatState, Section,
-    Waitlist, decide_claim,
+    decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -28,6 +28,45 @@ pub struct SaleTerms {
     pub opens_at: Option<Timestamp>,
     /// Which seats the event prefers, for section requests.
     pub best: Best,
+}
+
+/// Whether an event keeps a waitlist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Waitlist {
+    /// No waitlist: a claim that finds too few seats is rejected.
+    #[default]
+    None,
+    /// Section requests that find too few seats wait in line.
+    Open,
+    /// Closed by an operator: the event behaves as one without a waitlist.
+    Closed,
+}
+
+impl Waitlist {
+    /// Every state, for parsing and exhaustive tests.
+    pub const ALL: [Self; 3] = [Self::None, Self::Open, Self::Closed];
+
+    /// The storage spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Open => "open",
+            Self::Closed => "closed",
+        }
+    }
+
+    /// Reads the storage spelling back.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.as_str() == text)
+    }
+
+    /// Whether section requests may wait in line.
+    #[must_use]
+    pub fn is_open(self) -> bool {
+        self == Self::Open
+    }
 }
 
 /// The most extensions an event may allow one hold.

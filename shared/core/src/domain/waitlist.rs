@@ -11,50 +11,6 @@ use jiff::Timestamp;
 
 use super::{BuyerId, ClaimDecision, Job, SaleTerms, Seat, SeatId, Transition};
 
-/// Why an exact request for a seat of a section with a line is rejected.
-pub const REASON_RESERVED: &str = "seat reserved for the waitlist";
-/// Why the jobs still waiting are rejected when an operator closes the waitlist.
-pub const REASON_WAITLIST_CLOSED: &str = "waitlist closed";
-
-/// Whether an event keeps a waitlist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Waitlist {
-    /// No waitlist: a claim that finds too few seats is rejected.
-    #[default]
-    None,
-    /// Section requests that find too few seats wait in line.
-    Open,
-    /// Closed by an operator: the event behaves as one without a waitlist.
-    Closed,
-}
-
-impl Waitlist {
-    /// Every state, for parsing and exhaustive tests.
-    pub const ALL: [Self; 3] = [Self::None, Self::Open, Self::Closed];
-
-    /// The storage spelling.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Open => "open",
-            Self::Closed => "closed",
-        }
-    }
-
-    /// Reads the storage spelling back.
-    #[must_use]
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|w| w.as_str() == text)
-    }
-
-    /// Whether section requests may wait in line.
-    #[must_use]
-    pub fn is_open(self) -> bool {
-        self == Self::Open
-    }
-}
-
 /// A waiting job's place in its section's line, as a key that sorts in line order: the order
 /// jobs were admitted in, except that a sale's pre-queue (every job of it admitted before the
 /// opening) waits at the opening in the order its draw gave (`drawn`: the sale's start and the

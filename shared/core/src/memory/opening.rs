@@ -7,19 +7,8 @@
 use jiff::{SignedDuration, Timestamp};
 use sha2::{Digest, Sha256};
 
-use super::state::State;
-use crate::domain::{BuyerId, Draw, EventId, Intent, Job, JobId, JobStatus, Line, Seed};
-
-/// An intent waiting for its event's opening.
-#[derive(Debug, Clone)]
-pub(super) struct Prequeued {
-    event_id: EventId,
-    buyer_id: BuyerId,
-    job_id: JobId,
-    body: String,
-    /// Its place in the drawn order, once drawn.
-    drawn: Option<u64>,
-}
+use super::state::{Prequeued, State};
+use crate::domain::{Draw, EventId, Intent, Job, JobId, JobStatus, Line, Seed};
 
 impl State {
     /// Whether an intent for `event_id` admitted at `now` waits for the event's opening.

@@ -79,6 +79,17 @@ struct Undo {
     outbox: usize,
 }
 
+/// An intent waiting for its event's opening (`opening.rs`).
+#[derive(Debug, Clone)]
+pub(super) struct Prequeued {
+    pub(super) event_id: EventId,
+    pub(super) buyer_id: BuyerId,
+    pub(super) job_id: JobId,
+    pub(super) body: String,
+    /// Its place in the drawn order, once drawn.
+    pub(super) drawn: Option<u64>,
+}
+
 /// Every table of the store.
 #[derive(Debug, Default)]
 pub struct State {
@@ -87,7 +98,7 @@ pub struct State {
     pub(super) keys: BTreeMap<(BuyerId, String), KeyRecord>,
     pub(super) outbox: Vec<Recorded>,
     pub(super) queue: Queue,
-    pub(super) prequeue: Vec<super::opening::Prequeued>,
+    pub(super) prequeue: Vec<Prequeued>,
     undo: Option<Undo>,
 }
 

@@ -5,7 +5,7 @@ use jiff::SignedDuration;
 use super::*;
 use crate::domain::{
     EventId, HoldExtension, Intent, JobId, JobStatus, Prices, Reason, SeatLimit, SeatRequest,
-    SeatState, Section, Tender,
+    SeatState, Section, Tender, Waitlist,
 };
 
 fn at(seconds: i64) -> Timestamp {
