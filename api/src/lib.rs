@@ -11,6 +11,7 @@ mod prefer;
 mod problem;
 mod process;
 mod rate;
+mod readiness;
 mod request_metrics;
 mod routes;
 mod seat_maps;

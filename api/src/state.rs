@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::auth::Authenticator;
 use crate::long_poll::LongPolls;
 use crate::rate::BuyerRate;
-use crate::routes::Readiness;
+use crate::readiness::Readiness;
 use crate::seat_maps::SeatMaps;
 use crate::settings::{ApiSettings, PaymentsMode};
 use crate::stripe::{StripeEndpoint, StripeScope, WebhookSecret};

@@ -30,8 +30,6 @@ use crate::error::ApiError;
 use crate::problem::Problem;
 use crate::state::AppState;
 
-pub use health::Readiness;
-
 /// A reservation body is a few seat ids; anything bigger is a mistake or an attack.
 const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
 /// An event listed seat by seat in 1 MiB has some 25,000 seats; a larger house is described by
