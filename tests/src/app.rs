@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Call, Reply, Transport, TransportKind, test_transport};
 use crate::faults::FaultSettings;
-use crate::{JumpClock, emulator, eventually, test_seed};
+use crate::{JumpClock, emulator, eventually, test_backend, test_seed};
 
 /// How to start an app for a test.
 #[derive(Debug, Clone)]
@@ -85,15 +85,6 @@ impl Default for AppOptions {
             stripe_livemode: false,
             stripe_accounts: Vec::new(),
         }
-    }
-}
-
-/// The backend the suites run on: `SEATCLAIM_TEST_BACKEND=aws` runs them against the emulator.
-pub fn test_backend() -> BackendKind {
-    match std::env::var("SEATCLAIM_TEST_BACKEND").as_deref() {
-        Ok("aws") => BackendKind::Aws,
-        Ok("embedded") | Err(_) => BackendKind::Embedded,
-        Ok(other) => panic!("SEATCLAIM_TEST_BACKEND must be embedded or aws, not {other:?}"),
     }
 }
 

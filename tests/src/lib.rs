@@ -25,10 +25,11 @@ pub mod request_log;
 mod seed;
 pub mod sim;
 pub mod stripe;
+mod suite_backend;
 pub mod tokens;
 mod wait;
 
-pub use app::{AppOptions, TestApp, assert_problem, hs256, test_backend};
+pub use app::{AppOptions, TestApp, assert_problem, hs256};
 pub use batches::process_batch;
 pub use client::{Call, Reply, Transport, TransportKind, test_transport};
 pub use clock::JumpClock;
@@ -38,4 +39,5 @@ pub use opened::running;
 pub use own_process::run_in_own_process;
 pub use process::{ChildProcess, binary, cargo};
 pub use seed::{seeded_rng, test_seed};
+pub use suite_backend::test_backend;
 pub use wait::{eventually, poll_interval};

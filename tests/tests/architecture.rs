@@ -1,10 +1,14 @@
 //! The layering of docs/design.md, checked on the workspace: each crate depends only on the
 //! crates below it (Cargo then refuses any code that names a layer above), only the backends' own
-//! crates link an AWS SDK or SQLite, and no product code depends on the build profile or names
-//! fault injection. A change that breaks a rule fails here, naming the crate or the line that
-//! broke it.
+//! crates link an AWS SDK or SQLite, no product code depends on the build profile or names
+//! fault injection, and no two modules of a crate import each other (`module_cycles.rs`). A
+//! change that breaks a rule fails here, naming the crate or the line that broke it.
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+mod module_cycles;
+mod module_tree;
+mod rust_tokens;
 
 use std::path::{Path, PathBuf};
 
