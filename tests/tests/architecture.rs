@@ -8,6 +8,7 @@
 
 mod module_cycles;
 mod module_tree;
+mod rust_paths;
 mod rust_tokens;
 
 use std::path::{Path, PathBuf};

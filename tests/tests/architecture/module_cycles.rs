@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::module_tree::{ModulePath, Tree};
-use super::rust_tokens::rooted_paths;
+use super::rust_paths::rooted_paths;
 
 /// The pairs that remain, as (crate, module, module, why), the modules in the order the check
 /// prints them (sorted). Remove a row once its pair is gone: the check fails on a stale one.

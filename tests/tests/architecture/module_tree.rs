@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::rust_tokens::{Import, Token, imports, is_identifier, tokens};
+use super::rust_paths::{Import, imports, is_identifier};
+use super::rust_tokens::{Token, tokens};
 
 /// A module's path from its crate's root, `[]` for the root itself.
 pub type ModulePath = Vec<String>;
