@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use seatclaim_core::contract::Fixture;
+use seatclaim_e2e::JumpClock;
 use seatclaim_e2e::emulator::{emulator_config, fresh_settings, provision};
-use seatclaim_e2e::{Fixture, JumpClock};
 
 async fn on_emulator() -> Fixture {
     let config = emulator_config().await;
@@ -25,4 +26,4 @@ async fn on_emulator() -> Fixture {
     }
 }
 
-seatclaim_e2e::port_contract!(on_emulator());
+seatclaim_core::port_contract!(on_emulator());

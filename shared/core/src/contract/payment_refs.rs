@@ -2,10 +2,10 @@
 //! every backend, at once after the sale, so a provider's second report of the payment (naming
 //! no job) is known paid instead of being published for a refund.
 
-use seatclaim_core::domain::{
+use crate::domain::{
     Currency, EventSpec, JobAction, JobStatus, Money, NewEvent, Payment, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{EventCreation, Settled};
+use crate::ports::{EventCreation, Settled};
 
 use super::{Fixture, HOLD_SECONDS, admitted, claim, exact};
 

@@ -5,16 +5,16 @@
 
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
-use seatclaim_core::app::{self, Limits};
-use seatclaim_core::domain::{
+use crate::app::{self, Limits};
+use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, JobStatus, NewEvent, SaleOpened,
     SeatRequest, SectionSpec, Seed, digest, shuffle,
 };
-use seatclaim_core::ports::{Admission, EventCreation, Message};
+use crate::ports::{Admission, EventCreation, Message};
+use jiff::{SignedDuration, Timestamp};
 
 use crate::contract::Fixture;
-use crate::process_batch;
+use crate::testkit::process_batch;
 
 /// How long after the fixture's "now" the sale starts.
 const STARTS_IN: SignedDuration = SignedDuration::from_secs(60);

@@ -5,13 +5,11 @@
 
 use std::time::Duration;
 
-use seatclaim_core::app;
-use seatclaim_core::domain::{
-    EventId, EventSpec, Intent, Job, Line, NewEvent, SeatRequest, SectionSpec,
-};
+use crate::app;
+use crate::domain::{EventId, EventSpec, Intent, Job, Line, NewEvent, SeatRequest, SectionSpec};
 
+use super::eventually;
 use crate::contract::Fixture;
-use crate::eventually;
 
 /// Creates `event_id` with one section `Q` of ten seats.
 async fn event(f: &Fixture, event_id: &str) -> EventId {

@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
-use futures_util::future::join_all;
-use jiff::SignedDuration;
-use seatclaim_core::domain::{
+use crate::domain::{
     BuyerId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobId, JobStatus, NewEvent, SeatId,
     SeatRequest, SeatState, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{Admission, ClaimOutcome};
+use crate::ports::{Admission, ClaimOutcome};
+use futures_util::future::join_all;
+use jiff::SignedDuration;
 
 use super::races::{claim_from_loops, seats_of};
 use crate::contract::Fixture;

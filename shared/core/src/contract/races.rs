@@ -4,16 +4,16 @@
 
 use std::collections::HashMap;
 
-use futures_util::future::join_all;
-use seatclaim_core::app;
-use seatclaim_core::domain::{
+use crate::app;
+use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, Seat, SeatId,
     SeatRequest, SeatState, SectionSpec,
 };
-use seatclaim_core::ports::{Admission, ClaimOutcome};
+use crate::ports::{Admission, ClaimOutcome};
+use futures_util::future::join_all;
 
 use crate::contract::Fixture;
-use crate::seeded_rng;
+use crate::testkit::seeded_rng;
 
 /// How many worker loops claim at once, each a batch of ten at a time, as a worker task does.
 const LOOPS: usize = 4;

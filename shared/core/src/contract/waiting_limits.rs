@@ -3,11 +3,11 @@
 //! limit; a hold from the line replaces the wait it counted (never counted twice); a wait given
 //! up, or ended by the waitlist's closing, gives its seats back.
 
-use seatclaim_core::domain::{
+use crate::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_WAITLIST_CLOSED,
     SeatRequest, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{EventCreation, Settled};
+use crate::ports::{EventCreation, Settled};
 
 use crate::contract::Fixture;
 use crate::contract::{admitted, claim};

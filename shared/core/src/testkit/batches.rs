@@ -1,8 +1,8 @@
 //! One batch decided and acknowledged at once, for the tests and tools that drive the worker's
 //! steps by hand (the worker loop acknowledges a batch together with its next receive instead).
 
-use seatclaim_core::app::{BatchOutcome, Limits, decide_batch};
-use seatclaim_core::ports::{Backend, Delivery};
+use crate::app::{BatchOutcome, Limits, decide_batch};
+use crate::ports::{Backend, Delivery};
 
 /// Decides `deliveries` under `limits`, then acknowledges the decided ones: a claim commits
 /// before its message is acknowledged, so a failed acknowledgement only causes a redelivery,

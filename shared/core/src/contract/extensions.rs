@@ -2,14 +2,14 @@
 //! from the deadline, as many times as the event allows and never more, even when extensions
 //! race; the seats stay the job's until the new deadline; a lapsed hold is never revived.
 
-use futures_util::future::join_all;
-use jiff::{SignedDuration, Timestamp};
-use seatclaim_core::domain::{
+use crate::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobConflict, JobStatus, NewEvent, SeatRequest,
     SeatState, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{ClaimOutcome, Settled};
-use seatclaim_core::{Backend, app};
+use crate::ports::{ClaimOutcome, Settled};
+use crate::{Backend, app};
+use futures_util::future::join_all;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::contract::{Fixture, admitted, claim};
 

@@ -2,7 +2,7 @@
 //! redelivery never holds twice, and holds end by confirm or expiry.
 
 use super::*;
-use seatclaim_core::domain::{Reason, ReasonCode};
+use crate::domain::{Reason, ReasonCode};
 
 /// The first claim on a seat holds it; the second is rejected for good.
 pub async fn a_seat_is_held_by_the_first_claim_only(f: Fixture) {

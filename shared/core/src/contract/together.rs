@@ -6,15 +6,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use seatclaim_core::domain::{
+use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, NewEvent, SeatRequest, SeatState,
     SectionSpec, no_block_reason,
 };
-use seatclaim_core::ports::{Admission, ClaimOutcome};
+use crate::ports::{Admission, ClaimOutcome};
 
 use super::races::{admitted_crowd, claim_from_loops, seats_of};
 use crate::contract::{Fixture, claim};
-use crate::seeded_rng;
+use crate::testkit::seeded_rng;
 
 /// Admits `request` for a buyer of its own.
 async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> Intent {

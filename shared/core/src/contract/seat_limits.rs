@@ -2,17 +2,17 @@
 //! one buyer racing claims from several worker loops gets no more seats than the limit, and
 //! seats given back (cancelled, or a hold that lapsed) make room again.
 
-use futures_util::future::join_all;
-use jiff::SignedDuration;
-use seatclaim_core::app;
-use seatclaim_core::domain::{
+use crate::app;
+use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
     SeatRequest, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{Admission, Settled};
+use crate::ports::{Admission, Settled};
+use futures_util::future::join_all;
+use jiff::SignedDuration;
 
 use crate::contract::Fixture;
-use crate::seeded_rng;
+use crate::testkit::seeded_rng;
 
 const LIMIT: u32 = 2;
 const HOLD_SECONDS: u32 = 60;

@@ -4,12 +4,12 @@
 //! closing the waitlist ends every place. Backends that do
 //! not build waitlists refuse the event instead.
 
-use jiff::SignedDuration;
-use seatclaim_core::domain::{
+use crate::domain::{
     EventId, EventSpec, Intent, Job, JobAction, JobStatus, NewEvent, REASON_WAITLIST_CLOSED,
     Reason, ReasonCode, SeatRequest, SeatState, SectionSpec, Tender,
 };
-use seatclaim_core::ports::{ClaimOutcome, EventCreation, Settled};
+use crate::ports::{ClaimOutcome, EventCreation, Settled};
+use jiff::SignedDuration;
 
 use crate::contract::{Fixture, admitted, claim};
 

@@ -1,10 +1,12 @@
-//! The port contract on the embedded backend: a real SQLite file in a temporary folder.
+//! The port contract (`seatclaim_core::contract`) on the embedded backend: a real SQLite file in
+//! a temporary folder, removed when each check ends.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use seatclaim_core::contract::Fixture;
 use seatclaim_core::ports::Redelivery;
-use seatclaim_e2e::{Fixture, JumpClock};
+use seatclaim_core::testkit::JumpClock;
 
 async fn embedded() -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -20,8 +22,8 @@ async fn embedded() -> Fixture {
         clock,
         visibility_timeout: queue.visibility_timeout,
         max_receive_count: queue.max_receive_count,
-        storage: Some(dir),
+        storage: Some(Box::new(dir)),
     }
 }
 
-seatclaim_e2e::port_contract!(embedded());
+seatclaim_core::port_contract!(embedded());

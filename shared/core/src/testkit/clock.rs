@@ -1,7 +1,7 @@
 use std::sync::Mutex;
 
+use crate::ports::Clock;
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_core::ports::Clock;
 
 /// Wall-clock time plus an offset the test can push forward: real waits still pass (queues that
 /// time visibility on their own clock keep working) and a test can jump past a hold's deadline.

@@ -1,12 +1,14 @@
-//! The port contract on the memory backend, the simulator's: plain maps behind a lock, on the
-//! fixture's clock.
+//! The port contract on the memory store, the simulator's backend: plain maps behind a lock, on
+//! the fixture's clock. The contract is the core's own (`seatclaim_core::contract`), so the store
+//! that stands in for the real backends is held to it by the crate that builds it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use seatclaim_core::contract::Fixture;
 use seatclaim_core::memory;
 use seatclaim_core::ports::Redelivery;
-use seatclaim_e2e::{Fixture, JumpClock};
+use seatclaim_core::testkit::JumpClock;
 
 async fn memory() -> Fixture {
     let clock = Arc::new(JumpClock::default());
@@ -23,4 +25,4 @@ async fn memory() -> Fixture {
     }
 }
 
-seatclaim_e2e::port_contract!(memory());
+seatclaim_core::port_contract!(memory());
