@@ -22,6 +22,7 @@
 //! | `events/` | the catalog: events, their seat maps, the cache of their terms, section capacities |
 //! | `dynamo/` | the plumbing: attribute codecs, the transaction helper, errors, keys and shard counts |
 //! | `setup/` | resource names, settings, provisioning and migrations |
+//! | `emulator.rs` | test support only (feature `emulator`): the local emulators found, fresh resource names, provisioning |
 //!
 //! [`DynamoStore`] below is the state they share; each folder adds its part of its methods.
 
@@ -35,6 +36,9 @@ mod payments;
 mod queue;
 mod seats;
 mod setup;
+
+#[cfg(feature = "emulator")]
+pub mod emulator;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
