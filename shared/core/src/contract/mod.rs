@@ -23,6 +23,7 @@ mod payment_refs;
 mod queue;
 mod queue_positions;
 mod races;
+mod receiving;
 mod seat_limits;
 mod together;
 mod waiting_limits;
@@ -38,9 +39,7 @@ use crate::domain::{
     BuyerId, Closure, EventId, EventSpec, IdempotencyKey, Intent, JobAction, JobId, JobStatus,
     NewEvent, SeatId, SeatRequest, SectionSpec, Tender,
 };
-use crate::ports::{
-    Admission, ClaimOutcome, Delivery, EventCreation, Message, OutboxEntry, Settled,
-};
+use crate::ports::{Admission, ClaimOutcome, EventCreation, Message, OutboxEntry, Settled};
 use crate::{Backend, app};
 use jiff::SignedDuration;
 
@@ -83,7 +82,11 @@ pub use waiting_limits::waiting_seats_count_against_the_buyers_limit;
 pub use waitlist_races::racing_cancels_serve_a_line_in_order;
 pub use waitlists::a_sections_line_is_served_first_fit_in_order;
 
-use crate::testkit::{JumpClock, poll_until};
+use crate::testkit::JumpClock;
+use receiving::{
+    QUEUE_WITHIN, after_the_visibility_timeout, assert_nothing_more, assert_stays_away, eventually,
+    job_ids, receive_all, received_control, signed,
+};
 
 /// A backend on fresh storage, with the clock it reads "now" from.
 pub struct Fixture {
@@ -205,101 +208,6 @@ async fn status(f: &Fixture, intent: &Intent) -> JobStatus {
         .unwrap()
         .expect("the job exists")
         .status
-}
-
-/// How long a queue check waits for a message before it fails: SQS on the emulator is slow, and
-/// visibility there runs on its own clock, so a wait may last a visibility timeout or a hold.
-const QUEUE_WITHIN: Duration = Duration::from_secs(30);
-
-/// Receives until at least `want` messages arrived (queues may return fewer than are available
-/// per call), failing the check if they do not within [`QUEUE_WITHIN`].
-async fn receive_all(f: &Fixture, want: usize) -> Vec<Delivery> {
-    let got = RefCell::new(Vec::new());
-    eventually(
-        QUEUE_WITHIN,
-        &format!("{want} message(s) to be delivered"),
-        || async {
-            let more = f
-                .backend
-                .queue
-                .receive(10, Duration::from_millis(500))
-                .await
-                .unwrap();
-            let mut got = got.borrow_mut();
-            got.extend(more);
-            (got.len() >= want).then_some(())
-        },
-    )
-    .await;
-    got.into_inner()
-}
-
-/// Lets the visibility timeout pass and receives the `want` messages it brings back. The
-/// fixture's clock jumps past it (the embedded queue times visibility with it); SQS times
-/// visibility itself, so there the receive waits for the timeout to pass in real time.
-async fn after_the_visibility_timeout(f: &Fixture, want: usize) -> Vec<Delivery> {
-    f.clock.advance(signed(f.visibility_timeout));
-    receive_all(f, want).await
-}
-
-/// Shows that what the test just acknowledged, extended or dead-lettered does not come back: a
-/// control message received after it comes back alone, and nothing follows.
-async fn assert_stays_away(f: &Fixture, event: &EventId, why: &str) {
-    let control = received_control(f, event).await;
-    let back = after_the_visibility_timeout(f, 1).await;
-    assert_eq!(job_ids(&back), [Some(control)], "{why}");
-    assert_nothing_more(f, why).await;
-}
-
-/// Sends a control message, with no job, and receives it without acknowledging it; returns its
-/// job id. A check that something does NOT come back waits for the control to come back instead
-/// of sleeping: a message received no later than the control would be back by then too.
-async fn received_control(f: &Fixture, event: &EventId) -> JobId {
-    let control = intent(f, event, "control", exact(&["B-1-1"]));
-    f.backend
-        .queue
-        .send(std::slice::from_ref(&control))
-        .await
-        .unwrap();
-    let got = receive_all(f, 1).await;
-    assert_eq!(
-        job_ids(&got),
-        [Some(control.job_id)],
-        "only the control was visible"
-    );
-    control.job_id
-}
-
-/// Asserts that no other message is waiting (one more receive, for queues that return fewer
-/// messages per call than are available).
-async fn assert_nothing_more(f: &Fixture, why: &str) {
-    let more = f
-        .backend
-        .queue
-        .receive(10, Duration::from_millis(500))
-        .await
-        .unwrap();
-    assert_eq!(job_ids(&more), [], "{why}");
-}
-
-/// How often a check's wait looks again.
-const POLL: Duration = Duration::from_millis(20);
-
-/// Polls `check` every [`POLL`] until it returns `Some`, failing the check after `within`.
-async fn eventually<T, Fut: Future<Output = Option<T>>>(
-    within: Duration,
-    what: &str,
-    check: impl FnMut() -> Fut,
-) -> T {
-    poll_until(POLL, within, what, check).await
-}
-
-fn job_ids(deliveries: &[Delivery]) -> Vec<Option<JobId>> {
-    deliveries.iter().map(|d| d.job_id).collect()
-}
-
-fn signed(duration: Duration) -> SignedDuration {
-    SignedDuration::try_from(duration).expect("a test duration fits")
 }
 
 /// Runs every check of the contract as a test of its own, each on a fresh fixture from `fixture`:
