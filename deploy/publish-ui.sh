@@ -31,6 +31,7 @@ FILES=(
     "job_view.js|ui/job_view.js|text/javascript; charset=utf-8"
     "oidc.js|ui/oidc.js|text/javascript; charset=utf-8"
     "page_state.js|ui/page_state.js|text/javascript; charset=utf-8"
+    "reasons.js|ui/reasons.js|text/javascript; charset=utf-8"
     "reservation.js|ui/reservation.js|text/javascript; charset=utf-8"
     "seat_map.js|ui/seat_map.js|text/javascript; charset=utf-8"
     "storage.js|ui/storage.js|text/javascript; charset=utf-8"

@@ -5,7 +5,8 @@
 #  1. starts the local AWS emulator (moto, pinned in tests/emulator/start.sh) or reuses a running one,
 #     installs the browser suite's Chromium and node modules (tests/browser/install.sh) if missing,
 #     and type-checks the buyer page's modules (tests/browser/typecheck.sh: pinned TypeScript);
-#  2. runs every suite on the embedded backend, plus the port contract on the emulator, then the
+#  2. runs every suite on the embedded backend, plus the port contract on every backend (each
+#     backend's crate runs it; seatclaim-aws's on the emulator, which step 1 started), then the
 #     HTTP contract again in-process (the router called directly, no socket);
 #  3. runs the end-to-end suites again on the AWS backend against the emulator;
 #  4. runs schemathesis against the running API from its OpenAPI document, on both backends

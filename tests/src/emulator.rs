@@ -1,72 +1,19 @@
 //! The AWS emulators the AWS-backend suites run against, started by `tests/emulator/start.sh`:
-//! DynamoDB Local (AWS's own DynamoDB engine) for DynamoDB, moto for SQS and EventBridge.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! DynamoDB Local (AWS's own DynamoDB engine) for DynamoDB, moto for SQS and EventBridge. Finding
+//! and provisioning them is the AWS crate's (`seatclaim_aws::emulator`, its `emulator` feature);
+//! this adds what only the suites need.
 
 use seatclaim_aws::AwsNames;
-use seatclaim_core::Backend;
-use seatclaim_core::ports::{BackendError, Clock, Opened};
+use seatclaim_aws::emulator::{NOT_CONFIGURED, sdk_config};
 use seatclaim_runtime::config::AwsSettings;
 
-/// The SDK configuration for the emulators. Refuses to run unless `AWS_ENDPOINT_URL` (moto) and
-/// `AWS_ENDPOINT_URL_DYNAMODB` (DynamoDB Local) both point at this machine: these suites create
-/// and fill resources, and must never touch a real account.
+pub use seatclaim_aws::emulator::{fresh_settings, open, provision};
+
+/// The SDK configuration for the emulators (`seatclaim_aws::emulator`). Fails the test when none
+/// is configured: the suites that call it are the AWS backend's, and skipping them would pass a
+/// run that tested nothing.
 pub async fn emulator_config() -> aws_config::SdkConfig {
-    for variable in ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"] {
-        let endpoint = std::env::var(variable).unwrap_or_default();
-        assert!(
-            is_local(&endpoint),
-            "the AWS suites need the emulators: run them through `bash tests/run.sh`, or \
-             `eval \"$(bash tests/emulator/start.sh)\"` first ({variable} is {endpoint:?})"
-        );
-    }
-    seatclaim_aws::sdk_config().await
-}
-
-/// Whether an endpoint is on this machine.
-fn is_local(endpoint: &str) -> bool {
-    ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"]
-        .iter()
-        .any(|p| endpoint.starts_with(p))
-}
-
-/// Settings for a fresh set of resources: a unique prefix per test, so tests never share state.
-pub fn fresh_settings() -> AwsSettings {
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    AwsSettings {
-        aws_prefix: format!("t{}", &id[..12]),
-        ..AwsSettings::default()
-    }
-}
-
-/// Creates the resources for `settings` on the emulator.
-pub async fn provision(
-    config: &aws_config::SdkConfig,
-    settings: &AwsSettings,
-    visibility_timeout: Duration,
-    max_receive_count: u32,
-) {
-    seatclaim_aws::provision(
-        config,
-        &AwsNames::from_settings(settings),
-        visibility_timeout,
-        max_receive_count,
-    )
-    .await
-    .expect("the emulator accepts the resources");
-}
-
-/// Opens the AWS backend on the emulator with `config`, its background tasks running until it
-/// is dropped (as a service's loops run them).
-pub async fn open(
-    config: &aws_config::SdkConfig,
-    settings: &AwsSettings,
-    visibility_timeout: Duration,
-    clock: Arc<dyn Clock>,
-) -> Result<Backend, BackendError> {
-    let driver = seatclaim_aws::open_with(config, settings, visibility_timeout, clock).await?;
-    Ok(crate::running(Opened::of(&driver)))
+    sdk_config().await.expect(NOT_CONFIGURED)
 }
 
 /// A downstream consumer of reservation events: an EventBridge rule on the bus delivering to an

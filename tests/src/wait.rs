@@ -1,9 +1,10 @@
-//! Waiting for a condition instead of sleeping for a guess. A fixed sleep is too short on a slow
-//! machine (the test flakes) and too long on a fast one (the suite crawls), and a check made after
-//! it often cannot fail. Every wait in the suites polls its condition through [`eventually`].
+//! Waiting for a condition instead of sleeping for a guess (the core's
+//! `seatclaim_core::testkit::poll_until`, at the pace the backend under test can bear). Every wait
+//! in the suites polls its condition through [`eventually`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use seatclaim_core::testkit::poll_until;
 use seatclaim_runtime::config::BackendKind;
 
 use crate::test_backend;
@@ -17,30 +18,13 @@ pub fn poll_interval() -> Duration {
     }
 }
 
-/// Polls `check` until it returns `Some`, and returns what it returned; fails the test, naming
-/// `what` (the condition awaited), if it still returns `None` after `within`.
-///
-/// `within` only bounds a failure: a passing run returns as soon as the condition holds, so the
-/// limit can be generous (the emulator is slow), and no test asserts how long the wait took.
-///
-/// `check` is a closure returning a future (`|| async { .. }`) rather than an async closure: the
-/// futures of async closures that borrow are not provably `Send` (rust-lang/rust#110338), and
-/// buyers spawned as tasks wait through here. A check that keeps state between polls keeps it in
-/// a `Cell` or `RefCell`.
-pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+/// Polls `check` every [`poll_interval`] until it returns `Some`, and returns what it returned;
+/// fails the test, naming `what` (the condition awaited), if it still returns `None` after
+/// `within` (which only bounds a failure; see `poll_until` for why `check` returns a future).
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            started.elapsed() < within,
-            "waited {within:?} for {what}, in vain"
-        );
-        tokio::time::sleep(poll_interval()).await;
-    }
+    poll_until(poll_interval(), within, what, check).await
 }

@@ -17,7 +17,6 @@ mod faults;
 mod http;
 mod loadgen;
 mod operations;
-mod ports;
 mod seat_limit;
 mod simulation;
 mod worker_batches;

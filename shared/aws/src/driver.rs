@@ -7,11 +7,16 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use super::event_bus::EventBus;
-use super::queue::SqsQueue;
+use super::events::event_cache::EventCache;
+use super::line::counts::{self, LineCounts};
+use super::opening::state::Openings;
+use super::outbox::event_bus::EventBus;
+use super::queue::settlements;
+use super::queue::sqs::SqsQueue;
+use super::seats::blocks::Claiming;
 use super::{
-    AwsNames, AwsSettings, DynamoStore, Migration, Settlements, blocks, event_cache, line_counts,
-    migrate_for, opening, provision_for, sdk_config, settle_queue,
+    AwsNames, AwsSettings, DynamoStore, Migration, Settlements, migrate_for, provision_for,
+    sdk_config,
 };
 use seatclaim_core::ports::{
     Backend, BackendError, BackgroundTask, Clock, Driver, EventPublisher, Redelivery,
@@ -48,16 +53,16 @@ pub async fn open_with(
         names: names.clone(),
         queue: Arc::clone(&queue),
         clock: Arc::clone(&clock),
-        events: event_cache::EventCache::new(),
+        events: EventCache::new(),
         outbox_sequence: AtomicU64::new(0),
         held_shards: settings.held_shards(),
         retention: settings.retention,
         relay_id: uuid::Uuid::new_v4().to_string(),
         leases: Mutex::new(HashSet::new()),
-        lines: line_counts::LineCounts::default(),
-        openings: opening::Openings::default(),
+        lines: LineCounts::default(),
+        openings: Openings::default(),
         settlements: settings.settlements,
-        claiming: blocks::Claiming::default(),
+        claiming: Claiming::default(),
     });
     queue.open_sales_with(&store);
     let publisher = Arc::new(EventBus::new(
@@ -110,9 +115,9 @@ impl Driver for AwsDriver {
     /// backend is dropped.
     fn tasks(&self) -> Vec<BackgroundTask> {
         let store = Arc::downgrade(&self.store);
-        let mut tasks = vec![line_counts::flusher(store.clone())];
+        let mut tasks = vec![counts::flusher(store.clone())];
         if self.store.settlements == Settlements::ServedHere {
-            tasks.push(settle_queue::server(store));
+            tasks.push(settlements::server(store));
         }
         tasks
     }

@@ -1,53 +1,46 @@
 //! The AWS backend: SQS for the intent queue, DynamoDB for the catalog, inventory, jobs (each
-//! job item is also its idempotency key's record) and outbox, EventBridge for reservation events. Table design: see
-//! `docs/aws-resources.md` ("DynamoDB tables") and [`names`]. The composition opens it through
-//! [`AwsDriver`], whose background tasks the runtime's loops run.
+//! job item is also its idempotency key's record) and outbox, EventBridge for reservation events.
+//! Table design: `docs/aws-resources.md` ("DynamoDB tables") and `setup/names.rs`.
 //!
 //! Every decision is a DynamoDB condition: a hold is one `TransactWriteItems` that moves the
 //! seats (each conditioned on being AVAILABLE or lapsed), moves the job (conditioned on PENDING)
 //! and records the outbox event, so a lost race or a redelivery can never hold a seat twice. A
 //! rejection is the job's conditional update alone; its event is published by the worker and
-//! recorded after it (`rejections.rs`).
+//! recorded after it (`outbox/rejections.rs`).
+//!
+//! The crate by subject, one folder each (every folder's `mod.rs` lists its files):
+//!
+//! | folder | what it holds |
+//! |---|---|
+//! | `seats/` | reading seats for a claim, choosing blocks, the claim's and the settlement's conditional writes, the per-buyer seat count, the inventory port |
+//! | `line/` | the waitlist: joining, leaving, reading and serving it, whether a section has one, queue positions |
+//! | `opening/` | a sale's pre-queue, each process's view of the openings, the draw and release |
+//! | `queue/` | SQS: the intent queue, batched sends, depth, the dead-letter queue, settlements sent to the workers |
+//! | `jobs/` | admission and the job item every transition writes |
+//! | `outbox/` | reservation events: the outbox records, the relay's shard leases, rejections, EventBridge |
+//! | `payments.rs` | a sale found by its payment |
+//! | `events/` | the catalog: events, their seat maps, the cache of their terms, section capacities |
+//! | `dynamo/` | the plumbing: attribute codecs, the transaction helper, errors, keys and shard counts |
+//! | `setup/` | resource names, settings, provisioning and migrations |
+//! | `driver.rs` | the driver the runtime composes: opening, provisioning, migrating, backups, and the background tasks (line counts, settlements) the runtime's loops run |
+//! | `emulator.rs` | test support only (feature `emulator`): the local emulators found, fresh resource names, provisioning |
+//!
+//! [`DynamoStore`] below is the state they share; each folder adds its part of its methods.
 
-mod admissions;
-mod blocks;
-mod capacity;
-mod catalog;
-mod claim;
-mod dead_letter_queue;
 mod driver;
-mod error;
-mod event_bus;
-mod event_cache;
-mod inventory;
-mod item;
+mod dynamo;
+mod events;
 mod jobs;
-mod keys;
-mod leases;
-mod line_counts;
-mod line_flags;
-mod line_reads;
-mod migrate;
-mod migrate_tables;
-mod names;
+mod line;
 mod opening;
 mod outbox;
-mod payment_refs;
-mod prequeue;
-mod provision;
+mod payments;
 mod queue;
-mod queue_depth;
-mod rejections;
-mod release;
-mod seat_counts;
-mod seat_items;
-mod seat_reads;
-mod send_batcher;
-mod serve;
-mod settings;
-mod settle;
-mod settle_queue;
-mod waitlist;
+mod seats;
+mod setup;
+
+#[cfg(feature = "emulator")]
+pub mod emulator;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
@@ -56,19 +49,19 @@ use std::sync::{Arc, Mutex};
 use aws_config::BehaviorVersion;
 
 pub use driver::{AwsDriver, open_with};
-pub use keys::{DEFAULT_HELD_SHARDS, PREQUEUE_SHARDS};
-pub use migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
-pub use names::{
+pub use dynamo::keys::{DEFAULT_HELD_SHARDS, PREQUEUE_SHARDS};
+pub use opening::release::{TICKET_WRITES, WINDOW_BATCHES};
+pub use setup::migrate::{Migrated, Migration, SCHEMA_VERSION, migrate, migrate_for};
+pub use setup::names::{
     AwsNames, FREE_SEATS_INDEX, HELD_JOBS_INDEX, LegacyNames, SEATS_BY_BLOCK_INDEX,
     UNPUBLISHED_INDEX, UNUSED_JOBS_BY_EVENT_INDEX,
 };
-pub use provision::{KeyAttribute, TableSpec, provision, table_specs};
-pub use release::{TICKET_WRITES, WINDOW_BATCHES};
-pub use settings::{AwsSettings, Settlements};
+pub use setup::provision::{KeyAttribute, TableSpec, provision, table_specs};
+pub use setup::settings::{AwsSettings, Settlements};
 
 use jiff::SignedDuration;
 
-use queue::SqsQueue;
+use queue::sqs::SqsQueue;
 use seatclaim_core::domain::{
     Best, HoldExtension, Prices, SaleTerms, SeatId, SeatLimit, SectionCapacity, Waitlist,
 };
@@ -85,7 +78,7 @@ struct EventMeta {
     prices: Arc<Prices>,
     /// How its holds may be extended.
     extension: HoldExtension,
-    /// When its sale starts, if it announced a start (`prequeue.rs`, `opening.rs`).
+    /// When its sale starts, if it announced a start (`prequeue.rs`, `opening/state.rs`).
     opens_at: Option<jiff::Timestamp>,
     /// Whether its section requests wait in line (`waitlist.rs`); the one field that changes,
     /// when an operator closes the waitlist, which a process that cached it learns from the
@@ -128,7 +121,7 @@ pub struct DynamoStore {
     names: AwsNames,
     queue: Arc<SqsQueue>,
     clock: Arc<dyn Clock>,
-    events: event_cache::EventCache<EventMeta>,
+    events: events::event_cache::EventCache<EventMeta>,
     outbox_sequence: AtomicU64,
     /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
     held_shards: u32,
@@ -139,14 +132,14 @@ pub struct DynamoStore {
     relay_id: String,
     /// The outbox shards this store leases now, released once their entries are marked.
     leases: Mutex<HashSet<u32>>,
-    /// This process's counts of each sale's line (`line_counts.rs`).
-    lines: line_counts::LineCounts,
-    /// The openings this process knows of (`opening.rs`).
-    openings: opening::Openings,
-    /// Where this process settles holds (`settle_queue.rs`).
+    /// This process's counts of each sale's line (`line/counts.rs`).
+    lines: line::counts::LineCounts,
+    /// The openings this process knows of (`opening/state.rs`).
+    openings: opening::state::Openings,
+    /// Where this process settles holds (`queue/settlements.rs`).
     settlements: Settlements,
     /// The seats this process's section claims are writing (`blocks.rs`).
-    claiming: blocks::Claiming,
+    claiming: seats::blocks::Claiming,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or

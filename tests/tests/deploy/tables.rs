@@ -162,7 +162,7 @@ pub(crate) fn every_table_matches_the_code_in_name_keys_types_and_indexes() {
     );
     let ttl_attribute = ttl["AttributeName"].as_str().unwrap();
     // The attribute name is a literal where aliases are made; make sure it is still written.
-    let migration = read("shared/aws/src/migrate.rs");
+    let migration = read("shared/aws/src/setup/migrate.rs");
     assert!(
         migration.contains(&format!("\"{ttl_attribute}\"")),
         "the jobs table's TTL attribute {ttl_attribute} is no longer written by the code"

@@ -2,7 +2,7 @@
 //! simulation (`tests/src/sim`) and for tests that want a backend without a file. It keeps the
 //! embedded backend's semantics (idempotency records, conditional transitions recorded with
 //! their events, a queue with visibility timeouts, receive counts and a dead-letter queue) and
-//! is held to the same port contract (`tests/tests/ports/memory.rs`). Nothing here sleeps, spawns
+//! is held to the same port contract (`shared/core/tests/contract.rs`). Nothing here sleeps, spawns
 //! or reads the wall clock: time is the [`Clock`] it is given, and every call completes at once,
 //! so a simulator decides the order of everything.
 //!

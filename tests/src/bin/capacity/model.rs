@@ -42,7 +42,7 @@ const CPU_TARGET: f64 = 0.5;
 const LOOP_INTENTS_PER_SECOND: f64 = 200.0;
 
 /// The prefix of the items that count each sale's line (`admitted`, `decided`: queue
-/// positions, `shared/aws/src/line_counts.rs`). Each process adds its counts there
+/// positions, `shared/aws/src/line/counts.rs`). Each process adds its counts there
 /// once a second, whatever the rate, so those writes are modelled per process
 /// (`line_counts`), never scaled per intent from the runs' (which last as long as the emulator
 /// takes).
