@@ -48,8 +48,8 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
 /// reads SQLite files directly).
 const MAY_LINK_BACKENDS: &[&str] = &["seatclaim-embedded", "seatclaim-aws", "seatclaim-e2e"];
 
-/// Each workspace crate with the names of its normal and build dependencies.
-fn workspace_dependencies() -> Vec<(String, Vec<String>)> {
+/// The workspace's own packages, as `cargo metadata --no-deps` describes them.
+fn workspace_metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = std::process::Command::new(cargo)
         .args([
@@ -63,8 +63,12 @@ fn workspace_dependencies() -> Vec<(String, Vec<String>)> {
         .output()
         .unwrap();
     assert!(output.status.success(), "cargo metadata failed");
-    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
-    metadata["packages"]
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Each workspace crate with the names of its normal and build dependencies.
+fn workspace_dependencies() -> Vec<(String, Vec<String>)> {
+    workspace_metadata()["packages"]
         .as_array()
         .unwrap()
         .iter()

@@ -24,8 +24,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::module_tree::{ModulePath, Tree};
 use super::rust_paths::rooted_paths;
 
@@ -182,20 +180,7 @@ pub fn pairs(target: &str, root: &Path) -> Vec<Pair> {
 /// Every target of the workspace's crates, as (name, root file): a library by its package's
 /// name, any other target as `package:target`.
 fn workspace_targets() -> Vec<(String, PathBuf)> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(super::WORKSPACE)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "cargo metadata failed");
-    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = super::workspace_metadata();
     let mut targets = Vec::new();
     for package in metadata["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap();
