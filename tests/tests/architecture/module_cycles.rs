@@ -30,29 +30,9 @@ use super::rust_paths::rooted_paths;
 /// The pairs that remain, as (crate, module, module, why), the modules in the order the check
 /// prints them (sorted). Remove a row once its pair is gone: the check fails on a stale one.
 ///
-/// The AWS crate's pairs are its restructuring's to break (issue 38, item 5: constants one side
-/// owns and the other reads, each an easy move). The simulation's are left to the rework
-/// of `tests/src/sim/` that issue 38's first item brings (the AWS-shaped commit on every seed),
-/// rather than moved under it; each row says what ties the two.
+/// The simulation's pairs are left to the rework of `tests/src/sim/` that the AWS-shaped commit
+/// on every seed brings, rather than moved under it; each row says what ties the two.
 const REMAINING: &[(&str, &str, &str, &str)] = &[
-    (
-        "seatclaim-aws",
-        "line::reads",
-        "line::waitlist",
-        "a line's read needs the section of a waiter, and the waitlist the shards a read spans",
-    ),
-    (
-        "seatclaim-aws",
-        "outbox",
-        "setup",
-        "the outbox reads through the index setup names, and the migration keeps its TTL",
-    ),
-    (
-        "seatclaim-aws",
-        "queue",
-        "setup",
-        "the queue finds its URLs by setup's names, and provisioning takes the settlements' limits",
-    ),
     (
         "seatclaim-e2e",
         "sim::actors",

@@ -18,6 +18,8 @@ pub(crate) const OUTBOX_SHARDS: u32 = 256;
 /// Shards of a section's waitlist (`waitlist.rs`): a line's joins spread over this many
 /// partitions of the outbox table, and whether a line exists is read from all of them.
 pub(crate) const LINE_SHARDS: u32 = 8;
+/// Line shards read or written at once (a line's head, all of it, a position, its closing).
+pub(crate) const LINE_SHARD_READS: usize = 16;
 /// Shards of a sale's pre-queue, and of its late list (`prequeue.rs`): an opening admitted at the
 /// target rate writes each under a third of its limit, and the draw reads them all.
 pub const PREQUEUE_SHARDS: u32 = 256;

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::{count_all, get_s, opt_s, query_items, s};
-use crate::dynamo::keys::{LINE_SHARDS, line_key};
+use crate::dynamo::keys::{LINE_SHARD_READS, LINE_SHARDS, line_key};
 use crate::line::waitlist::section_of;
 use seatclaim_core::codec::from_ms;
 use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, line_place};
@@ -17,8 +17,6 @@ use seatclaim_core::ports::BackendError;
 
 /// The lowest sort key of a place in line.
 const FIRST_PLACE: &str = "0";
-/// Line shards read or written at once.
-pub(crate) const SHARD_READS: usize = 16;
 /// The sort key of `job`'s place: the domain's `line_place` (its admission instant and id, or
 /// for a pre-queue's job the sale's start and its place in the draw, `drawn`), then, for a drawn
 /// place, its id, so that every place names its job after its last `#`.
@@ -88,7 +86,7 @@ impl DynamoStore {
         let per_shard = Some(i32::try_from(limit).unwrap_or(i32::MAX));
         let shards = futures_util::stream::iter(0..LINE_SHARDS)
             .map(|shard| self.places(line_key(event_id, section, shard), per_shard, consistent))
-            .buffer_unordered(SHARD_READS)
+            .buffer_unordered(LINE_SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
         let mut places: Vec<String> = shards.into_iter().flatten().collect();
@@ -108,7 +106,7 @@ impl DynamoStore {
     ) -> Result<Vec<JobId>, BackendError> {
         let shards = futures_util::stream::iter(0..LINE_SHARDS)
             .map(|shard| self.places(line_key(event_id, section, shard), None, true))
-            .buffer_unordered(SHARD_READS)
+            .buffer_unordered(LINE_SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
         Ok(shards
@@ -159,7 +157,7 @@ impl DynamoStore {
                 let key = line_key(&job.event_id, section, shard);
                 self.places_upto(key, &place)
             })
-            .buffer_unordered(SHARD_READS)
+            .buffer_unordered(LINE_SHARD_READS)
             .try_collect::<Vec<_>>()
             .await?;
         let position: u64 = counts.iter().sum();

@@ -20,9 +20,8 @@ use jiff::Timestamp;
 use crate::DynamoStore;
 use crate::dynamo::error::{build_error, classify};
 use crate::dynamo::item::{Item, Transacted, s, transact};
-use crate::dynamo::keys::{LINE_SHARDS, line_key, line_shard};
+use crate::dynamo::keys::{LINE_SHARD_READS, LINE_SHARDS, line_key, line_shard};
 use crate::events::catalog::WAITLIST;
-use crate::line::reads::SHARD_READS;
 use crate::seats::claim::Claimed;
 use seatclaim_core::domain::{
     EventId, Job, JobId, JobStatus, Reason, Section, Transition, Waitlist,
@@ -208,7 +207,7 @@ impl DynamoStore {
             }
         }
         futures_util::stream::iter(markers)
-            .buffer_unordered(SHARD_READS)
+            .buffer_unordered(LINE_SHARD_READS)
             .map_err(|e| classify("PutItem line marker", e))
             .try_collect::<Vec<_>>()
             .await?;

@@ -22,9 +22,6 @@ use seatclaim_core::codec::{decode_event, encode_event, from_ms};
 use seatclaim_core::domain::ReservationEvent;
 use seatclaim_core::ports::{BackendError, Outbox, OutboxEntry, OutboxId};
 
-/// How long a published entry that `seatclaimctl migrate` copies from schema version 1 stays
-/// readable as the job's history; new entries are kept for the configured retention.
-pub(crate) const PUBLISHED_TTL_SECONDS: i64 = 7 * 24 * 3600;
 /// Shards read at once (peeks, the audit's oldest entry).
 const SHARD_READS: usize = 16;
 /// Shards a relay leases per round: a round's page comes from at most this many, so relays

@@ -21,10 +21,6 @@ use crate::dynamo::item::{Item, get_s, n, s};
 use seatclaim_core::domain::{HoldExtension, JobAction, JobConflict, JobId, Tender};
 use seatclaim_core::ports::{BackendError, BackgroundTask, Settled};
 
-/// How long a received settlement stays hidden from other workers (the queue's attribute).
-pub(crate) const SETTLEMENT_VISIBILITY_SECONDS: u32 = 20;
-/// How long SQS keeps a settlement (its shortest retention): by then it is stale anyway.
-pub(crate) const SETTLEMENT_RETENTION_SECONDS: u32 = 60;
 /// How long the API waits for a worker's answer before it answers 503.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// A settlement older than this when a worker receives it is dropped: its API call has been
@@ -238,7 +234,7 @@ impl DynamoStore {
 
 /// Serves the settlements queue (on the worker's backend) until `stop` is cancelled or the
 /// store is dropped. A poll in hand is finished, never abandoned: what it received is answered,
-/// or it would wait hidden for [`SETTLEMENT_VISIBILITY_SECONDS`] while its caller gives up.
+/// or it would wait hidden for the queue's visibility timeout (`setup/provision.rs`) while its caller gives up.
 pub(crate) fn server(store: Weak<DynamoStore>) -> BackgroundTask {
     BackgroundTask::new("settlements", |stop| async move {
         while !stop.is_cancelled() {

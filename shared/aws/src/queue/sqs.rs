@@ -16,6 +16,7 @@ use crate::AwsSettings;
 use crate::DynamoStore;
 use crate::dynamo::error::{build_error, classify};
 use crate::queue::send_batcher::{Outgoing, SQS_BATCH, SendBatcher};
+use crate::setup::provision::queue_url;
 use seatclaim_core::codec::{decode_message, encode_intent};
 use seatclaim_core::domain::{Intent, JobId};
 use seatclaim_core::ports::{BackendError, DeadLetter, Delivery, IntentQueue, QueueDepth, Receipt};
@@ -164,23 +165,6 @@ impl SqsQueue {
         }
         Ok(())
     }
-}
-
-/// Looks a queue's URL up by its name.
-pub(crate) async fn queue_url(
-    sqs: &aws_sdk_sqs::Client,
-    name: &str,
-) -> Result<String, BackendError> {
-    let output = sqs
-        .get_queue_url()
-        .queue_name(name)
-        .send()
-        .await
-        .map_err(|e| classify("GetQueueUrl", e))?;
-    output
-        .queue_url()
-        .map(str::to_owned)
-        .ok_or_else(|| BackendError::permanent(format!("queue {name} has no URL")))
 }
 
 #[async_trait]

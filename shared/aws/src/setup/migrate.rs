@@ -17,7 +17,6 @@ use crate::dynamo::item::{Item, get_n, get_s, n, opt_s, s};
 use crate::dynamo::keys::{
     block_key, block_of, free_key, free_rank, held_shard, outbox_shard, pending_key,
 };
-use crate::outbox::records::PUBLISHED_TTL_SECONDS;
 use crate::setup::migrate_tables::{has_index, scan_all, table_exists};
 use crate::setup::names::UNUSED_JOBS_BY_EVENT_INDEX;
 use crate::setup::provision::provision;
@@ -29,6 +28,9 @@ use seatclaim_core::ports::BackendError;
 pub const SCHEMA_VERSION: u32 = 3;
 /// Items copied at once.
 const COPIES: usize = 16;
+/// How long a published entry that `seatclaimctl migrate` copies from schema version 1 stays
+/// readable as the job's history; new entries are kept for the configured retention.
+const PUBLISHED_TTL_SECONDS: i64 = 7 * 24 * 3600;
 
 /// What a migration did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,7 +11,6 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use crate::AwsNames;
 use crate::dynamo::error::{build_error, classify};
-use crate::queue::settlements::{SETTLEMENT_RETENTION_SECONDS, SETTLEMENT_VISIBILITY_SECONDS};
 use crate::setup::names::{
     FREE_SEATS_INDEX, HELD_JOBS_INDEX, SEATS_BY_BLOCK_INDEX, UNPUBLISHED_INDEX,
 };
@@ -20,6 +19,11 @@ use seatclaim_core::ports::BackendError;
 /// Messages are kept for the longest time SQS allows (14 days): intents through a long outage,
 /// dead letters for operators to replay. The deploy template sets the same.
 const RETENTION_SECONDS: u32 = 1_209_600;
+/// How long a received settlement stays hidden from other workers (the settlements queue's
+/// attribute, `queue/settlements.rs`).
+pub(crate) const SETTLEMENT_VISIBILITY_SECONDS: u32 = 20;
+/// How long SQS keeps a settlement (its shortest retention): by then it is stale anyway.
+pub(crate) const SETTLEMENT_RETENTION_SECONDS: u32 = 60;
 
 /// An attribute of a key: its name and type.
 pub type KeyAttribute<'a> = (&'a str, ScalarAttributeType);
@@ -137,7 +141,7 @@ async fn create_queues(
                 .as_service_error()
                 .is_some_and(|e| e.is_queue_name_exists()) =>
         {
-            let url = crate::queue::sqs::queue_url(sqs, &names.queue).await?;
+            let url = queue_url(sqs, &names.queue).await?;
             sqs.set_queue_attributes()
                 .queue_url(url)
                 .set_attributes(Some(attributes.into_iter().collect()))
@@ -327,4 +331,21 @@ async fn create_bus(events: &aws_sdk_eventbridge::Client, bus: &str) -> Result<(
         }
         Err(error) => Err(classify("CreateEventBus", error)),
     }
+}
+
+/// Looks a queue's URL up by its name.
+pub(crate) async fn queue_url(
+    sqs: &aws_sdk_sqs::Client,
+    name: &str,
+) -> Result<String, BackendError> {
+    let output = sqs
+        .get_queue_url()
+        .queue_name(name)
+        .send()
+        .await
+        .map_err(|e| classify("GetQueueUrl", e))?;
+    output
+        .queue_url()
+        .map(str::to_owned)
+        .ok_or_else(|| BackendError::permanent(format!("queue {name} has no URL")))
 }
