@@ -248,6 +248,17 @@ impl TestApp {
         }
     }
 
+    /// The reservation events published, once at least `count` are (the relay and, on AWS,
+    /// EventBridge's delivery to the consumer queue publish on their own schedule); fails after
+    /// `within`. Read once more after, so that a check of the count also sees any sent twice.
+    pub async fn published_at_least(&self, count: usize, within: Duration) -> Vec<Value> {
+        crate::eventually(within, &format!("{count} published events"), || async {
+            (self.published_events().await.len() >= count).then_some(())
+        })
+        .await;
+        self.published_events().await
+    }
+
     /// The app's `host:port` when it is served on a socket.
     #[must_use]
     pub fn address(&self) -> Option<&str> {
