@@ -13,7 +13,6 @@ use super::opening::state::Openings;
 use super::outbox::event_bus::EventBus;
 use super::queue::settlements;
 use super::queue::sqs::SqsQueue;
-use super::seats::blocks::Claiming;
 use super::{
     AwsNames, AwsSettings, DynamoStore, Migration, Settlements, migrate_for, provision_for,
     sdk_config,
@@ -22,6 +21,7 @@ use seatclaim_core::ports::{
     Backend, BackendError, BackgroundTask, Clock, Driver, EventPublisher, Redelivery,
 };
 use seatclaim_core::reports::{BackedUp, Restored};
+use seatclaim_core::step::Claiming;
 
 /// What the AWS backend says to `backup` and `restore`: its tables restore from DynamoDB's
 /// point-in-time recovery, which the stack turns on.

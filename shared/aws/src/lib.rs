@@ -12,8 +12,9 @@
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | `seats/` | reading seats for a claim, choosing blocks, the claim's and the settlement's conditional writes, the per-buyer seat count, the inventory port |
-//! | `line/` | the waitlist: joining, leaving, reading and serving it, whether a section has one, queue positions |
+//! | `commit/` | the core's optimistic step's port: the reads a claim, a settlement and a hand-out decide on, and each decision's plan run as one transaction |
+//! | `seats/` | reading seats for a claim, choosing blocks, the per-buyer seat count, the inventory port |
+//! | `line/` | the waitlist: its places, reading and closing it, whether a section has one, queue positions |
 //! | `opening/` | a sale's pre-queue, each process's view of the openings, the draw and release |
 //! | `queue/` | SQS: the intent queue, batched sends, depth, the dead-letter queue, settlements sent to the workers |
 //! | `jobs/` | admission and the job item every transition writes |
@@ -27,6 +28,7 @@
 //!
 //! [`DynamoStore`] below is the state they share; each folder adds its part of its methods.
 
+mod commit;
 mod driver;
 mod dynamo;
 mod events;
@@ -139,7 +141,7 @@ pub struct DynamoStore {
     /// Where this process settles holds (`queue/settlements.rs`).
     settlements: Settlements,
     /// The seats this process's section claims are writing (`blocks.rs`).
-    claiming: seats::blocks::Claiming,
+    claiming: seatclaim_core::step::Claiming,
 }
 
 /// Loads the AWS configuration from the standard chain (environment, profile, container or

@@ -7,17 +7,12 @@
 //! that emptied since: a claim reads the line's shards only where it would take seats (free
 //! seats that satisfy it), and joins the line without reading it where it would wait anyway.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
-use jiff::Timestamp;
 
 use crate::DynamoStore;
 use crate::dynamo::error::{build_error, classify};
 use crate::dynamo::item::{Item, s};
-use seatclaim_core::domain::{
-    ClaimDecision, EventId, Intent, SaleTerms, Seat, SeatRequest, Section,
-};
+use seatclaim_core::domain::EventId;
 use seatclaim_core::ports::BackendError;
 
 /// Copies of a section's flag: a claim reads one, so a section's claims spread over this many
@@ -34,18 +29,13 @@ fn flag_key(event_id: &EventId, section: &str, copy: u32) -> Item {
     ])
 }
 
-/// What a claim learnt of the lines of the sections it would take seats from.
-#[derive(Debug, Default)]
-pub(crate) struct Lines {
-    /// The sections whose line the claim must respect.
-    pub(crate) lined: BTreeSet<Section>,
-    /// The sections with no flag: a join there forms the line.
-    pub(crate) unflagged: BTreeSet<Section>,
-}
-
 impl DynamoStore {
     /// Whether `section` has its flag: one copy, at random, read strongly consistent.
-    async fn flagged(&self, event_id: &EventId, section: &str) -> Result<bool, BackendError> {
+    pub(crate) async fn flagged(
+        &self,
+        event_id: &EventId,
+        section: &str,
+    ) -> Result<bool, BackendError> {
         let copy = fastrand::u32(..FLAG_COPIES);
         let output = self
             .db
@@ -75,50 +65,5 @@ impl DynamoStore {
                 Ok(TransactWriteItem::builder().put(put).build())
             })
             .collect()
-    }
-
-    /// The lines of the claim's sections (its section, or its seats'), where the event's
-    /// waitlist is open. A flagged section is lined without a read of its line where the claim
-    /// would wait or be refused anyway (too few free seats for a section request; only taken
-    /// seats for an exact one, whose refusal then names the line); elsewhere the line's
-    /// shards say whether anyone waits.
-    pub(crate) async fn lined_sections(
-        &self,
-        intent: &Intent,
-        terms: &SaleTerms,
-        candidates: &[Seat],
-        now: Timestamp,
-    ) -> Result<Lines, BackendError> {
-        let mut lines = Lines::default();
-        if !terms.waitlist.is_open() {
-            return Ok(lines);
-        }
-        // Each section, and whether the claim could take seats there now.
-        let mut sections: BTreeMap<&Section, bool> = BTreeMap::new();
-        if let SeatRequest::Section { section, .. } = &intent.request {
-            let fits = matches!(
-                terms.decide_freely(&intent.request, candidates, now),
-                ClaimDecision::Hold { .. }
-            );
-            sections.insert(section, fits);
-        }
-        for seat in candidates {
-            *sections.entry(&seat.section).or_default() |= seat.state.is_claimable(now);
-        }
-        for (section, could_take) in sections {
-            if !self.flagged(&intent.event_id, section.as_str()).await? {
-                lines.unflagged.insert(section.clone());
-                continue;
-            }
-            let waits = !could_take
-                || !self
-                    .line_head(&intent.event_id, section.as_str(), 1, true)
-                    .await?
-                    .is_empty();
-            if waits {
-                lines.lined.insert(section.clone());
-            }
-        }
-        Ok(lines)
     }
 }

@@ -12,8 +12,11 @@ use crate::dynamo::item::{count_all, get_s, opt_s, query_items, s};
 use crate::dynamo::keys::{LINE_SHARD_READS, LINE_SHARDS, line_key};
 use crate::line::waitlist::section_of;
 use seatclaim_core::codec::from_ms;
-use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, line_place};
+use seatclaim_core::domain::{EventId, Job, JobId, JobStatus, Section, line_place};
 use seatclaim_core::ports::BackendError;
+
+/// Jobs of a line read at once.
+const JOB_READS: usize = 16;
 
 /// The lowest sort key of a place in line.
 const FIRST_PLACE: &str = "0";
@@ -162,5 +165,27 @@ impl DynamoStore {
             .await?;
         let position: u64 = counts.iter().sum();
         Ok(Some(position.max(1)))
+    }
+
+    /// The first `depth` WAITLISTED jobs of the line, in order.
+    pub(crate) async fn waiting_jobs(
+        &self,
+        event_id: &EventId,
+        section: &Section,
+        depth: usize,
+    ) -> Result<Vec<Job>, BackendError> {
+        let ids = self
+            .line_head(event_id, section.as_str(), depth, true)
+            .await?;
+        let jobs = futures_util::stream::iter(ids)
+            .map(|job_id| self.load_job(job_id))
+            .buffered(JOB_READS)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(jobs
+            .into_iter()
+            .flatten()
+            .filter(|job| job.status == JobStatus::Waitlisted)
+            .collect())
     }
 }

@@ -10,23 +10,20 @@
 //! join racing the waitlist's closing either lands before it (and is closed with the rest) or
 //! fails. Whether a section has a line is its flag's (`line/flags.rs`); who heads it is a
 //! strongly consistent read of every shard; a place is deleted in the transaction that ends the job's wait. Seats freed by a settlement go
-//! to the line right after it commits (`serve.rs`), and the sweeper serves every open line on
+//! to the line right after it commits (the core's optimistic step), and the sweeper serves every open line on
 //! each pass, so a process that died between the two leaves the seats for seconds, not for good.
 
 use aws_sdk_dynamodb::types::{ConditionCheck, Delete, Put, TransactWriteItem};
 use futures_util::{StreamExt, TryStreamExt};
-use jiff::Timestamp;
 
 use crate::DynamoStore;
 use crate::dynamo::error::{build_error, classify};
-use crate::dynamo::item::{Item, Transacted, s, transact};
+use crate::dynamo::item::{Item, s};
 use crate::dynamo::keys::{LINE_SHARD_READS, LINE_SHARDS, line_key, line_shard};
 use crate::events::catalog::WAITLIST;
-use crate::seats::claim::Claimed;
-use seatclaim_core::domain::{
-    EventId, Job, JobId, JobStatus, Reason, Section, Transition, Waitlist,
-};
-use seatclaim_core::ports::{BackendError, ClaimOutcome};
+use seatclaim_core::domain::{EventId, Job, Reason, Section, Waitlist};
+use seatclaim_core::ports::BackendError;
+use seatclaim_core::step::optimistic;
 
 /// The sort key of a line shard's closed marker: below every job id (`#` sorts before digits
 /// and letters), so reads of places (`id >= "0"`) never see it.
@@ -70,70 +67,8 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
-    /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED, its event
-    /// and its place, on condition that the line is not closed, and, when it forms the line
-    /// (`forms`: the section had no flag), the section's flags (`line/flags.rs`), and, under a
-    /// seat limit (`ceiling`), its quantity added to the buyer's count (`None` back when the
-    /// count has no room). A line closed since this process read the event's terms is a
-    /// retry's matter: the terms are forgotten here, and the retry decides as the event now
-    /// stands.
-    pub(crate) async fn wait_in_line(
-        &self,
-        job: &Job,
-        now: Timestamp,
-        forms: bool,
-        ceiling: Option<u32>,
-    ) -> Result<Option<Claimed>, BackendError> {
-        let Ok(waiting) = job.join_waitlist(now) else {
-            return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
-        };
-        let section = section_of(job)?.as_str();
-        let place = self.joining_place(job).await?;
-        let mut writes = self.joining(&waiting, &place)?;
-        writes.push(self.place_write(job, section, place)?);
-        let open_check = writes.len();
-        writes.push(self.open_check(job, section)?);
-        if forms {
-            writes.extend(self.flag_writes(&job.event_id, section)?);
-        }
-        if let Some(ceiling) = ceiling {
-            writes.push(self.count_wait(job, ceiling)?);
-        }
-        let failed = match transact(&self.db, writes).await? {
-            Transacted::Committed => return self.served_at_once(&waiting).await.map(Some),
-            Transacted::ConditionFailed(failed) => failed,
-        };
-        if failed.first().copied().unwrap_or(false) {
-            return self.already_decided(job.job_id, now).await.map(Some);
-        }
-        if !failed.get(open_check).copied().unwrap_or(false)
-            && ceiling.is_some()
-            && failed.last().copied().unwrap_or(false)
-        {
-            return Ok(None);
-        }
-        self.set_cached_waitlist(&job.event_id, Waitlist::Closed)?;
-        Err(BackendError::transient(format!(
-            "job {}: the waitlist of event {} closed while it joined",
-            job.job_id, job.event_id
-        )))
-    }
-
-    /// A job that just joined its line, after the line is served: a line with seats it fits
-    /// and nobody ahead did serves it at once.
-    async fn served_at_once(&self, waiting: &Transition) -> Result<Claimed, BackendError> {
-        self.serve_after(&waiting.job, Vec::new()).await;
-        let now_stands = self.load_job(waiting.job.job_id).await?;
-        let joined = now_stands.filter(|job| job.status != JobStatus::Waitlisted);
-        Ok(match joined {
-            // Served at once: the line had seats it fits and nobody ahead did.
-            Some(held) => (ClaimOutcome::of_decided(&held), None),
-            None => (ClaimOutcome::of(waiting), None),
-        })
-    }
-
     /// The put of `job`'s place (`place`, its sort key) in the line of `section`.
-    fn place_write(
+    pub(crate) fn place_write(
         &self,
         job: &Job,
         section: &str,
@@ -148,7 +83,11 @@ impl DynamoStore {
     }
 
     /// The check that the shard of the line `job` joins has no closed marker.
-    fn open_check(&self, job: &Job, section: &str) -> Result<TransactWriteItem, BackendError> {
+    pub(crate) fn open_check(
+        &self,
+        job: &Job,
+        section: &str,
+    ) -> Result<TransactWriteItem, BackendError> {
         let open = ConditionCheck::builder()
             .table_name(&self.names.outbox_table)
             .set_key(Some(marker_key(
@@ -163,7 +102,7 @@ impl DynamoStore {
     }
 
     /// Marks this process's cached terms of `event_id` with `waitlist`.
-    fn set_cached_waitlist(
+    pub(crate) fn set_cached_waitlist(
         &self,
         event_id: &EventId,
         waitlist: Waitlist,
@@ -214,37 +153,11 @@ impl DynamoStore {
         let mut closed = 0;
         for section in sections {
             for job_id in self.whole_line(event_id, section).await? {
-                if self.end_wait(job_id, &Reason::waitlist_closed()).await? {
+                if optimistic::end_wait(self, job_id, &Reason::waitlist_closed()).await? {
                     closed += 1;
                 }
             }
         }
         Ok(closed)
-    }
-
-    /// REJECTS a WAITLISTED job for `reason`, leaving its place and, under a seat limit, giving
-    /// its quantity back to the buyer's count; `false` if it no longer waits.
-    pub(crate) async fn end_wait(
-        &self,
-        job_id: JobId,
-        reason: &Reason,
-    ) -> Result<bool, BackendError> {
-        let Some(job) = self.load_job(job_id).await? else {
-            return Ok(false);
-        };
-        let Ok(rejected) = job.reject_waiting(reason, self.clock.now()) else {
-            return Ok(false);
-        };
-        let limited =
-            (self.event_meta(&job.event_id).await?).is_some_and(|meta| meta.seat_limit.is_some());
-        let mut writes = self.transition(&rejected)?;
-        writes.push(self.leave_line(&job).await?);
-        if limited {
-            writes.push(self.count_unwait(&job)?);
-        }
-        Ok(matches!(
-            transact(&self.db, writes).await?,
-            Transacted::Committed
-        ))
     }
 }

@@ -20,6 +20,7 @@ use crate::dynamo::error::classify;
 use crate::dynamo::item::{Item, get_s, n, s};
 use seatclaim_core::domain::{HoldExtension, JobAction, JobConflict, JobId, Tender};
 use seatclaim_core::ports::{BackendError, BackgroundTask, Settled};
+use seatclaim_core::step::optimistic;
 
 /// How long the API waits for a worker's answer before it answers 503.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
@@ -161,10 +162,9 @@ impl DynamoStore {
             tracing::warn!(job_id = %request.job_id, "dropped a stale settlement; its caller was answered 503");
             return Ok(());
         }
-        let answer = match self
-            .settle_job(request.job_id, request.action, &request.tender)
-            .await?
-        {
+        let settled =
+            optimistic::settle(self, request.job_id, request.action, &request.tender).await?;
+        let answer = match settled {
             Settled::Done(_) => Answer::Done,
             Settled::NotFound => Answer::NotFound,
             Settled::Conflict(conflict) => Answer::Conflict { conflict },

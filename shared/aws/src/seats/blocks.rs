@@ -6,98 +6,20 @@
 //! rows, and the claim writes it as any hold, conditioned on every seat.
 //!
 //! Concurrent claims of one process would all choose the same best block: the seats a claim is
-//! writing are set aside ([`Claiming`]) until its write ends, so the others choose around them
+//! writing are set aside (`seatclaim_core::step::Claiming`) until its write ends, so the others choose around them
 //! (and write on condition that the seats set aside beside their block were taken). Claims of
 //! other processes that choose the same block, or around the same free seats, lose the write
 //! and try again without the seats they lost.
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 
 use crate::DynamoStore;
 use crate::dynamo::keys::free_key;
-use jiff::Timestamp;
-use seatclaim_core::domain::{Best, BlockSearch, EventId, Seat, SeatId, block_guards};
+use seatclaim_core::domain::{Best, BlockSearch, EventId, Seat};
 use seatclaim_core::ports::BackendError;
 
 /// Seats read per page of a free-list shard.
 const PAGE: i32 = 250;
-
-/// The seats this process's claims are writing now, by event and seat.
-#[derive(Debug, Default)]
-pub(crate) struct Claiming(Mutex<HashSet<(EventId, SeatId)>>);
-
-/// Seats set aside for one claim's write, put back when it is dropped.
-pub(crate) struct SetAside<'a> {
-    claiming: &'a Claiming,
-    seats: Vec<(EventId, SeatId)>,
-}
-
-impl Drop for SetAside<'_> {
-    fn drop(&mut self) {
-        let mut claiming = self.claiming.lock();
-        for seat in &self.seats {
-            claiming.remove(seat);
-        }
-    }
-}
-
-impl Claiming {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<(EventId, SeatId)>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Decides on the candidates that no other claim of this process is writing, and sets the
-    /// seats `decide` chose aside for this one (the choice and the setting aside are one step).
-    /// `None` when `decide` chose nothing while other claims' seats were left out: their writes
-    /// may yet fail, so this decision is not final and the claim looks again.
-    ///
-    /// For a `block` (seats together), also the seats set aside for other claims beside it (the
-    /// domain's `block_guards` over every candidate): the choice judged them taken, so the hold
-    /// is written on condition that they are (those claims committed), lest a write of theirs
-    /// that fails leave a single seat between the two blocks.
-    pub(crate) fn choose<T>(
-        &self,
-        event_id: &EventId,
-        (candidates, block, now): (Vec<Seat>, bool, Timestamp),
-        decide: impl FnOnce(&[Seat]) -> (T, Vec<SeatId>),
-    ) -> Option<(T, SetAside<'_>, Vec<SeatId>)> {
-        let mut claiming = self.lock();
-        let read = candidates.len();
-        let aside = |seat: &Seat| claiming.contains(&(event_id.clone(), seat.seat_id.clone()));
-        let (others, free): (Vec<Seat>, Vec<Seat>) = candidates.into_iter().partition(aside);
-        let (decided, chosen) = decide(&free);
-        if chosen.is_empty() && free.len() < read {
-            return None;
-        }
-        let awaited = if block {
-            let claimable: Vec<&Seat> = free
-                .iter()
-                .chain(&others)
-                .filter(|seat| seat.state.is_claimable(now))
-                .collect();
-            block_guards(&claimable, &chosen)
-                .into_iter()
-                .filter(|seat| others.iter().any(|other| &other.seat_id == seat))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let seats: Vec<(EventId, SeatId)> = chosen
-            .into_iter()
-            .map(|seat| (event_id.clone(), seat))
-            .collect();
-        claiming.extend(seats.iter().cloned());
-        drop(claiming);
-        let set_aside = SetAside {
-            claiming: self,
-            seats,
-        };
-        Some((decided, set_aside, awaited))
-    }
-}
 
 impl DynamoStore {
     /// The free seats a block request of `quantity` decides on: whole rows of one free-list
@@ -188,6 +110,7 @@ fn feed_rows(search: &mut BlockSearch, seats: &[Seat]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seatclaim_core::domain::SeatId;
     use seatclaim_core::domain::{Place, SeatState, Section};
 
     fn seat(row: Option<u32>, position: i64) -> Seat {

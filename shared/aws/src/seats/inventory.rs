@@ -1,5 +1,6 @@
-//! The inventory port on DynamoDB: the claim (`claim.rs`), settlements (`settle.rs`) and the
-//! sweeper's expiry of lapsed holds, after which it serves the waitlists (`serve.rs`).
+//! The inventory port on DynamoDB: claims, settlements and the sweeper's expiry of lapsed holds,
+//! after which it serves the waitlists, each decided by the core's optimistic step
+//! (`seatclaim_core::step::optimistic`) over this store's `Commit` port (`commit/`).
 
 use async_trait::async_trait;
 use futures_util::{StreamExt, TryStreamExt};
@@ -14,6 +15,7 @@ use seatclaim_core::domain::{
     EventId, Intent, JobAction, JobId, JobStatus, ReservationEvent, Tender, Waitlist,
 };
 use seatclaim_core::ports::{BackendError, ClaimOutcome, Claims, Inventory, Outbox, Settled};
+use seatclaim_core::step::optimistic;
 
 /// `held-by-deadline` shards the sweeper reads at once.
 const SWEEP_READS: usize = 16;
@@ -51,7 +53,7 @@ impl DynamoStore {
 #[async_trait]
 impl Inventory for DynamoStore {
     async fn claim(&self, intents: &[Intent], now: Timestamp) -> Result<Claims, BackendError> {
-        let claimed = self.claim_each(intents, now).await;
+        let claimed = optimistic::claim_each(self, intents, now).await;
         if let Some(failed) = claimed.iter().find_map(|result| result.as_ref().err()) {
             // The batch's outcome is unknown to the caller, who claims it again intent by
             // intent; the rejections it did decide wait for the relay, so that their claims
@@ -86,7 +88,7 @@ impl Inventory for DynamoStore {
         if self.settlements == crate::Settlements::SentToWorkers {
             return self.settle_on_worker(job_id, action, tender).await;
         }
-        self.settle_job(job_id, action, tender).await
+        optimistic::settle(self, job_id, action, tender).await
     }
 
     async fn close_waitlist(&self, event_id: &EventId) -> Result<Option<usize>, BackendError> {
@@ -111,7 +113,7 @@ impl Inventory for DynamoStore {
             .await?;
         // Expirations are conditional writes on separate jobs: they run side by side.
         let settled = futures_util::stream::iter(lapsed.into_iter().flatten().take(limit))
-            .map(|job_id| self.settle_job(job_id, JobAction::Expire, &Tender::Nothing))
+            .map(|job_id| optimistic::settle(self, job_id, JobAction::Expire, &Tender::Nothing))
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()
             .await?;
@@ -119,7 +121,7 @@ impl Inventory for DynamoStore {
             .iter()
             .filter(|s| matches!(s, Settled::Done(job) if job.status == JobStatus::Expired))
             .count();
-        self.serve_open_lines().await?;
+        optimistic::serve_open_lines(self).await?;
         Ok(expired)
     }
 }

@@ -18,8 +18,9 @@ use jiff::Timestamp;
 use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::{Item, n, opt_n, s, update};
-use seatclaim_core::domain::{BuyerId, EventId, Job, JobAction, JobId, Settlement, Tender};
-use seatclaim_core::ports::BackendError;
+use seatclaim_core::domain::{BuyerId, EventId, Job, JobId};
+use seatclaim_core::ports::{BackendError, BuyerCount};
+use seatclaim_core::step::CountChange;
 
 const SEATS: &str = "seats";
 const HOLD_PREFIX: &str = "hold_";
@@ -41,112 +42,69 @@ fn wait_attribute(job_id: JobId) -> String {
     format!("{WAIT_PREFIX}{job_id}")
 }
 
-fn wait_count(job: &Job) -> i64 {
-    i64::try_from(job.request.quantity()).unwrap_or(i64::MAX)
-}
-
-fn seat_count(job: &Job) -> i64 {
-    i64::try_from(job.seat_ids.len()).unwrap_or(i64::MAX)
-}
-
 impl DynamoStore {
-    /// The count's part of a hold: `job`'s seats are added while the buyer counts at most
-    /// `ceiling` seats, and its deadline is remembered for an expiry on the buyer's behalf.
-    pub(crate) fn count_hold(
+    /// The count's part of a plan (`CountChange`): a hold or a join adds its seats on
+    /// condition that the buyer counts at most the ceiling, remembering a hold's deadline (for
+    /// an expiry on the buyer's behalf) or a wait's quantity (to give back if the wait ends
+    /// without seats); a hold from the line turns the remembered wait into a hold without
+    /// adding, on condition that the wait is remembered (a job that joined before waits
+    /// counted fails it, and is counted as a hold instead). A sale forgets the deadline, a
+    /// release gives the seats back, an extension moves the deadline, and a wait's end gives
+    /// its quantity back, unconditionally: the plan's condition on the job already makes each
+    /// happen once.
+    pub(crate) fn count_write(
         &self,
         job: &Job,
-        until: Timestamp,
-        ceiling: u32,
-    ) -> Result<TransactWriteItem, BackendError> {
-        let hold = hold_attribute(job.job_id);
-        update(
-            &self.names.seats_table,
-            count_key(&job.event_id, &job.buyer_id),
-            "SET #hold = :until ADD #seats :seats",
-            Some("attribute_not_exists(#seats) OR #seats <= :ceiling"),
-            &[("#hold", &hold), ("#seats", SEATS)],
-            vec![
-                (":until", n(until.as_millisecond())),
-                (":seats", n(seat_count(job))),
-                (":ceiling", n(i64::from(ceiling))),
-            ],
-        )
-    }
-
-    /// The count's part of a join of the line: `job`'s quantity is added while the buyer
-    /// counts at most `ceiling` seats, and remembered, to be given back if the wait ends
-    /// without seats.
-    pub(crate) fn count_wait(
-        &self,
-        job: &Job,
-        ceiling: u32,
-    ) -> Result<TransactWriteItem, BackendError> {
-        let wait = wait_attribute(job.job_id);
-        update(
-            &self.names.seats_table,
-            count_key(&job.event_id, &job.buyer_id),
-            "SET #wait = :seats ADD #seats :seats",
-            Some("attribute_not_exists(#seats) OR #seats <= :ceiling"),
-            &[("#wait", &wait), ("#seats", SEATS)],
-            vec![
-                (":seats", n(wait_count(job))),
-                (":ceiling", n(i64::from(ceiling))),
-            ],
-        )
-    }
-
-    /// The count's part of a hold from the line: the wait, already counted, becomes a hold
-    /// until `until` without adding. Conditioned on the wait being remembered: a job that
-    /// joined before waits counted fails it, and is counted as a claim instead (`count_hold`).
-    pub(crate) fn count_served(
-        &self,
-        job: &Job,
-        until: Timestamp,
+        change: CountChange,
     ) -> Result<TransactWriteItem, BackendError> {
         let (hold, wait) = (hold_attribute(job.job_id), wait_attribute(job.job_id));
-        update(
-            &self.names.seats_table,
-            count_key(&job.event_id, &job.buyer_id),
-            "SET #hold = :until REMOVE #wait",
-            Some("attribute_exists(#wait)"),
-            &[("#hold", &hold), ("#wait", &wait)],
-            vec![(":until", n(until.as_millisecond()))],
-        )
-    }
-
-    /// The count's part of a wait that ends without seats (a cancel, a close, a rejection for
-    /// the limit): the remembered quantity is given back. Unconditional, like a settlement's; a
-    /// job that joined before waits counted gives back nothing.
-    pub(crate) fn count_unwait(&self, job: &Job) -> Result<TransactWriteItem, BackendError> {
-        let wait = wait_attribute(job.job_id);
-        update(
-            &self.names.seats_table,
-            count_key(&job.event_id, &job.buyer_id),
-            "SET #seats = if_not_exists(#seats, :zero) - if_not_exists(#wait, :zero) REMOVE #wait",
-            None,
-            &[("#wait", &wait), ("#seats", SEATS)],
-            vec![(":zero", n(0))],
-        )
-    }
-
-    /// The count's part of settling `job`: a sale keeps its seats counted, a release gives them
-    /// back, an extension moves the remembered deadline. Unconditional: the settlement's
-    /// condition on the job already makes it happen once.
-    pub(crate) fn count_settle(
-        &self,
-        job: &Job,
-        settlement: Settlement,
-    ) -> Result<TransactWriteItem, BackendError> {
-        let hold = hold_attribute(job.job_id);
-        let (expression, names, values) = match settlement {
-            Settlement::Sell => ("REMOVE #hold", vec![("#hold", hold.as_str())], vec![]),
-            Settlement::Release => (
-                "REMOVE #hold ADD #seats :minus",
+        let under = Some("attribute_not_exists(#seats) OR #seats <= :ceiling");
+        let (expression, condition, names, values) = match change {
+            CountChange::Hold {
+                seats,
+                until,
+                ceiling,
+            } => (
+                "SET #hold = :until ADD #seats :seats",
+                under,
                 vec![("#hold", hold.as_str()), ("#seats", SEATS)],
-                vec![(":minus", n(-seat_count(job)))],
+                vec![
+                    (":until", n(until.as_millisecond())),
+                    (":seats", n(i64::from(seats))),
+                    (":ceiling", n(i64::from(ceiling))),
+                ],
             ),
-            Settlement::Extend { until, .. } => (
+            CountChange::Wait { seats, ceiling } => (
+                "SET #wait = :seats ADD #seats :seats",
+                under,
+                vec![("#wait", wait.as_str()), ("#seats", SEATS)],
+                vec![
+                    (":seats", n(i64::from(seats))),
+                    (":ceiling", n(i64::from(ceiling))),
+                ],
+            ),
+            CountChange::Served { until } => (
+                "SET #hold = :until REMOVE #wait",
+                Some("attribute_exists(#wait)"),
+                vec![("#hold", hold.as_str()), ("#wait", wait.as_str())],
+                vec![(":until", n(until.as_millisecond()))],
+            ),
+            CountChange::Unwait => (
+                "SET #seats = if_not_exists(#seats, :zero) - if_not_exists(#wait, :zero) REMOVE #wait",
+                None,
+                vec![("#wait", wait.as_str()), ("#seats", SEATS)],
+                vec![(":zero", n(0))],
+            ),
+            CountChange::Sold => ("REMOVE #hold", None, vec![("#hold", hold.as_str())], vec![]),
+            CountChange::Released { seats } => (
+                "REMOVE #hold ADD #seats :minus",
+                None,
+                vec![("#hold", hold.as_str()), ("#seats", SEATS)],
+                vec![(":minus", n(-i64::from(seats)))],
+            ),
+            CountChange::Extended { until } => (
                 "SET #hold = :until",
+                None,
                 vec![("#hold", hold.as_str())],
                 vec![(":until", n(until.as_millisecond()))],
             ),
@@ -155,24 +113,20 @@ impl DynamoStore {
             &self.names.seats_table,
             count_key(&job.event_id, &job.buyer_id),
             expression,
-            None,
+            condition,
             &names,
             values,
         )
     }
 
-    /// Expires `buyer`'s holds in `event_id` that lapsed by `now`, so that they stop counting,
-    /// and says whether the count may now leave room for a claim under `ceiling` (none: no
-    /// limit): it does if a hold was expired here, or if the count already has room (the
-    /// sweeper expired a hold since the refused claim). Each expiry is the sweeper's settlement,
-    /// so a race with it changes nothing.
-    pub(crate) async fn expire_lapsed_of(
+    /// The buyer's count, read strongly: its seats, and the holds it still counts that lapsed
+    /// by `now`.
+    pub(crate) async fn read_count(
         &self,
         event_id: &EventId,
         buyer: &BuyerId,
-        ceiling: Option<u32>,
         now: Timestamp,
-    ) -> Result<bool, BackendError> {
+    ) -> Result<BuyerCount, BackendError> {
         let output = self
             .db
             .get_item()
@@ -183,7 +137,7 @@ impl DynamoStore {
             .await
             .map_err(|e| classify("GetItem seat count", e))?;
         let Some(item) = output.item() else {
-            return Ok(true);
+            return Ok(BuyerCount::default());
         };
         let mut lapsed = Vec::new();
         for name in item.keys() {
@@ -194,14 +148,7 @@ impl DynamoStore {
                 lapsed.push(job_id);
             }
         }
-        // Not served to a waitlist here (a claim or a serving is under way): the sweeper's
-        // pass serves the seats.
-        for job_id in &lapsed {
-            self.settle_write(*job_id, JobAction::Expire, &Tender::Nothing)
-                .await?;
-        }
-        let seats = opt_n(item, SEATS)?;
-        let has_room = ceiling.is_none_or(|ceiling| seats.is_none_or(|n| n <= i64::from(ceiling)));
-        Ok(has_room || !lapsed.is_empty())
+        let seats = opt_n(item, SEATS)?.map(|n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+        Ok(BuyerCount { seats, lapsed })
     }
 }

@@ -4,11 +4,14 @@
 //! writes, each write under the condition the domain names. The embedded backend ships it and the
 //! simulation runs it on the memory store, so the simulation tests the code that ships.
 //!
-//! DynamoDB has no interactive transaction to run it in: the AWS backend builds one
-//! `TransactWriteItems` per decision instead, under the same domain rules (`SaleTerms::decide`,
-//! `Settled::plan`, `hand_out`).
+//! DynamoDB has no interactive transaction to run it in: [`optimistic`] decides on reads that
+//! may be stale and hands the store a [`Plan`] per decision, which its
+//! [`Commit`](crate::ports::Commit) port runs atomically (one `TransactWriteItems`).
 
 mod claim;
+mod claiming;
+pub mod optimistic;
+mod plan;
 mod settle;
 mod waitlist;
 
@@ -21,6 +24,8 @@ use crate::domain::{
 use crate::ports::BackendError;
 
 pub use claim::{claim_one, decide_pending};
+pub use claiming::{Claiming, SetAside};
+pub use plan::{Committed, CountChange, Misses, Plan, SeatChange, SeatCondition, Write};
 pub use settle::settle_one;
 pub use waitlist::serve_after;
 

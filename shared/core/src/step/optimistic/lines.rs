@@ -1,0 +1,144 @@
+//! A claim's look at the lines it must respect, its join of a line's end, and the end of a wait
+//! without seats, each a plan of its own.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+
+use super::serve::serve_after;
+use crate::domain::{
+    ClaimDecision, Intent, Job, JobId, JobStatus, Reason, SaleTerms, Seat, Section,
+};
+use crate::ports::{BackendError, ClaimOutcome, Commit, Decided};
+use crate::step::{Committed, CountChange, Misses, Plan, Write};
+
+/// What a claim learnt of the lines of the sections it would take seats from.
+#[derive(Debug, Default)]
+pub(super) struct Lines {
+    /// The sections whose line the claim must respect.
+    pub(super) lined: BTreeSet<Section>,
+    /// The sections nobody ever waited in: a join there forms the line.
+    pub(super) forming: BTreeSet<Section>,
+}
+
+/// The lines of the claim's sections (its section, or its seats'), where the event's waitlist
+/// is open. A marked section is lined without a read of its line where the claim would wait or
+/// be refused anyway (too few free seats for a section request; only taken seats for an exact
+/// one, whose refusal then names the line); elsewhere the line's head says whether anyone waits.
+pub(super) async fn of_claim(
+    store: &impl Commit,
+    intent: &Intent,
+    terms: &SaleTerms,
+    candidates: &[Seat],
+    now: Timestamp,
+) -> Result<Lines, BackendError> {
+    let mut lines = Lines::default();
+    if !terms.waitlist.is_open() {
+        return Ok(lines);
+    }
+    // Each section, and whether the claim could take seats there now.
+    let mut sections: BTreeMap<&Section, bool> = BTreeMap::new();
+    if let Some(section) = intent.request.section() {
+        let fits = matches!(
+            terms.decide_freely(&intent.request, candidates, now),
+            ClaimDecision::Hold { .. }
+        );
+        sections.insert(section, fits);
+    }
+    for seat in candidates {
+        *sections.entry(&seat.section).or_default() |= seat.state.is_claimable(now);
+    }
+    for (section, could_take) in sections {
+        if !store.line_marked(&intent.event_id, section).await? {
+            lines.forming.insert(section.clone());
+            continue;
+        }
+        let waits = !could_take
+            || !store
+                .waiting(&intent.event_id, section, 1)
+                .await?
+                .is_empty();
+        if waits {
+            lines.lined.insert(section.clone());
+        }
+    }
+    Ok(lines)
+}
+
+/// Puts a PENDING job at the end of its section's line: its move to WAITLISTED with its event
+/// and its place, on condition that the waitlist is still open, marking the line when the join
+/// `forms` it, and, under a seat limit (`ceiling`), its quantity added to the buyer's count
+/// (`None` back when the count has no room). Then the line is served at once: a line with
+/// seats it fits and nobody ahead did serves it there. A waitlist closed since the terms were
+/// read is a retry's matter: the retry decides as the event now stands.
+pub(super) async fn join(
+    store: &impl Commit,
+    job: &Job,
+    now: Timestamp,
+    forms: bool,
+    ceiling: Option<u32>,
+) -> Result<Option<Decided>, BackendError> {
+    let Ok(waiting) = job.join_waitlist(now) else {
+        return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
+    };
+    let mut writes = vec![
+        Write::Job(Box::new(waiting.clone())),
+        Write::Join { forms },
+        Write::LineOpen,
+    ];
+    if let Some(ceiling) = ceiling {
+        let seats = u32::try_from(job.request.quantity()).unwrap_or(u32::MAX);
+        writes.push(Write::Count(CountChange::Wait { seats, ceiling }));
+    }
+    let plan = Plan::new(job, now, writes);
+    let failed = match store.commit(&plan).await? {
+        Committed::Written(_) => return served_at_once(store, &waiting.job).await.map(Some),
+        Committed::Failed(failed) => Misses::of(&plan, &failed),
+    };
+    if failed.job {
+        return store.decided(job.job_id, now).await.map(Some);
+    }
+    if !failed.line_closed && failed.count {
+        return Ok(None);
+    }
+    Err(BackendError::transient(format!(
+        "job {}: the waitlist of event {} closed while it joined",
+        job.job_id, job.event_id
+    )))
+}
+
+/// A job that just joined its line, after the line is served.
+async fn served_at_once(store: &impl Commit, waiting: &Job) -> Result<Decided, BackendError> {
+    serve_after(store, waiting, Vec::new()).await;
+    let now_stands = store.job(waiting.job_id).await?;
+    Ok(
+        match now_stands.filter(|job| job.status != JobStatus::Waitlisted) {
+            // Served at once: the line had seats it fits and nobody ahead did.
+            Some(held) => (ClaimOutcome::of_decided(&held), None),
+            None => (ClaimOutcome::of_decided(waiting), None),
+        },
+    )
+}
+
+/// REJECTS a WAITLISTED job for `reason`, leaving its place and, under a seat limit, giving its
+/// quantity back to the buyer's count; `false` if it no longer waits (or moved meanwhile).
+pub async fn end_wait(
+    store: &impl Commit,
+    job_id: JobId,
+    reason: &Reason,
+) -> Result<bool, BackendError> {
+    let Some(job) = store.job(job_id).await? else {
+        return Ok(false);
+    };
+    let now = store.now();
+    let Ok(rejected) = job.reject_waiting(reason, now) else {
+        return Ok(false);
+    };
+    let limited = (store.terms(&job.event_id).await?).is_some_and(|terms| terms.limit.is_some());
+    let mut writes = vec![Write::Job(Box::new(rejected)), Write::Leave];
+    if limited {
+        writes.push(Write::Count(CountChange::Unwait));
+    }
+    let plan = Plan::new(&job, now, writes);
+    Ok(matches!(store.commit(&plan).await?, Committed::Written(_)))
+}
