@@ -19,10 +19,22 @@ fn cores() -> usize {
 
 #[test]
 fn ten_thousand_seeds_keep_every_invariant() {
+    soak_keeps_every_invariant(false);
+}
+
+/// The same seeds decided as the AWS backend decides: the core's optimistic step, each read and
+/// each plan's commit a step of its own, with other actors' writes in between.
+#[test]
+fn ten_thousand_seeds_keep_every_invariant_when_each_decision_is_a_committed_plan() {
+    soak_keeps_every_invariant(true);
+}
+
+fn soak_keeps_every_invariant(optimistic: bool) {
     let options = Options {
         steps: DEFAULT_STEPS,
         verbose: false,
         mutant: None,
+        optimistic,
     };
     let soak = sim::soak(0, SEEDS, options, cores());
     eprintln!(
@@ -71,6 +83,7 @@ fn each_mutant_is_caught_by_its_invariant() {
             steps: DEFAULT_STEPS,
             verbose: false,
             mutant: Some(mutant),
+            optimistic: false,
         };
         let soak = sim::soak(0, MUTANT_SEEDS, options, cores());
         let Some(failure) = soak.failure else {
@@ -101,16 +114,19 @@ fn each_mutant_is_caught_by_its_invariant() {
 
 #[test]
 fn a_seed_replays_exactly() {
-    let options = Options {
-        steps: DEFAULT_STEPS,
-        verbose: true,
-        mutant: None,
-    };
-    let first = sim::run(7, options).expect("seed 7 passes");
-    let again = sim::run(7, options).expect("seed 7 passes");
-    assert!(first.trace.len() > 100, "the trace has every step");
-    assert_eq!(
-        first.trace, again.trace,
-        "the same seed takes the same steps"
-    );
+    for optimistic in [false, true] {
+        let options = Options {
+            steps: DEFAULT_STEPS,
+            verbose: true,
+            mutant: None,
+            optimistic,
+        };
+        let first = sim::run(7, options).expect("seed 7 passes");
+        let again = sim::run(7, options).expect("seed 7 passes");
+        assert!(first.trace.len() > 100, "the trace has every step");
+        assert_eq!(
+            first.trace, again.trace,
+            "the same seed takes the same steps (optimistic: {optimistic})"
+        );
+    }
 }

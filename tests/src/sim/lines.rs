@@ -27,6 +27,10 @@ pub(super) struct Lines<'a> {
     /// Each drawn pre-queued job's place in its draw.
     pub(super) drawn: &'a BTreeMap<JobId, u64>,
     pub(super) now: Timestamp,
+    /// Whether the run decides on the AWS shape, where a claim or a serving reads the line and
+    /// commits a flight later: a waiter that joins in between (ahead, by its admission) is not
+    /// seen, so nobody passing a line is the interactive step's invariant alone there.
+    pub(super) optimistic: bool,
 }
 
 impl Lines<'_> {
@@ -119,9 +123,10 @@ impl Lines<'_> {
         self.recorded
             .iter()
             .filter(|(_, history)| {
-                history
-                    .last()
-                    .is_some_and(|e| e.status == JobStatus::Waitlisted)
+                !self.optimistic
+                    && history
+                        .last()
+                        .is_some_and(|e| e.status == JobStatus::Waitlisted)
             })
             .filter_map(|(id, _)| self.state.job(*id))
     }

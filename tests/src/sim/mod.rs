@@ -17,6 +17,7 @@ mod lines;
 mod mutants;
 mod payer;
 mod payments;
+mod plans;
 mod ports;
 mod racer;
 mod report;

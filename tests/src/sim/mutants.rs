@@ -31,15 +31,19 @@ pub enum Mutant {
     LineReversed,
     /// The hand-out serves the line in admission order, a pre-queue's draw ignored.
     DrawIgnored,
+    /// The optimistic step's commit writes a plan's writes one by one, not all or none
+    /// (`plans.rs`; the run decides as the AWS backend does).
+    PiecemealCommit,
 }
 
 impl Mutant {
     /// Every mutant, for the test that each is caught.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::SellUnpaid,
         Self::StopAtFirstUnfit,
         Self::LineReversed,
         Self::DrawIgnored,
+        Self::PiecemealCommit,
     ];
 
     /// Its name on the command line.
@@ -50,6 +54,7 @@ impl Mutant {
             Self::StopAtFirstUnfit => "stop-at-first-unfit",
             Self::LineReversed => "line-reversed",
             Self::DrawIgnored => "draw-ignored",
+            Self::PiecemealCommit => "piecemeal-commit",
         }
     }
 
@@ -66,6 +71,7 @@ impl Mutant {
             Self::SellUnpaid => "SOLD without its payment",
             Self::StopAtFirstUnfit => "AVAILABLE while job",
             Self::LineReversed | Self::DrawIgnored => "was served from section",
+            Self::PiecemealCommit => "over the limit of",
         }
     }
 }
@@ -73,7 +79,7 @@ impl Mutant {
 /// The memory backend's ports, the inventory broken by `mutant` if there is one.
 pub fn mutate(memory: &Memory, mutant: Option<Mutant>) -> Backend {
     let mut backend = memory.backend.clone();
-    if let Some(mutant) = mutant {
+    if let Some(mutant) = mutant.filter(|m| *m != Mutant::PiecemealCommit) {
         backend.inventory = Arc::new(Mutated {
             store: Arc::clone(&memory.store),
             mutant,
@@ -210,7 +216,7 @@ impl StepStore for Mangled<'_> {
             // Job ids are the memory store's admission order.
             Mutant::DrawIgnored => line.sort_by_key(|job| job.job_id),
             Mutant::StopAtFirstUnfit => line = self.head_that_fits(event_id, section, line)?,
-            Mutant::SellUnpaid => {}
+            Mutant::SellUnpaid | Mutant::PiecemealCommit => {}
         }
         Ok(line)
     }

@@ -25,7 +25,14 @@ pub fn replay_command(seed: u64, options: Options) -> String {
     let mutant = options
         .mutant
         .map_or_else(String::new, |m| format!(" --mutant {}", m.name()));
-    format!("cargo run -p seatclaim-e2e --bin seatclaim-sim -- --seed {seed}{steps}{mutant}")
+    let optimistic = if options.optimistic {
+        " --optimistic"
+    } else {
+        ""
+    };
+    format!(
+        "cargo run -p seatclaim-e2e --bin seatclaim-sim -- --seed {seed}{steps}{mutant}{optimistic}"
+    )
 }
 
 /// What one passing seed did.

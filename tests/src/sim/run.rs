@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use jiff::Timestamp;
+use seatclaim_core::Backend;
 use seatclaim_core::app::BatchOutcome;
 use seatclaim_core::domain::JobStatus;
-use seatclaim_core::memory::{self, Lane, Memory};
+use seatclaim_core::memory::{self, Lane, Memory, MemoryPlans, Optimistic};
 use seatclaim_core::ports::Clock;
 
 use super::actors::{self, Ctx};
@@ -23,6 +24,7 @@ use super::gate::Gate;
 use super::invariants::Observer;
 use super::mutants::{Mutant, mutate};
 use super::payer;
+use super::plans::GatedPlans;
 use super::ports::gate_ports;
 use super::racer::{self, Move, Race};
 use super::report::{Failure, SeedReport};
@@ -41,6 +43,9 @@ pub struct Options {
     pub verbose: bool,
     /// A rule broken on purpose, to show the invariants catch it (`mutants.rs`).
     pub mutant: Option<Mutant>,
+    /// Decide as the AWS backend does: the core's optimistic step, each read and each commit of
+    /// its plans a step of its own (`plans.rs`), instead of the interactive step under one lock.
+    pub optimistic: bool,
 }
 
 struct Run {
@@ -98,7 +103,7 @@ impl Run {
         let timers = Rc::new(Timers::default());
         gate.note(|| format!("seed {seed}: {plan:?}"));
         let ctx = Rc::new(Ctx {
-            backend: gate_ports(&mutate(&memory, options.mutant), &gate),
+            backend: gate_ports(&inventory(&memory, options, &gate), &gate),
             store: Arc::clone(&memory.store),
             clock: Arc::clone(&clock),
             timers: Rc::clone(&timers),
@@ -118,7 +123,7 @@ impl Run {
             gate,
             ctx,
             scheduler,
-            observer: Observer::new(&ctx_plan),
+            observer: Observer::new(&ctx_plan, options.optimistic),
             steps: 0,
             crashes: BTreeMap::new(),
         };
@@ -321,4 +326,17 @@ impl Run {
             trace: self.gate.take_trace(),
         }
     }
+}
+
+/// The memory backend's ports as the run decides: broken by its mutant, if any, and through the
+/// optimistic step's gated commit when it runs the AWS-shaped path (the piecemeal mutant's too).
+fn inventory(memory: &Memory, options: Options, gate: &Arc<Gate>) -> Backend {
+    let mut backend = mutate(memory, options.mutant);
+    let piecemeal = options.mutant == Some(Mutant::PiecemealCommit);
+    if options.optimistic || piecemeal {
+        let plans = MemoryPlans::new(Arc::clone(&memory.store));
+        let gated = GatedPlans::new(plans, Arc::clone(gate), piecemeal);
+        backend.inventory = Arc::new(Optimistic::new(gated, Arc::clone(&memory.store)));
+    }
+    backend
 }

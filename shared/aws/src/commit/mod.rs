@@ -1,4 +1,4 @@
-//! The core's optimistic step on DynamoDB (`seatclaim_core::step::optimistic`): the claim, the
+//! The core's optimistic step on DynamoDB (`seatclaim_core::step::optimistic`, over its `Commit` port): the claim, the
 //! settlement and the line's hand-out are decided there, once for every store without an
 //! interactive transaction; this crate only reads for them and runs each decision's plan as one
 //! `TransactWriteItems` (`encode.rs`), whose cancellation reasons say which condition failed.
@@ -14,7 +14,8 @@ use crate::DynamoStore;
 use seatclaim_core::domain::{
     BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section,
 };
-use seatclaim_core::ports::{BackendError, BuyerCount, Commit, Decided};
+use seatclaim_core::ports::BackendError;
+use seatclaim_core::step::{BuyerCount, Commit, Decided};
 use seatclaim_core::step::{Claiming, Committed, Plan};
 
 /// How long a section claim waits when only seats this process's other claims are writing

@@ -12,7 +12,8 @@ use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::s;
 use seatclaim_core::domain::{JobId, JobStatus, ReservationEvent};
-use seatclaim_core::ports::{BackendError, ClaimOutcome, Decided};
+use seatclaim_core::ports::{BackendError, ClaimOutcome};
+use seatclaim_core::step::Decided;
 
 /// How long a rejection's deciding delivery has to record its event. A delivery of the same
 /// job within that time (a duplicate) waits for that record instead of taking the event over, so

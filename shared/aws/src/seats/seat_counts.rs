@@ -19,7 +19,8 @@ use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::{Item, n, opt_n, s, update};
 use seatclaim_core::domain::{BuyerId, EventId, Job, JobId};
-use seatclaim_core::ports::{BackendError, BuyerCount};
+use seatclaim_core::ports::BackendError;
+use seatclaim_core::step::BuyerCount;
 use seatclaim_core::step::CountChange;
 
 const SEATS: &str = "seats";

@@ -15,7 +15,9 @@ mod dead_letters;
 mod inventory;
 mod jobs;
 mod opening;
+mod optimistic;
 mod outbox;
+mod plans;
 mod queue;
 mod state;
 mod step;
@@ -24,7 +26,9 @@ mod waitlist;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+pub use optimistic::Optimistic;
 pub use outbox::MemoryPublisher;
+pub use plans::MemoryPlans;
 pub use queue::{Lane, Queue, StoredMessage};
 pub use state::{Recorded, State};
 

@@ -6,10 +6,11 @@
 //!
 //! DynamoDB has no interactive transaction to run it in: [`optimistic`] decides on reads that
 //! may be stale and hands the store a [`Plan`] per decision, which its
-//! [`Commit`](crate::ports::Commit) port runs atomically (one `TransactWriteItems`).
+//! [`Commit`] port runs atomically (one `TransactWriteItems`).
 
 mod claim;
 mod claiming;
+mod commit;
 pub mod optimistic;
 mod plan;
 mod settle;
@@ -25,6 +26,7 @@ use crate::ports::BackendError;
 
 pub use claim::{claim_one, decide_pending};
 pub use claiming::{Claiming, SetAside};
+pub use commit::{BuyerCount, Commit, Decided};
 pub use plan::{Committed, CountChange, Misses, Plan, SeatChange, SeatCondition, Write};
 pub use settle::settle_one;
 pub use waitlist::serve_after;

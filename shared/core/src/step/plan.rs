@@ -1,5 +1,5 @@
 //! A plan: the conditional writes of one claim, settlement or hand-out, each with the condition
-//! the domain names, for a store's [`Commit`](crate::ports::Commit) to run atomically. The core
+//! the domain names, for a store's [`Commit`](super::Commit) to run atomically. The core
 //! builds it ([`super::optimistic`]) and reads which condition failed; a store only encodes it
 //! (DynamoDB: one `TransactWriteItems`; the memory store: under its lock).
 

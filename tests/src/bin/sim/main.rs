@@ -29,10 +29,14 @@ struct Cli {
     /// With `--seed`, print the trace even when the seed passes.
     #[arg(long)]
     trace: bool,
-    /// Breaks a rule on purpose (sell-unpaid, stop-at-first-unfit, line-reversed, draw-ignored), to see the
+    /// Breaks a rule on purpose (sell-unpaid, stop-at-first-unfit, line-reversed, draw-ignored, piecemeal-commit), to see the
     /// simulation catch it (docs/simulation.md, "Mutations it catches").
     #[arg(long, value_parser = parse_mutant)]
     mutant: Option<Mutant>,
+    /// Decides as the AWS backend does: the core's optimistic step, its reads and each plan's
+    /// commit a step of their own, instead of the interactive step the embedded backend runs.
+    #[arg(long)]
+    optimistic: bool,
 }
 
 fn parse_mutant(name: &str) -> Result<Mutant, String> {
@@ -48,6 +52,7 @@ impl Cli {
             steps: self.steps,
             verbose,
             mutant: self.mutant,
+            optimistic: self.optimistic,
         }
     }
 }

@@ -12,7 +12,8 @@ use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobAction, Reason, SaleTerms, Seat, SeatId,
     SeatRequest, Tender,
 };
-use crate::ports::{BackendError, ClaimOutcome, Commit, Decided};
+use crate::ports::{BackendError, ClaimOutcome};
+use crate::step::{Commit, Decided};
 use crate::step::{Committed, SetAside};
 use crate::step::{CountChange, Misses, Plan, SeatChange, SeatCondition, Write};
 

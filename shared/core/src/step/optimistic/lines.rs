@@ -1,15 +1,13 @@
-//! A claim's look at the lines it must respect, its join of a line's end, and the end of a wait
-//! without seats, each a plan of its own.
+//! A claim's look at the lines it must respect, and its join of a line's end as a plan.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 
 use super::serve::serve_after;
-use crate::domain::{
-    ClaimDecision, Intent, Job, JobId, JobStatus, Reason, SaleTerms, Seat, Section,
-};
-use crate::ports::{BackendError, ClaimOutcome, Commit, Decided};
+use crate::domain::{ClaimDecision, Intent, Job, JobStatus, SaleTerms, Seat, Section};
+use crate::ports::{BackendError, ClaimOutcome};
+use crate::step::{Commit, Decided};
 use crate::step::{Committed, CountChange, Misses, Plan, Write};
 
 /// What a claim learnt of the lines of the sections it would take seats from.
@@ -118,27 +116,4 @@ async fn served_at_once(store: &impl Commit, waiting: &Job) -> Result<Decided, B
             None => (ClaimOutcome::of_decided(waiting), None),
         },
     )
-}
-
-/// REJECTS a WAITLISTED job for `reason`, leaving its place and, under a seat limit, giving its
-/// quantity back to the buyer's count; `false` if it no longer waits (or moved meanwhile).
-pub async fn end_wait(
-    store: &impl Commit,
-    job_id: JobId,
-    reason: &Reason,
-) -> Result<bool, BackendError> {
-    let Some(job) = store.job(job_id).await? else {
-        return Ok(false);
-    };
-    let now = store.now();
-    let Ok(rejected) = job.reject_waiting(reason, now) else {
-        return Ok(false);
-    };
-    let limited = (store.terms(&job.event_id).await?).is_some_and(|terms| terms.limit.is_some());
-    let mut writes = vec![Write::Job(Box::new(rejected)), Write::Leave];
-    if limited {
-        writes.push(Write::Count(CountChange::Unwait));
-    }
-    let plan = Plan::new(&job, now, writes);
-    Ok(matches!(store.commit(&plan).await?, Committed::Written(_)))
 }

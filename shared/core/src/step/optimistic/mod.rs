@@ -7,19 +7,21 @@
 //! store with concurrent writers between each read and its commit.
 
 mod claim;
+mod end_wait;
 mod lines;
 mod serve;
 mod settle;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
 use crate::domain::{BuyerId, EventId, Intent};
-use crate::ports::{BackendError, Commit, Decided};
+use crate::ports::BackendError;
+use crate::step::{Commit, Decided};
 
 pub use claim::claim_one;
-pub use lines::end_wait;
+pub use end_wait::end_wait;
 pub use serve::serve_open_lines;
 pub use settle::settle;
 
@@ -32,7 +34,8 @@ pub async fn claim_each(
     intents: &[Intent],
     now: Timestamp,
 ) -> Vec<Result<Decided, BackendError>> {
-    let mut turns: HashMap<(&EventId, &BuyerId), Vec<usize>> = HashMap::new();
+    // Ordered, so that a simulation's seed claims in the same order on every run.
+    let mut turns: BTreeMap<(&EventId, &BuyerId), Vec<usize>> = BTreeMap::new();
     for (position, intent) in intents.iter().enumerate() {
         turns
             .entry((&intent.event_id, &intent.buyer_id))

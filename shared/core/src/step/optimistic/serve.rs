@@ -6,9 +6,10 @@
 //! read again; nobody is served twice.
 
 use super::claim::expire_lapsed;
-use super::lines::end_wait;
+use super::end_wait::end_wait;
 use crate::domain::{EventId, HandOut, Job, SaleTerms, Section, hand_out};
-use crate::ports::{BackendError, Commit};
+use crate::ports::BackendError;
+use crate::step::Commit;
 use crate::step::{Committed, CountChange, Misses, Plan, SeatChange, SeatCondition, Write};
 
 /// Jobs of a line read in a round at first: a round serves whoever of them the free seats fit.

@@ -8,7 +8,8 @@ use crate::domain::{
     HoldExtension, Job, JobAction, JobConflict, JobId, JobStatus, Seat, SeatState, Section,
     Settlement, Settling, Tender,
 };
-use crate::ports::{BackendError, Commit, Settled};
+use crate::ports::{BackendError, Settled};
+use crate::step::Commit;
 use crate::step::{Committed, CountChange, Plan, SeatChange, SeatCondition, Write};
 
 /// Rounds of read-decide-write for a settlement that races another writer.

@@ -1,11 +1,13 @@
+//! The port of a store without interactive transactions, which the optimistic step runs over.
+
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use super::{BackendError, ClaimOutcome};
+use super::{Claiming, Committed, Plan};
 use crate::domain::{
     BuyerId, EventId, Intent, Job, JobId, ReservationEvent, SaleTerms, Seat, SeatId, Section,
 };
-use crate::step::{Claiming, Committed, Plan};
+use crate::ports::{BackendError, ClaimOutcome};
 
 /// How another delivery decided a job, with a rejection's event still to publish and record.
 pub type Decided = (ClaimOutcome, Option<ReservationEvent>);
@@ -20,7 +22,7 @@ pub struct BuyerCount {
 }
 
 /// A store without interactive transactions (DynamoDB): the core's optimistic step
-/// ([`crate::step::optimistic`]) reads through it, decides, and hands it one [`Plan`] per
+/// ([`super::optimistic`]) reads through it, decides, and hands it one [`Plan`] per
 /// decision to run atomically. Reads may be stale where the method says so; the plan's
 /// conditions, checked by the commit, are the authority.
 #[async_trait]
@@ -69,7 +71,7 @@ pub trait Commit: Send + Sync {
     ) -> Result<Vec<Seat>, BackendError>;
 
     /// Whether `section` may have a line: `false` means nobody ever joined it, and a join there
-    /// forms it ([`crate::step::Write::Join`]).
+    /// forms it ([`super::Write::Join`]).
     async fn line_marked(
         &self,
         event_id: &EventId,
