@@ -2,26 +2,22 @@
 //! restore the resources of one prefix, and the background work an open backend needs (its line
 //! counts' flusher, and on a worker the settlements' server), which the runtime's loops run.
 
-use std::collections::HashSet;
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::events::event_cache::EventCache;
-use super::line::counts::{self, LineCounts};
-use super::opening::state::Openings;
+use super::line::counts;
 use super::outbox::event_bus::EventBus;
 use super::queue::settlements;
 use super::queue::sqs::SqsQueue;
 use super::{
-    AwsNames, AwsSettings, DynamoStore, Migration, Settlements, migrate_for, provision_for,
-    sdk_config,
+    AwsNames, AwsSettings, DynamoStore, Kept, Migration, Process, Settlements, migrate_for,
+    provision_for, sdk_config,
 };
 use seatclaim_core::ports::{
     Backend, BackendError, BackgroundTask, Clock, Driver, EventPublisher, Redelivery,
 };
 use seatclaim_core::reports::{BackedUp, Restored};
-use seatclaim_core::step::Claiming;
 
 /// What the AWS backend says to `backup` and `restore`: its tables restore from DynamoDB's
 /// point-in-time recovery, which the stack turns on.
@@ -54,15 +50,15 @@ pub async fn open_with(
         queue: Arc::clone(&queue),
         clock: Arc::clone(&clock),
         events: EventCache::new(),
-        outbox_sequence: AtomicU64::new(0),
-        held_shards: settings.held_shards(),
-        retention: settings.retention,
-        relay_id: uuid::Uuid::new_v4().to_string(),
-        leases: Mutex::new(HashSet::new()),
-        lines: LineCounts::default(),
-        openings: Openings::default(),
-        settlements: settings.settlements,
-        claiming: Claiming::default(),
+        settings: Kept {
+            held_shards: settings.held_shards(),
+            retention: settings.retention,
+            settlements: settings.settlements,
+        },
+        process: Process {
+            id: uuid::Uuid::new_v4().to_string(),
+            ..Process::default()
+        },
     });
     queue.open_sales_with(&store);
     let publisher = Arc::new(EventBus::new(
@@ -116,7 +112,7 @@ impl Driver for AwsDriver {
     fn tasks(&self) -> Vec<BackgroundTask> {
         let store = Arc::downgrade(&self.store);
         let mut tasks = vec![counts::flusher(store.clone())];
-        if self.store.settlements == Settlements::ServedHere {
+        if self.store.settings.settlements == Settlements::ServedHere {
             tasks.push(settlements::server(store));
         }
         tasks

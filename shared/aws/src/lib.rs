@@ -117,30 +117,44 @@ impl EventMeta {
     }
 }
 
-/// The DynamoDB-backed ports.
+/// The DynamoDB-backed ports: the clients and the tables' names, this process's cache of the
+/// events' terms, the settings its writes follow, and what the process keeps of its own.
 pub struct DynamoStore {
     db: aws_sdk_dynamodb::Client,
     names: AwsNames,
     queue: Arc<SqsQueue>,
     clock: Arc<dyn Clock>,
     events: events::event_cache::EventCache<EventMeta>,
-    outbox_sequence: AtomicU64,
+    settings: Kept,
+    process: Process,
+}
+
+/// The settings a store's writes follow, from [`AwsSettings`].
+struct Kept {
     /// `held-by-deadline` shards new holds spread over, and the sweeper reads.
     held_shards: u32,
     /// How long decided jobs and published events are kept (the `expires_at` TTL they carry).
     retention: seatclaim_core::domain::Retention,
-    /// This store's identity as a relay: the owner named in the outbox shard leases it takes.
-    /// One relay loop per store (the worker runs one per process).
-    relay_id: String,
-    /// The outbox shards this store leases now, released once their entries are marked.
-    leases: Mutex<HashSet<u32>>,
-    /// This process's counts of each sale's line (`line/counts.rs`).
-    lines: line::counts::LineCounts,
-    /// The openings this process knows of (`opening/state.rs`).
-    openings: opening::state::Openings,
     /// Where this process settles holds (`queue/settlements.rs`).
     settlements: Settlements,
-    /// The seats this process's section claims are writing (`blocks.rs`).
+}
+
+/// What one process keeps beside the tables: its identity, its shares of the outbox and the
+/// lines, and the claims and openings under way in it.
+#[derive(Default)]
+struct Process {
+    /// The owner named in the leases it takes (outbox shards, an opening). One relay loop per
+    /// store (the worker runs one per process).
+    id: String,
+    /// The last outbox id it handed out (`outbox/records.rs`).
+    outbox_sequence: AtomicU64,
+    /// The outbox shards it leases now, released once their entries are marked.
+    leases: Mutex<HashSet<u32>>,
+    /// Its counts of each sale's line (`line/counts.rs`).
+    lines: line::counts::LineCounts,
+    /// The openings it knows of (`opening/state.rs`).
+    openings: opening::state::Openings,
+    /// The seats its section claims are writing (`seatclaim_core::step::Claiming`).
     claiming: seatclaim_core::step::Claiming,
 }
 

@@ -15,11 +15,12 @@ use seatclaim_core::app::{self, BatchOutcome, RELAY_PAGE, backoff};
 use seatclaim_core::domain::JobId;
 use seatclaim_core::memory::{Lane, MemoryStore};
 
-use super::buyer::Ledger;
+use super::clock::SimClock;
 use super::dice::Dice;
 use super::gate::Gate;
+use super::ledger::Ledger;
 use super::report::add_batch;
-use super::scheduler::{SimClock, Sleep, Timers};
+use super::scheduler::{Sleep, Timers};
 use super::world::Plan;
 
 /// What every actor holds: the gated ports, the store behind them (for the queue's own

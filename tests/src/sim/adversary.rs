@@ -13,36 +13,10 @@ use seatclaim_core::domain::{
 use seatclaim_core::ports::{Admission, Settled};
 
 use super::actors::Ctx;
-use super::buyer::{ATTEMPTS, admit, answered};
+use super::calls::{ATTEMPTS, admit, answered};
 
 /// Confirms the confirmer fires at most, one a round.
 const ROUNDS: usize = 24;
-
-/// What the adversaries did, for the report (each must have happened over a soak).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AdversaryCounts {
-    /// Confirms fired by the confirmers.
-    pub confirms: u64,
-    /// Of them, refused as unpaid (`PaymentRequired`).
-    pub unpaid_refused: u64,
-    /// Requests refused at admission as never servable.
-    pub unservable: u64,
-    /// Payers who held a seat and attacked its payment.
-    pub payers: u64,
-    /// Races of a cancel, an extension and a payment.
-    pub races: u64,
-}
-
-impl AdversaryCounts {
-    /// Adds `other` into these.
-    pub fn absorb(&mut self, other: &Self) {
-        self.confirms += other.confirms;
-        self.unpaid_refused += other.unpaid_refused;
-        self.unservable += other.unservable;
-        self.payers += other.payers;
-        self.races += other.races;
-    }
-}
 
 /// The confirmer `n`: admits a request, then, round after round, reads its job and confirms it
 /// whatever it is, now and then cancelling a hold, until a confirm came after its job ended.

@@ -13,8 +13,8 @@ use std::task::{Context, Poll};
 use jiff::Timestamp;
 use seatclaim_core::ports::{BackendError, Clock};
 
+use super::clock::SimClock;
 use super::dice::Dice;
-use super::scheduler::SimClock;
 
 /// Which part of the system a call goes to: each fails at its own rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,11 +10,15 @@
 mod actors;
 mod adversary;
 mod buyer;
+mod calls;
+mod clock;
 mod dice;
 mod gate;
 mod invariants;
+mod ledger;
 mod lines;
 mod mutants;
+mod options;
 mod payer;
 mod payments;
 mod plans;
@@ -30,10 +34,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-pub use adversary::AdversaryCounts;
+pub use ledger::AdversaryCounts;
 pub use mutants::Mutant;
+pub use options::Options;
 pub use report::{DEFAULT_STEPS, Failure, SeedReport, replay_command};
-pub use run::{Options, run};
+pub use run::run;
 
 /// What a range of seeds came to.
 #[derive(Debug, Clone, Default)]

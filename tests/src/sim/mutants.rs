@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobAction, JobId, JobStatus, SaleTerms, Seat, SeatId,
-    Section, Settlement, Tender, Transition, hand_out,
+    Best, BuyerId, EventId, Intent, Job, JobAction, JobId, SaleTerms, Seat, SeatId, Section,
+    Settlement, Tender, Transition, hand_out,
 };
 use seatclaim_core::memory::{Memory, MemoryStore};
 use seatclaim_core::ports::{BackendError, Claims, Inventory, Settled};
@@ -132,19 +132,11 @@ impl Inventory for Mutated {
             return self.store.release_lapsed_holds(now, limit).await;
         }
         // As the memory store does, but every release through the mangled step.
-        let mut lapsed: Vec<(Timestamp, JobId)> = self.store.inspect(|state| {
-            state
-                .jobs()
-                .filter(|job| job.status == JobStatus::Held)
-                .filter_map(|job| job.hold_expires_at.map(|until| (until, job.job_id)))
-                .filter(|(until, _)| *until <= now)
-                .collect()
-        });
-        lapsed.sort_unstable();
+        let lapsed = self.store.inspect(|state| state.lapsed_holds(now, limit));
         self.store.step(|step, _| {
             let mut step = Mangled::new(step, self.mutant, now);
             let mut released = 0;
-            for (_, job_id) in lapsed.into_iter().take(limit) {
+            for job_id in lapsed {
                 let expire = JobAction::Expire;
                 let (settled, _) = settle_one(&mut step, job_id, expire, &Tender::Nothing, now)?;
                 released += usize::from(matches!(settled, Settled::Done(_)));

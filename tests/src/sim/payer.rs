@@ -14,7 +14,7 @@ use seatclaim_core::domain::{
 use seatclaim_core::ports::Clock;
 
 use super::actors::Ctx;
-use super::buyer::{ATTEMPTS, admit, decision};
+use super::calls::{ATTEMPTS, admit, decision};
 
 /// Reports `paid` under `reference` for `job_id` until the app answers (a provider retries its
 /// webhook with the same event); `None` if it never did.

@@ -13,9 +13,9 @@ use seatclaim_core::domain::{BuyerId, IdempotencyKey, Job, JobAction, JobStatus}
 use seatclaim_core::ports::{Clock, Settled};
 
 use super::actors::Ctx;
-use super::buyer::{admit, decision, settle};
+use super::calls::{admit, decision, settle};
+use super::clock::signed;
 use super::payer::pay;
-use super::scheduler::signed;
 
 /// What one race shares between its actors.
 #[derive(Debug, Default)]

@@ -7,9 +7,9 @@ use std::fmt;
 
 use seatclaim_core::app::BatchOutcome;
 
-use super::adversary::AdversaryCounts;
 use super::gate::FaultCounts;
-use super::run::Options;
+use super::ledger::AdversaryCounts;
+use super::options::Options;
 
 /// The steps a run takes before its quiescent tail, unless told otherwise.
 pub const DEFAULT_STEPS: usize = 300;

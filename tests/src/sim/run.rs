@@ -18,35 +18,24 @@ use seatclaim_core::ports::Clock;
 
 use super::actors::{self, Ctx};
 use super::adversary;
-use super::buyer::{Ledger, buyer};
+use super::buyer::buyer;
+use super::clock::SimClock;
 use super::dice::Dice;
 use super::gate::Gate;
 use super::invariants::Observer;
+use super::ledger::Ledger;
 use super::mutants::{Mutant, mutate};
+use super::options::Options;
 use super::payer;
 use super::plans::GatedPlans;
 use super::ports::gate_ports;
 use super::racer::{self, Move, Race};
 use super::report::{Failure, SeedReport};
-use super::scheduler::{Actor, Role, Scheduler, SimClock, Start, Timers};
+use super::scheduler::{Actor, Role, Scheduler, Start, Timers};
 use super::world::Plan;
 
 /// Steps the tail may take to drain before the run counts as stuck.
 const TAIL_STEPS: usize = 20_000;
-
-/// How a run is made.
-#[derive(Debug, Clone, Copy)]
-pub struct Options {
-    /// Steps of the storm.
-    pub steps: usize,
-    /// Keep a trace of every step (for replaying one seed).
-    pub verbose: bool,
-    /// A rule broken on purpose, to show the invariants catch it (`mutants.rs`).
-    pub mutant: Option<Mutant>,
-    /// Decide as the AWS backend does: the core's optimistic step, each read and each commit of
-    /// its plans a step of its own (`plans.rs`), instead of the interactive step under one lock.
-    pub optimistic: bool,
-}
 
 struct Run {
     options: Options,

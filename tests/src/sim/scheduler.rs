@@ -9,13 +9,13 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use seatclaim_core::ports::Clock;
 
+use super::clock::{SimClock, signed};
 use super::dice::Dice;
 use super::gate::Gate;
 
@@ -23,48 +23,6 @@ use super::gate::Gate;
 pub type Actor = Pin<Box<dyn Future<Output = ()>>>;
 /// Makes an actor's body afresh: how a crashed process restarts.
 pub type Start = Rc<dyn Fn() -> Actor>;
-
-/// The simulated clock: it moves only when the scheduler moves it.
-#[derive(Debug)]
-pub struct SimClock {
-    now: Mutex<Timestamp>,
-}
-
-impl SimClock {
-    /// A clock standing at `start`.
-    #[must_use]
-    pub fn starting_at(start: Timestamp) -> Self {
-        Self {
-            now: Mutex::new(start),
-        }
-    }
-
-    /// Moves time forward to `to` (never back).
-    pub fn advance_to(&self, to: Timestamp) {
-        let mut now = self.now.lock().expect("clock lock");
-        *now = (*now).max(to);
-    }
-
-    /// Moves time forward by `by`.
-    pub fn advance(&self, by: Duration) {
-        let to = self
-            .now()
-            .saturating_add(signed(by))
-            .unwrap_or(Timestamp::MAX);
-        self.advance_to(to);
-    }
-}
-
-impl Clock for SimClock {
-    fn now(&self) -> Timestamp {
-        *self.now.lock().expect("clock lock")
-    }
-}
-
-/// A duration as jiff's signed kind, saturating.
-pub fn signed(by: Duration) -> SignedDuration {
-    SignedDuration::try_from(by).unwrap_or(SignedDuration::MAX)
-}
 
 /// What the actor being polled asked to wait for: set by [`Sleep`], read by the scheduler.
 #[derive(Debug, Default)]

@@ -29,41 +29,7 @@ use super::rust_paths::rooted_paths;
 
 /// The pairs that remain, as (crate, module, module, why), the modules in the order the check
 /// prints them (sorted). Remove a row once its pair is gone: the check fails on a stale one.
-///
-/// The simulation's pairs are left to the rework of `tests/src/sim/` that the AWS-shaped commit
-/// on every seed brings, rather than moved under it; each row says what ties the two.
-const REMAINING: &[(&str, &str, &str, &str)] = &[
-    (
-        "seatclaim-e2e",
-        "sim::actors",
-        "sim::buyer",
-        "every actor takes the actors' Ctx, and the run's ledger of buyers is built in buyer.rs",
-    ),
-    (
-        "seatclaim-e2e",
-        "sim::adversary",
-        "sim::buyer",
-        "the adversary sends through the buyer's admit, and the buyer counts the adversary's harm",
-    ),
-    (
-        "seatclaim-e2e",
-        "sim::buyer",
-        "sim::payer",
-        "the buyer pays through the payer, which admits and reads decisions as the buyer does",
-    ),
-    (
-        "seatclaim-e2e",
-        "sim::gate",
-        "sim::scheduler",
-        "the fault gate reads the simulated clock, and the scheduler holds the gate",
-    ),
-    (
-        "seatclaim-e2e",
-        "sim::report",
-        "sim::run",
-        "the report prints the run's options, and the run builds the report",
-    ),
-];
+const REMAINING: &[(&str, &str, &str, &str)] = &[];
 
 /// Where one module uses another: the file and line.
 type Evidence = (PathBuf, usize);

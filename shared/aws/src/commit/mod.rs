@@ -36,7 +36,7 @@ impl Commit for DynamoStore {
     }
 
     fn claiming(&self) -> &Claiming {
-        &self.claiming
+        &self.process.claiming
     }
 
     async fn pause(&self) {

@@ -160,7 +160,10 @@ impl DynamoStore {
             (JobStatus::Held, Some(until)) => {
                 set.extend(["hold_until = :until", "held_shard = :shard"]);
                 values.push((":until", n(until.as_millisecond())));
-                values.push((":shard", s(held_shard(job.job_id, self.held_shards))));
+                values.push((
+                    ":shard",
+                    s(held_shard(job.job_id, self.settings.held_shards)),
+                ));
             }
             _ => remove.push("held_shard"),
         }
@@ -191,7 +194,7 @@ impl DynamoStore {
         }
         // The jobs table's TTL deletes a decided job once the domain's retention has passed
         // (a replay's reopen removes it again).
-        match self.retention.expires_at(job.status, now) {
+        match self.settings.retention.expires_at(job.status, now) {
             Some(expires) => {
                 set.push("expires_at = :expires");
                 values.push((":expires", n(expires.as_second())));
@@ -240,7 +243,7 @@ impl Jobs for DynamoStore {
         let writes = self.transition(&transition)?;
         let closed = matches!(transact(&self.db, writes).await?, Transacted::Committed);
         if closed {
-            self.lines.decided(&transition.job.event_id, 1);
+            self.process.lines.decided(&transition.job.event_id, 1);
         }
         Ok(closed)
     }
@@ -268,7 +271,7 @@ impl Jobs for DynamoStore {
         let writes = self.transition(&transition)?;
         let closed = matches!(transact(&self.db, writes).await?, Transacted::Committed);
         if closed {
-            self.lines.decided(&transition.job.event_id, 1);
+            self.process.lines.decided(&transition.job.event_id, 1);
         }
         Ok(closed)
     }

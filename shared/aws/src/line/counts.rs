@@ -122,7 +122,7 @@ impl LineCounts {
 impl DynamoStore {
     /// The ticket of a new admission for `event_id` (see the module's doc).
     pub(crate) async fn ticket(&self, event_id: &EventId) -> Result<u64, BackendError> {
-        if let Some(ticket) = self.lines.admit(event_id) {
+        if let Some(ticket) = self.process.lines.admit(event_id) {
             return Ok(ticket);
         }
         let taken = Tally {
@@ -130,7 +130,9 @@ impl DynamoStore {
             ..Tally::default()
         };
         let total = self.add_counts(event_id, taken).await?;
-        self.lines.added(event_id, Tally::default(), Some(total));
+        self.process
+            .lines
+            .added(event_id, Tally::default(), Some(total));
         Ok(total)
     }
 
@@ -159,12 +161,12 @@ impl DynamoStore {
 
     /// Adds every count this process has not added yet, event by event.
     pub(crate) async fn flush_line_counts(&self) {
-        for (event_id, taken) in self.lines.take() {
+        for (event_id, taken) in self.process.lines.take() {
             match self.add_counts(&event_id, taken).await {
-                Ok(total) => self.lines.added(&event_id, taken, Some(total)),
+                Ok(total) => self.process.lines.added(&event_id, taken, Some(total)),
                 Err(error) => {
                     tracing::warn!(%error, event_id = %event_id, "line counts kept for the next second");
-                    self.lines.added(&event_id, taken, None);
+                    self.process.lines.added(&event_id, taken, None);
                 }
             }
         }
@@ -205,7 +207,8 @@ impl DynamoStore {
     }
 
     fn lines_read(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, (Instant, EventCounts)>> {
-        self.lines
+        self.process
+            .lines
             .read
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

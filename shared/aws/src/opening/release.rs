@@ -53,7 +53,7 @@ impl DynamoStore {
                 "attribute_not_exists(opened) AND (attribute_not_exists(opener_until) \
                  OR opener_until <= :now OR opener = :me)",
             )
-            .expression_attribute_values(":me", s(self.relay_id.clone()))
+            .expression_attribute_values(":me", s(self.process.id.clone()))
             .expression_attribute_values(":until", n(now + LEASE_MS))
             .expression_attribute_values(":now", n(now))
             .return_values(ReturnValue::AllNew)
@@ -86,7 +86,7 @@ impl DynamoStore {
             .set_key(Some(opening_key(event_id)))
             .update_expression(set)
             .condition_expression("opener = :me")
-            .expression_attribute_values(":me", s(self.relay_id.clone()));
+            .expression_attribute_values(":me", s(self.process.id.clone()));
         for (name, value) in values {
             update = update.expression_attribute_values(name, value);
         }

@@ -93,7 +93,7 @@ impl DynamoStore {
     /// The events with an announced start in the last [`LOOK_BACK`] or later: a scan of the
     /// events table (a few items per event) at most once a [`READ_EVERY`].
     async fn starts(&self) -> Result<Starts, BackendError> {
-        if let Some((at, starts)) = lock(&self.openings.starts).as_ref()
+        if let Some((at, starts)) = lock(&self.process.openings.starts).as_ref()
             && at.elapsed() < READ_EVERY
         {
             return Ok(starts.clone());
@@ -127,20 +127,21 @@ impl DynamoStore {
                 ))
             })
             .collect::<Result<Vec<_>, BackendError>>()?;
-        *lock(&self.openings.starts) = Some((Instant::now(), starts.clone()));
+        *lock(&self.process.openings.starts) = Some((Instant::now(), starts.clone()));
         Ok(starts)
     }
 
     /// The state of `event_id`'s opening, from this process's view unless it is stale.
     async fn state(&self, event_id: &EventId, starts: Timestamp) -> Result<State, BackendError> {
-        if let Some((at, state)) = lock(&self.openings.states).get(event_id)
+        if let Some((at, state)) = lock(&self.process.openings.states).get(event_id)
             && ((state.opened && state.published) || at.elapsed() < READ_EVERY)
         {
             return Ok(state.clone());
         }
         let item = self.opening_item(event_id).await?.unwrap_or_default();
         let state = state_of(event_id, starts, &item)?;
-        lock(&self.openings.states).insert(event_id.clone(), (Instant::now(), state.clone()));
+        lock(&self.process.openings.states)
+            .insert(event_id.clone(), (Instant::now(), state.clone()));
         Ok(state)
     }
 
@@ -158,7 +159,7 @@ impl DynamoStore {
     }
 
     pub(crate) fn forget_state(&self, event_id: &EventId) {
-        lock(&self.openings.states).remove(event_id);
+        lock(&self.process.openings.states).remove(event_id);
     }
 
     /// Whether `event_id`'s opening is made (its pre-queue and late list released).

@@ -34,14 +34,18 @@ impl DynamoStore {
                 "attribute_not_exists(lease_until) OR lease_until <= :now OR #owner = :me",
             )
             .expression_attribute_names("#owner", "owner")
-            .expression_attribute_values(":me", s(self.relay_id.clone()))
+            .expression_attribute_values(":me", s(self.process.id.clone()))
             .expression_attribute_values(":until", n(now + LEASE_MS))
             .expression_attribute_values(":now", n(now))
             .send()
             .await;
         match taken {
             Ok(_) => {
-                self.leases.lock().map_err(|_| poisoned())?.insert(shard);
+                self.process
+                    .leases
+                    .lock()
+                    .map_err(|_| poisoned())?
+                    .insert(shard);
                 Ok(true)
             }
             Err(error)
@@ -62,7 +66,7 @@ impl DynamoStore {
         shards: impl IntoIterator<Item = u32>,
     ) -> Result<(), BackendError> {
         let held: Vec<u32> = {
-            let mut leases = self.leases.lock().map_err(|_| poisoned())?;
+            let mut leases = self.process.leases.lock().map_err(|_| poisoned())?;
             shards
                 .into_iter()
                 .filter(|shard| leases.remove(shard))
@@ -77,7 +81,7 @@ impl DynamoStore {
                 .update_expression("SET lease_until = :zero")
                 .condition_expression("#owner = :me")
                 .expression_attribute_names("#owner", "owner")
-                .expression_attribute_values(":me", s(self.relay_id.clone()))
+                .expression_attribute_values(":me", s(self.process.id.clone()))
                 .expression_attribute_values(":zero", n(0))
                 .send()
                 .await;

@@ -61,6 +61,7 @@ impl DynamoStore {
         // Ids sort by time, then by this process's sequence (events of one batch share an instant),
         // so a shard returns events oldest first; the uuid keeps processes apart.
         let sequence = self
+            .process
             .outbox_sequence
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let id = format!(
@@ -81,7 +82,7 @@ impl DynamoStore {
         &self,
         entries: impl Iterator<Item = (&'a ReservationEvent, String, bool)>,
     ) -> Result<(), BackendError> {
-        let expires = n(self.clock.now().as_second() + self.retention.period().as_secs());
+        let expires = n(self.clock.now().as_second() + self.settings.retention.period().as_secs());
         let requests = entries
             .map(|(event, id, pending)| {
                 let mut item = outbox_item(event, id, pending)?;

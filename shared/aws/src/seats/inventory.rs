@@ -69,7 +69,7 @@ impl Inventory for DynamoStore {
         let (outcomes, unrecorded): (Vec<_>, Vec<_>) = claimed.into_iter().flatten().unzip();
         for (intent, outcome) in intents.iter().zip(&outcomes) {
             if !matches!(outcome, ClaimOutcome::AlreadyDecided(_)) {
-                self.lines.decided(&intent.event_id, 1);
+                self.process.lines.decided(&intent.event_id, 1);
             }
         }
         Ok(Claims {
@@ -85,7 +85,7 @@ impl Inventory for DynamoStore {
         tender: &Tender,
     ) -> Result<Settled, BackendError> {
         // The API's role writes no seats: a worker settles for it.
-        if self.settlements == crate::Settlements::SentToWorkers {
+        if self.settings.settlements == crate::Settlements::SentToWorkers {
             return self.settle_on_worker(job_id, action, tender).await;
         }
         optimistic::settle(self, job_id, action, tender).await
@@ -106,7 +106,7 @@ impl Inventory for DynamoStore {
         now: Timestamp,
         limit: usize,
     ) -> Result<usize, BackendError> {
-        let lapsed = futures_util::stream::iter(0..self.held_shards)
+        let lapsed = futures_util::stream::iter(0..self.settings.held_shards)
             .map(|shard| self.lapsed_in_shard(shard, now, limit))
             .buffer_unordered(SWEEP_READS)
             .try_collect::<Vec<_>>()

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use super::MemoryStore;
 use super::step::MemoryStep;
 use super::waitlist;
-use crate::domain::{EventId, Intent, JobAction, JobId, JobStatus, Tender};
+use crate::domain::{EventId, Intent, JobAction, JobId, Tender};
 use crate::ports::{BackendError, Claims, Inventory, Settled};
 use crate::step::{claim_one, settle_one};
 
@@ -53,16 +53,10 @@ impl Inventory for MemoryStore {
         limit: usize,
     ) -> Result<usize, BackendError> {
         self.lock().atomically(|state| {
-            let mut lapsed: Vec<(Timestamp, JobId)> = state
-                .jobs()
-                .filter(|job| job.status == JobStatus::Held)
-                .filter_map(|job| job.hold_expires_at.map(|until| (until, job.job_id)))
-                .filter(|(until, _)| *until <= now)
-                .collect();
-            lapsed.sort_unstable();
+            let lapsed = state.lapsed_holds(now, limit);
             let mut step = MemoryStep { state };
             let mut released = 0;
-            for (_, job_id) in lapsed.into_iter().take(limit) {
+            for job_id in lapsed {
                 let (settled, _) =
                     settle_one(&mut step, job_id, JobAction::Expire, &Tender::Nothing, now)?;
                 released += usize::from(matches!(settled, Settled::Done(_)));

@@ -57,15 +57,7 @@ impl<C: Commit> Inventory for Optimistic<C> {
         now: Timestamp,
         limit: usize,
     ) -> Result<usize, BackendError> {
-        let lapsed: Vec<JobId> = self.store.inspect(|state| {
-            let mut lapsed: Vec<(Timestamp, JobId)> = (state.jobs())
-                .filter(|job| job.status == JobStatus::Held)
-                .filter_map(|job| job.hold_expires_at.map(|until| (until, job.job_id)))
-                .filter(|(until, _)| *until <= now)
-                .collect();
-            lapsed.sort_unstable();
-            lapsed.into_iter().take(limit).map(|(_, id)| id).collect()
-        });
+        let lapsed = self.store.inspect(|state| state.lapsed_holds(now, limit));
         let mut expired = 0;
         for job_id in lapsed {
             let settled =

@@ -9,8 +9,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    Best, BuyerId, EventId, HoldExtension, Job, JobId, Prices, ReservationEvent, SaleOpened,
-    SaleTerms, Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
+    Best, BuyerId, EventId, HoldExtension, Job, JobId, JobStatus, Prices, ReservationEvent,
+    SaleOpened, SaleTerms, Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -112,6 +112,19 @@ impl State {
     #[must_use]
     pub fn job(&self, job_id: JobId) -> Option<&Job> {
         self.jobs.get(&job_id)
+    }
+
+    /// Up to `limit` HELD jobs whose hold lapsed by `now`, the earliest deadline first: the
+    /// sweeper's list.
+    #[must_use]
+    pub fn lapsed_holds(&self, now: Timestamp, limit: usize) -> Vec<JobId> {
+        let mut lapsed: Vec<(Timestamp, JobId)> = (self.jobs())
+            .filter(|job| job.status == JobStatus::Held)
+            .filter_map(|job| job.hold_expires_at.map(|until| (until, job.job_id)))
+            .filter(|(until, _)| *until <= now)
+            .collect();
+        lapsed.sort_unstable();
+        lapsed.into_iter().take(limit).map(|(_, id)| id).collect()
     }
 
     /// Every event's id, seats (in the organiser's order) and per-buyer limit.
