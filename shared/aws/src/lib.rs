@@ -100,6 +100,8 @@ struct EventMeta {
     /// event's seats never change once it is READY (200,000 ids fit in a few MiB). Loaded on the
     /// first exact-seat admission only: claims and the seat map never need it.
     seat_ids: Arc<tokio::sync::OnceCell<HashSet<SeatId>>>,
+    /// Its sales channels (`docs/presales.md`).
+    channels: Arc<seatclaim_core::domain::Channels>,
 }
 
 impl EventMeta {
@@ -113,6 +115,7 @@ impl EventMeta {
             waitlist: self.waitlist,
             opens_at: self.opens_at,
             best: self.best,
+            channels: Arc::clone(&self.channels),
         }
     }
 }

@@ -3,12 +3,17 @@ use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
 use crate::error::sqlite_error;
+use jiff::Timestamp;
 use seatclaim_core::codec::{
-    SeatRecord, decode_waitlist, encode_extension, encode_prices, event_info, from_ms, to_json,
-    to_ms,
+    SeatRecord, decode_channels, decode_waitlist, encode_channels, encode_extension, encode_prices,
+    event_info, from_ms, to_json, to_ms,
 };
-use seatclaim_core::domain::{EventId, NewEvent, SaleOpened, Seat, SeatLimit};
-use seatclaim_core::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
+use seatclaim_core::domain::{
+    CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatLimit,
+};
+use seatclaim_core::ports::{
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+};
 
 #[async_trait]
 impl Catalog for EmbeddedStore {
@@ -20,8 +25,8 @@ impl Catalog for EmbeddedStore {
             let hold_ms = event.hold.as_millis();
             let inserted = tx.execute(
                 "INSERT INTO events (event_id, name, hold_ms, max_seats_per_buyer, created_at,
-                                     prices, extension, waitlist, sale_starts_at, best)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (event_id) DO NOTHING",
+                                     prices, extension, waitlist, sale_starts_at, best, channels)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (event_id) DO NOTHING",
                 params![
                     event.event_id.as_str(),
                     event.name,
@@ -33,6 +38,7 @@ impl Catalog for EmbeddedStore {
                     event.waitlist.as_str(),
                     event.sale_starts_at.map(to_ms),
                     event.best.as_str(),
+                    encode_channels(&event.channels)?,
                 ],
             ).map_err(sqlite_error)?;
             if inserted == 0 {
@@ -98,7 +104,7 @@ impl Catalog for EmbeddedStore {
                 let mut query = tx
                     .prepare_cached(
                         "SELECT event_id, name, hold_ms, max_seats_per_buyer, prices, extension,
-                            waitlist, sale_starts_at
+                            waitlist, sale_starts_at, channels
                      FROM events ORDER BY created_at, event_id",
                     )
                     .map_err(sqlite_error)?;
@@ -113,17 +119,19 @@ impl Catalog for EmbeddedStore {
                             row.get::<_, Option<String>>(5)?,
                             row.get::<_, String>(6)?,
                             row.get::<_, Option<i64>>(7)?,
+                            row.get::<_, Option<String>>(8)?,
                         ))
                     })
                     .map_err(sqlite_error)?;
                 rows.map(|row| {
-                    let (event_id, name, hold_ms, limit, prices, extension, waitlist, starts) =
+                    let (event_id, name, hold_ms, limit, prices, extension, waitlist, starts, ch) =
                         row.map_err(sqlite_error)?;
                     let (prices, extension) = (prices.as_deref(), extension.as_deref());
                     let waitlist = decode_waitlist(&event_id, &waitlist)?;
                     let mut info =
                         event_info(&event_id, name, hold_ms, limit, prices, extension, waitlist)?;
                     info.sale_starts_at = starts.map(from_ms).transpose()?;
+                    info.channels = decode_channels(ch.as_deref())?;
                     Ok(info)
                 })
                 .collect()
@@ -152,6 +160,37 @@ impl Catalog for EmbeddedStore {
                     .map_err(sqlite_error)?;
                 Ok(())
             })
+            .await
+    }
+
+    async fn create_codes(
+        &self,
+        event_id: &EventId,
+        codes: &[CodeRecord],
+    ) -> Result<CodesCreation, BackendError> {
+        let (event_id, codes, now) = (event_id.clone(), codes.to_vec(), self.clock.now());
+        self.db
+            .write(move |tx| super::codes::create(tx, &event_id, &codes, now))
+            .await
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<CodeStanding>, BackendError> {
+        let (event_id, hash) = (event_id.clone(), hash.clone());
+        self.db
+            .read(move |tx| super::codes::standing(tx, &event_id, &hash, now))
+            .await
+    }
+
+    async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError> {
+        let (event_id, hash) = (event_id.clone(), hash.clone());
+        let revoke = super::codes::Change::Revoke;
+        self.db
+            .write(move |tx| super::codes::update(tx, &event_id, &hash, revoke))
             .await
     }
 

@@ -195,6 +195,7 @@ mod tests {
             name: "e1".into(),
             hold_seconds: Some(60),
             sections: Some(vec![SectionSpec {
+                channel: None,
                 section: "A".into(),
                 rows: 1,
                 seats_per_row: 2,
@@ -205,6 +206,7 @@ mod tests {
         .expect("event");
         worker.create_event(&event).await.expect("create");
         let intent = Intent {
+            access: None,
             job_id: JobId::new(),
             event_id: EventId::parse("e1").expect("id"),
             buyer_id: BuyerId::parse("b1").expect("id"),

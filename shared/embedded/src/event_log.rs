@@ -193,6 +193,7 @@ mod tests {
 
     fn event() -> ReservationEvent {
         let intent = seatclaim_core::domain::Intent {
+            access: None,
             job_id: seatclaim_core::domain::JobId::new(),
             event_id: seatclaim_core::domain::EventId::parse("e1").unwrap(),
             buyer_id: seatclaim_core::domain::BuyerId::parse("b1").unwrap(),

@@ -15,7 +15,8 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
     let record = tx
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,
-                    accepted_at, first_error, last_error, payment, hold_extensions, reason_code
+                    accepted_at, first_error, last_error, payment, hold_extensions, reason_code,
+                    access
              FROM jobs WHERE job_id = ?1",
         )
         .map_err(sqlite_error)?
@@ -35,6 +36,7 @@ pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job
                 payment: row.get(11)?,
                 hold_extensions: row.get(12)?,
                 reason_code: row.get(13)?,
+                access: row.get(14)?,
             })
         })
         .optional()
@@ -95,8 +97,8 @@ pub(super) fn insert_job(
     tx.prepare_cached(
         "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, hold_until,
                            reason, accepted_at, updated_at, idempotency_key, fingerprint, payment,
-                           reason_code)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                           reason_code, access)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )
     .map_err(sqlite_error)?
     .execute(params![
@@ -114,6 +116,7 @@ pub(super) fn insert_job(
         admitted.fingerprint,
         record.payment,
         record.reason_code,
+        record.access,
     ])
     .map_err(sqlite_error)?;
     Ok(())
@@ -189,8 +192,8 @@ pub(super) fn restore_job(
     if created {
         tx.prepare_cached(
             "INSERT INTO jobs (job_id, event_id, buyer_id, request, accepted_at, updated_at,
-                               status, seat_ids)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                               status, seat_ids, access)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .map_err(sqlite_error)?
         .execute(params![
@@ -202,6 +205,7 @@ pub(super) fn restore_job(
             to_ms(at),
             record.status,
             record.seat_ids,
+            record.access,
         ])
         .map_err(sqlite_error)?;
     }

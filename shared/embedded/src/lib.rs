@@ -8,6 +8,7 @@ mod admissions;
 mod backup;
 mod candidates;
 mod catalog;
+mod codes;
 mod db;
 mod dead_letter_queue;
 mod decisions;

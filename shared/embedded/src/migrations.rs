@@ -27,11 +27,12 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("migrations/v13.sql")),
         M::up(include_str!("migrations/v14.sql")),
         M::up(include_str!("migrations/v15.sql")),
+        M::up(include_str!("migrations/v16.sql")),
     ])
 }
 
 /// The schema version this build writes and reads: the number of migrations.
-pub(super) const SCHEMA_VERSION: usize = 15;
+pub(super) const SCHEMA_VERSION: usize = 16;
 
 /// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
 /// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,

@@ -72,6 +72,7 @@ mod tests {
     /// A log line of a PENDING job's event at `ms`.
     fn line(ms: i64) -> (JobId, String) {
         let job = Job::pending(&Intent {
+            access: None,
             job_id: JobId::new(),
             event_id: EventId::parse("e1").expect("event id"),
             buyer_id: BuyerId::parse("b1").expect("buyer id"),

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use rusqlite::{Transaction, params};
 
 use super::candidates::candidate_seats;
+use super::codes;
 use super::hold::hold_seats;
 use super::job_rows::{load_job, save_transition};
 use super::settle::settle_seats;
@@ -14,8 +15,8 @@ use super::terms::{counted_seats, terms};
 use super::waitlist::{claimable, has_line, line_page};
 use crate::error::sqlite_error;
 use seatclaim_core::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section, Settlement,
-    Transition,
+    Best, BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId,
+    Section, Settlement, Transition,
 };
 use seatclaim_core::ports::BackendError;
 use seatclaim_core::step::StepStore;
@@ -77,6 +78,32 @@ impl StepStore for SqlStep<'_, '_> {
         now: Timestamp,
     ) -> Result<Vec<Seat>, BackendError> {
         candidate_seats(self.tx, intent, best, now)
+    }
+
+    fn code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+    ) -> Result<Option<CodeRecord>, BackendError> {
+        codes::record(self.tx, event_id, hash)
+    }
+
+    fn code_used(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<u32, BackendError> {
+        codes::used(self.tx, event_id, hash, now).map(|(used, _)| used)
+    }
+
+    fn bind_code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        buyer: &BuyerId,
+    ) -> Result<(), BackendError> {
+        codes::update(self.tx, event_id, hash, codes::Change::Bind(buyer)).map(drop)
     }
 
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError> {

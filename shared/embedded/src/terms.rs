@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use seatclaim_core::codec::{
-    decode_extension, decode_prices, decode_waitlist, from_ms, seat_limit, to_ms,
+    decode_channels, decode_extension, decode_prices, decode_waitlist, from_ms, seat_limit, to_ms,
 };
 use seatclaim_core::domain::{Best, BuyerId, EventId, SaleTerms};
 use seatclaim_core::ports::BackendError;
@@ -27,10 +27,12 @@ pub(super) fn terms(
         String,
         Option<i64>,
         String,
+        Option<String>,
     );
     let row: Option<Row> = tx
         .prepare_cached(
-            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at, best
+            "SELECT hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at, best,
+                    channels
              FROM events WHERE event_id = ?1",
         )
         .map_err(sqlite_error)?
@@ -43,12 +45,13 @@ pub(super) fn terms(
                 row.get(4)?,
                 row.get(5)?,
                 row.get(6)?,
+                row.get(7)?,
             ))
         })
         .optional()
         .map_err(sqlite_error)?;
     row.map(
-        |(hold_ms, limit, prices, extension, waitlist, starts, best)| {
+        |(hold_ms, limit, prices, extension, waitlist, starts, best, channels)| {
             Ok(SaleTerms {
                 hold: SignedDuration::from_millis(hold_ms),
                 limit: seat_limit(event_id.as_str(), limit)?,
@@ -61,6 +64,7 @@ pub(super) fn terms(
                         "event {event_id} has an unknown preference {best:?}"
                     ))
                 })?,
+                channels: Arc::new(decode_channels(channels.as_deref())?),
             })
         },
     )

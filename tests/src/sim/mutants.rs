@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobAction, JobId, SaleTerms, Seat, SeatId, Section,
-    Settlement, Tender, Transition, hand_out,
+    Best, BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobAction, JobId, SaleTerms, Seat,
+    SeatId, Section, Settlement, Tender, Transition, hand_out,
 };
 use seatclaim_core::memory::{Memory, MemoryStore};
 use seatclaim_core::ports::{BackendError, Claims, Inventory, Settled};
@@ -237,6 +237,32 @@ impl StepStore for Mangled<'_> {
         now: Timestamp,
     ) -> Result<Vec<Seat>, BackendError> {
         self.inner.candidate_seats(intent, best, now)
+    }
+
+    fn code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+    ) -> Result<Option<CodeRecord>, BackendError> {
+        self.inner.code(event_id, hash)
+    }
+
+    fn code_used(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<u32, BackendError> {
+        self.inner.code_used(event_id, hash, now)
+    }
+
+    fn bind_code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        buyer: &BuyerId,
+    ) -> Result<(), BackendError> {
+        self.inner.bind_code(event_id, hash, buyer)
     }
 
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError> {

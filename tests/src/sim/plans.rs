@@ -10,7 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use jiff::Timestamp;
 use seatclaim_core::domain::{
-    BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section,
+    BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section,
 };
 use seatclaim_core::memory::MemoryPlans;
 use seatclaim_core::ports::BackendError;
@@ -144,6 +144,16 @@ impl Commit for GatedPlans {
     ) -> Result<BuyerCount, BackendError> {
         let work = self.inner.buyer_count(event_id, buyer, now);
         self.gate.call("commit.buyer_count", Part::Read, work).await
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<(CodeRecord, BuyerCount)>, BackendError> {
+        let work = self.inner.code(event_id, hash, now);
+        self.gate.call("commit.code", Part::Read, work).await
     }
 
     async fn open_lines(&self) -> Result<Vec<(EventId, Vec<Section>)>, BackendError> {

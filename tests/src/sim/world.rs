@@ -126,6 +126,7 @@ impl Plan {
     pub fn terms(&self) -> SaleTerms {
         let event = &self.event;
         SaleTerms {
+            channels: Default::default(),
             hold: event.hold,
             limit: event.max_seats_per_buyer,
             prices: Arc::new(event.prices.clone()),
@@ -214,6 +215,7 @@ fn event(dice: &Dice) -> NewEvent {
     // are required); section A sometimes has two rows, so a block can be longer than a row and
     // still no more seats than the section has.
     let section = |name: &str, rows: u64, seats: u64| SectionSpec {
+        channel: None,
         section: name.into(),
         rows: u32::try_from(rows).unwrap_or(1),
         seats_per_row: u32::try_from(seats).unwrap_or(4),

@@ -156,6 +156,7 @@ fn v1_seat(event: &str, seat: &str, position: i64, state: &str, job: Option<&Job
 fn intent(event: &EventId, buyer: &str, at: jiff::Timestamp) -> Intent {
     let buyer_id = BuyerId::parse(buyer).unwrap();
     Intent {
+        access: None,
         job_id: JobId::for_key(&buyer_id, &IdempotencyKey::parse(buyer).unwrap()),
         event_id: event.clone(),
         buyer_id,
@@ -548,6 +549,7 @@ fn v2_event() -> NewEvent {
         name: "v2".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,

@@ -41,6 +41,7 @@ async fn one_seat() -> (Backend, EventConsumer, Arc<JumpClock>) {
         name: "rejections".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: 1,
             seats_per_row: 1,
@@ -60,6 +61,7 @@ async fn admitted(backend: &Backend, buyer: &str) -> Intent {
         IdempotencyKey::parse(buyer).unwrap(),
     );
     let intent = Intent {
+        access: None,
         job_id: JobId::for_key(&buyer_id, &key),
         event_id: EventId::parse("e1").unwrap(),
         buyer_id,

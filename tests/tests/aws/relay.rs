@@ -47,6 +47,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         name: "relay".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: 1,
             seats_per_row: u32::try_from(jobs).unwrap(),
@@ -60,6 +61,7 @@ async fn record_holds(backend: &Backend, jobs: usize) {
         .map(|n| {
             let buyer_id = BuyerId::parse(&format!("b{n}")).unwrap();
             Intent {
+                access: None,
                 job_id: JobId::for_key(&buyer_id, &key_of(&buyer_id)),
                 event_id: event_id.clone(),
                 buyer_id,

@@ -136,6 +136,7 @@ async fn at_load_sqs_requests_per_intent_come_close_to_the_floor_of_three_per_te
     let event = EventId::parse("e1").unwrap();
     let intents: Vec<Intent> = (0..1_000)
         .map(|n| Intent {
+            access: None,
             job_id: JobId::new(),
             event_id: event.clone(),
             buyer_id: BuyerId::parse(&format!("b{n}")).unwrap(),

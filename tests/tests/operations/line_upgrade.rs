@@ -37,6 +37,7 @@ async fn reserve(backend: &Backend, event: &EventId, buyer: &str) -> Intent {
     let buyer = BuyerId::parse(buyer).unwrap();
     let key = IdempotencyKey::parse("k").unwrap();
     let intent = Intent {
+        access: None,
         job_id: backend.admissions.new_job_id(&buyer, &key),
         event_id: event.clone(),
         buyer_id: buyer,
@@ -78,6 +79,7 @@ async fn a_line_an_older_build_left_keeps_its_admission_order() {
         event_id: "upgraded-line".into(),
         name: "a line across an upgrade".into(),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "W".into(),
             rows: 1,
             seats_per_row: 1,

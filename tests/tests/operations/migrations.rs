@@ -141,6 +141,7 @@ async fn the_idempotency_records_of_a_version_one_folder_still_decide_retries() 
         IdempotencyKey::parse("k-held").unwrap(),
     );
     let retry = Intent {
+        access: None,
         job_id: backend.admissions.new_job_id(&buyer_id, &key),
         event_id: EventId::parse("e1").unwrap(),
         buyer_id,
@@ -313,6 +314,7 @@ async fn an_older_folders_events_are_free_and_new_prices_survive_a_restart() {
     let event = seatclaim_core::domain::NewEvent::parse(spec).unwrap();
     backend.catalog.create_event(&event).await.unwrap();
     let intent = Intent {
+        access: None,
         job_id: JobId::new(),
         event_id: event.event_id.clone(),
         buyer_id: BuyerId::parse("payer").unwrap(),
@@ -421,6 +423,7 @@ async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_
         let buyer = BuyerId::parse("upgraded").unwrap();
         let key = IdempotencyKey::parse(key).unwrap();
         Intent {
+            access: None,
             job_id: backend.admissions.new_job_id(&buyer, &key),
             event_id: e1.clone(),
             buyer_id: buyer,

@@ -11,7 +11,9 @@ use crate::DynamoStore;
 use crate::dynamo::error::build_error;
 use crate::dynamo::item::{Transacted, n, s, transact, update};
 use crate::dynamo::keys::seat_key;
+use crate::events::codes::code_key;
 use crate::line::waitlist::section_of;
+use crate::seats::seat_counts::count_key;
 use seatclaim_core::codec::SeatRecord;
 use seatclaim_core::domain::{Job, JobStatus, SeatId, Waitlist};
 use seatclaim_core::ports::BackendError;
@@ -98,7 +100,20 @@ impl DynamoStore {
                 items.extend(self.payment_marker(transition)?);
                 items
             }
-            Write::Count(change) => vec![self.count_write(job, *change)?],
+            Write::Count(change) => {
+                let key = count_key(&job.event_id, &job.buyer_id);
+                vec![self.count_write(key, job, *change, false)?]
+            }
+            // A binding rides on the code's count, the one operation on the code's item.
+            Write::CodeCount(change) => {
+                let key = code_key(&job.event_id, code_of(job)?);
+                let bind = plan.writes.contains(&Write::BindCode);
+                vec![self.count_write(key, job, *change, bind)?]
+            }
+            Write::BindCode if plan.writes.iter().any(|w| matches!(w, Write::CodeCount(_))) => {
+                vec![]
+            }
+            Write::BindCode => vec![self.bind_write(job, code_of(job)?)?],
             Write::Join { forms } => {
                 let section = section_of(job)?.as_str();
                 let place = place.unwrap_or_default().to_owned();
@@ -201,4 +216,10 @@ impl DynamoStore {
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().condition_check(check).build())
     }
+}
+
+/// The access code a plan's job was admitted with, which its code writes name.
+fn code_of(job: &Job) -> Result<&seatclaim_core::domain::CodeHash, BackendError> {
+    job.code()
+        .ok_or_else(|| BackendError::permanent(format!("job {} has no access code", job.job_id)))
 }

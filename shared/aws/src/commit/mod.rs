@@ -11,8 +11,9 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use crate::DynamoStore;
+use crate::seats::seat_counts::{count_key, count_of};
 use seatclaim_core::domain::{
-    BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section,
+    BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section,
 };
 use seatclaim_core::ports::BackendError;
 use seatclaim_core::step::{BuyerCount, Commit, Decided};
@@ -108,7 +109,18 @@ impl Commit for DynamoStore {
         buyer: &BuyerId,
         now: Timestamp,
     ) -> Result<BuyerCount, BackendError> {
-        self.read_count(event_id, buyer, now).await
+        let item = self.count_item(count_key(event_id, buyer)).await?;
+        count_of(item.as_ref(), now)
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<(CodeRecord, BuyerCount)>, BackendError> {
+        let code = self.code_with_count(event_id, hash, now).await?;
+        Ok(code.map(|(record, count, _)| (record, count)))
     }
 
     async fn open_lines(&self) -> Result<Vec<(EventId, Vec<Section>)>, BackendError> {

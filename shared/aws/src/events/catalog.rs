@@ -11,12 +11,17 @@ use crate::dynamo::item::{all_pages, get_n, get_s, n, opt_n, opt_s, s};
 use crate::events::capacity;
 use crate::seats::seat_items::{seat_from_item, section_shards};
 use crate::{DynamoStore, EventMeta};
+use jiff::Timestamp;
 use seatclaim_core::codec::{
-    decode_extension, decode_prices, encode_extension, encode_prices, event_info, from_ms,
-    seat_limit,
+    decode_channels, decode_extension, decode_prices, encode_channels, encode_extension,
+    encode_prices, event_info, from_ms, seat_limit,
 };
-use seatclaim_core::domain::{Best, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist};
-use seatclaim_core::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
+use seatclaim_core::domain::{
+    Best, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist,
+};
+use seatclaim_core::ports::{
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+};
 
 const CREATING: &str = "CREATING";
 const READY: &str = "READY";
@@ -29,6 +34,8 @@ const SALE_STARTS_AT: &str = "sale_starts_at";
 pub(crate) const WAITLIST: &str = "waitlist";
 /// The event item's preference (`rank`), absent for the default, front and centre.
 const BEST: &str = "best";
+/// An event's sales channels, JSON (`codec::encode_channels`); absent without channels.
+const CHANNELS: &str = "channels";
 
 /// The waitlist an event item names; an item without one (every event before waitlists) has
 /// none.
@@ -102,6 +109,7 @@ impl DynamoStore {
                 })?
                 .unwrap_or_default(),
             seat_ids: Arc::default(),
+            channels: Arc::new(decode_channels(opt_s(item, CHANNELS))?),
         };
         self.events
             .insert(event_id.clone(), meta.clone(), self.clock.now())?;
@@ -211,6 +219,9 @@ impl Catalog for DynamoStore {
         if let Some(prices) = encode_prices(&event.prices)? {
             put = put.item("prices", s(prices));
         }
+        if let Some(channels) = encode_channels(&event.channels)? {
+            put = put.item(CHANNELS, s(channels));
+        }
         let claimed = put
             .condition_expression("attribute_not_exists(event_id)")
             .send()
@@ -264,7 +275,7 @@ impl Catalog for DynamoStore {
                 .expression_attribute_names("#status", "status")
                 .expression_attribute_values(":ready", s(READY))
                 .projection_expression(
-                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at",
+                    "event_id, #name, hold_ms, max_seats_per_buyer, prices, extension, waitlist, sale_starts_at, channels",
                 )
                 .expression_attribute_names("#name", "name")
                 .set_exclusive_start_key(start)
@@ -287,6 +298,7 @@ impl Catalog for DynamoStore {
                     waitlist_of(item),
                 )?;
                 info.sale_starts_at = opt_n(item, SALE_STARTS_AT)?.map(from_ms).transpose()?;
+                info.channels = decode_channels(opt_s(item, CHANNELS))?;
                 Ok::<_, BackendError>(info)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -296,6 +308,27 @@ impl Catalog for DynamoStore {
 
     async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
         self.opening_of(event_id).await
+    }
+
+    async fn create_codes(
+        &self,
+        event_id: &EventId,
+        codes: &[CodeRecord],
+    ) -> Result<CodesCreation, BackendError> {
+        DynamoStore::create_codes(self, event_id, codes).await
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<CodeStanding>, BackendError> {
+        self.code_standing(event_id, hash, now).await
+    }
+
+    async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError> {
+        self.revoke(event_id, hash).await
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {

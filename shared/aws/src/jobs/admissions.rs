@@ -104,6 +104,7 @@ impl DynamoStore {
             return Ok(());
         }
         let intent = Intent {
+            access: None,
             job_id: job.job_id,
             event_id: job.event_id,
             buyer_id: job.buyer_id,

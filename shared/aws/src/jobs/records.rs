@@ -42,6 +42,7 @@ pub(crate) fn job_item(job: &Job, now: Timestamp) -> Result<Item, BackendError> 
             .payment
             .map(|payment| ("payment".to_owned(), s(payment))),
     )
+    .chain(record.access.map(|access| ("access".to_owned(), s(access))))
     .collect())
 }
 
@@ -62,6 +63,7 @@ fn job_from_item(item: &Item) -> Result<Job, BackendError> {
         last_error: text("last_error"),
         payment: text("payment"),
         hold_extensions: opt_n(item, "hold_extensions")?.unwrap_or(0),
+        access: text("access"),
     }
     .into_job()
 }

@@ -26,9 +26,11 @@ use seatclaim_core::step::CountChange;
 const SEATS: &str = "seats";
 const HOLD_PREFIX: &str = "hold_";
 const WAIT_PREFIX: &str = "wait_";
+/// A code's count also counts the seats sold under it, for its standing.
+pub(crate) const SOLD: &str = "sold";
 
 /// The count item of `buyer` in `event_id`. Seat ids cannot contain `#`, so no seat shares it.
-fn count_key(event_id: &EventId, buyer: &BuyerId) -> Item {
+pub(crate) fn count_key(event_id: &EventId, buyer: &BuyerId) -> Item {
     Item::from([(
         "seat_key".to_owned(),
         s(format!("{event_id}#buyer#{buyer}")),
@@ -53,10 +55,18 @@ impl DynamoStore {
     /// release gives the seats back, an extension moves the deadline, and a wait's end gives
     /// its quantity back, unconditionally: the plan's condition on the job already makes each
     /// happen once.
+    ///
+    /// `key` names the count: the buyer's ([`count_key`]) or the job's access code's
+    /// (`events/codes.rs`), which also counts the seats sold.
+    ///
+    /// `bind`: the hold also binds the code to the job's buyer, on condition that nobody else
+    /// is bound (one item takes one operation in a transaction, so the binding rides here).
     pub(crate) fn count_write(
         &self,
+        key: Item,
         job: &Job,
         change: CountChange,
+        bind: bool,
     ) -> Result<TransactWriteItem, BackendError> {
         let (hold, wait) = (hold_attribute(job.job_id), wait_attribute(job.job_id));
         let under = Some("attribute_not_exists(#seats) OR #seats <= :ceiling");
@@ -96,7 +106,12 @@ impl DynamoStore {
                 vec![("#wait", wait.as_str()), ("#seats", SEATS)],
                 vec![(":zero", n(0))],
             ),
-            CountChange::Sold => ("REMOVE #hold", None, vec![("#hold", hold.as_str())], vec![]),
+            CountChange::Sold { seats } => (
+                "REMOVE #hold ADD #sold :sold",
+                None,
+                vec![("#hold", hold.as_str()), ("#sold", SOLD)],
+                vec![(":sold", n(i64::from(seats)))],
+            ),
             CountChange::Released { seats } => (
                 "REMOVE #hold ADD #seats :minus",
                 None,
@@ -110,46 +125,54 @@ impl DynamoStore {
                 vec![(":until", n(until.as_millisecond()))],
             ),
         };
+        let (mut expression, mut condition) = (expression.to_owned(), condition.map(str::to_owned));
+        let mut values = values;
+        if bind {
+            expression = expression.replacen("SET ", "SET bound_to = :buyer, ", 1);
+            let bound = "(attribute_not_exists(bound_to) OR bound_to = :buyer)";
+            condition =
+                Some(condition.map_or_else(|| bound.to_owned(), |c| format!("({c}) AND {bound}")));
+            values.push((":buyer", s(job.buyer_id.as_str())));
+        }
         update(
             &self.names.seats_table,
-            count_key(&job.event_id, &job.buyer_id),
-            expression,
-            condition,
+            key,
+            &expression,
+            condition.as_deref(),
             &names,
             values,
         )
     }
 
-    /// The buyer's count, read strongly: its seats, and the holds it still counts that lapsed
-    /// by `now`.
-    pub(crate) async fn read_count(
-        &self,
-        event_id: &EventId,
-        buyer: &BuyerId,
-        now: Timestamp,
-    ) -> Result<BuyerCount, BackendError> {
+    /// A count item (`key`), read strongly: the item, `None` if there is none yet.
+    pub(crate) async fn count_item(&self, key: Item) -> Result<Option<Item>, BackendError> {
         let output = self
             .db
             .get_item()
             .table_name(&self.names.seats_table)
-            .set_key(Some(count_key(event_id, buyer)))
+            .set_key(Some(key))
             .consistent_read(true)
             .send()
             .await
             .map_err(|e| classify("GetItem seat count", e))?;
-        let Some(item) = output.item() else {
-            return Ok(BuyerCount::default());
-        };
-        let mut lapsed = Vec::new();
-        for name in item.keys() {
-            let Some(job_id) = name.strip_prefix(HOLD_PREFIX).and_then(JobId::parse) else {
-                continue;
-            };
-            if opt_n(item, name)?.is_some_and(|until| until <= now.as_millisecond()) {
-                lapsed.push(job_id);
-            }
-        }
-        let seats = opt_n(item, SEATS)?.map(|n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
-        Ok(BuyerCount { seats, lapsed })
+        Ok(output.item().cloned())
     }
+}
+
+/// What a count item says at `now`: its seats, and the holds it still counts that lapsed.
+pub(crate) fn count_of(item: Option<&Item>, now: Timestamp) -> Result<BuyerCount, BackendError> {
+    let Some(item) = item else {
+        return Ok(BuyerCount::default());
+    };
+    let mut lapsed = Vec::new();
+    for name in item.keys() {
+        let Some(job_id) = name.strip_prefix(HOLD_PREFIX).and_then(JobId::parse) else {
+            continue;
+        };
+        if opt_n(item, name)?.is_some_and(|until| until <= now.as_millisecond()) {
+            lapsed.push(job_id);
+        }
+    }
+    let seats = opt_n(item, SEATS)?.map(|n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+    Ok(BuyerCount { seats, lapsed })
 }

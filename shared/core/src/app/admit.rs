@@ -17,6 +17,7 @@ pub async fn admit(
     decide: bool,
 ) -> Result<Admission, BackendError> {
     let intent = Intent {
+        access: None,
         job_id: backend.admissions.new_job_id(&buyer_id, key),
         event_id,
         buyer_id,

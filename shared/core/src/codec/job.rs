@@ -39,6 +39,9 @@ pub struct JobRecord {
     pub payment: Option<String>,
     /// How many times the hold was extended.
     pub hold_extensions: i64,
+    /// The channel and access code it was admitted under, JSON; `None` for a public job (and
+    /// every job stored before channels).
+    pub access: Option<String>,
 }
 
 /// The money side of a job, stored as one JSON value (most jobs have none).
@@ -81,6 +84,7 @@ impl JobRecord {
             last_error: job.last_error.clone(),
             payment: encode_payment(job)?,
             hold_extensions: i64::from(job.hold_extensions),
+            access: job.access.as_ref().map(to_json).transpose()?,
         })
     }
 
@@ -113,6 +117,7 @@ impl JobRecord {
             accepted_at: from_ms(self.accepted_at)?,
             first_error: self.first_error,
             last_error: self.last_error,
+            access: self.access.as_deref().map(from_json).transpose()?,
         })
     }
 }

@@ -3,12 +3,14 @@
 //! items to these records and back; what a stored value means is decided here, not per backend.
 //! Unreadable stored data is a permanent error: retrying will not change it.
 
+mod channels;
 mod handles;
 mod job;
 mod seat;
 
 use jiff::Timestamp;
 
+pub use channels::{decode_channels, encode_channels};
 pub use handles::{
     dead_letter_handle, dead_letter_of, delivery_of, delivery_receipt, outbox_id, outbox_seq,
 };
@@ -43,6 +45,7 @@ pub fn event_info(
         extension: decode_extension(extension)?,
         waitlist,
         sale_starts_at: None,
+        channels: crate::domain::Channels::default(),
     })
 }
 

@@ -5,6 +5,7 @@ use crate::domain::{
 
 fn job() -> Job {
     Job {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e1").unwrap(),
         buyer_id: BuyerId::parse("b1").unwrap(),

@@ -25,6 +25,7 @@ async fn event(f: &Fixture, event_id: &str, step: u32) -> EventId {
         hold_seconds: Some(HOLD_SECONDS),
         max_seats_per_buyer: Some(4),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "X".into(),
             rows: 1,
             seats_per_row: 3,

@@ -13,6 +13,7 @@
     reason = "test support: a failed unwrap is a failed check"
 )]
 
+mod access;
 mod admissions;
 mod claims;
 mod dead_letters;
@@ -43,6 +44,11 @@ use crate::ports::{Admission, ClaimOutcome, EventCreation, Message, OutboxEntry,
 use crate::{Backend, app};
 use jiff::SignedDuration;
 
+pub use access::{
+    a_channels_seats_go_to_its_intents_until_its_release,
+    codes_that_do_not_admit_are_rejected_naming_why,
+    racing_claims_on_one_code_hold_no_more_than_its_seats,
+};
 pub use admissions::{
     admission_is_idempotent_and_checks_the_event,
     an_admission_may_decide_but_never_ahead_of_the_queue,
@@ -113,12 +119,14 @@ async fn with_event(f: &Fixture) -> EventId {
         hold_seconds: Some(HOLD_SECONDS),
         sections: Some(vec![
             SectionSpec {
+                channel: None,
                 section: "A".into(),
                 rows: 1,
                 seats_per_row: 4,
                 price: None,
             },
             SectionSpec {
+                channel: None,
                 section: "B".into(),
                 rows: 1,
                 seats_per_row: 2,
@@ -154,6 +162,7 @@ fn keyed(
 ) -> Intent {
     let buyer_id = BuyerId::parse(buyer).unwrap();
     Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&buyer_id, key),
         event_id: event.clone(),
         buyer_id,
@@ -246,6 +255,9 @@ macro_rules! port_contract {
             a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can,
             racing_blocks_fill_a_section_with_adjacent_holds,
             a_sale_is_found_by_its_payment,
+            racing_claims_on_one_code_hold_no_more_than_its_seats,
+            a_channels_seats_go_to_its_intents_until_its_release,
+            codes_that_do_not_admit_are_rejected_naming_why,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

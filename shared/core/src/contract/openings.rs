@@ -35,6 +35,7 @@ async fn opening_with(f: &Fixture, id: &str, seats: u32, waitlist: bool) -> (Eve
         name: "opening".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "O".into(),
             rows: 1,
             seats_per_row: seats,
@@ -54,6 +55,7 @@ async fn opening_with(f: &Fixture, id: &str, seats: u32, waitlist: bool) -> (Eve
 fn intent(f: &Fixture, event: &EventId, buyer: &str, key: &IdempotencyKey) -> Intent {
     let buyer_id = BuyerId::parse(buyer).unwrap();
     Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&buyer_id, key),
         event_id: event.clone(),
         buyer_id,
@@ -169,6 +171,7 @@ pub async fn a_pre_queued_intent_ages_from_the_opening(f: Fixture) {
         event_id: "early".into(),
         name: "an early line".into(),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "O".into(),
             rows: 1,
             seats_per_row: 1,

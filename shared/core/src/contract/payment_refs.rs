@@ -29,6 +29,7 @@ pub async fn a_sale_is_found_by_its_payment(f: Fixture) {
         hold_seconds: Some(HOLD_SECONDS),
         currency: Some("EUR".into()),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: 1,
             seats_per_row: 3,

@@ -17,6 +17,7 @@ async fn event(f: &Fixture, event_id: &str) -> EventId {
         event_id: event_id.into(),
         name: "line".into(),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "Q".into(),
             rows: 1,
             seats_per_row: 10,

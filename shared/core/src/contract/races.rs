@@ -32,6 +32,7 @@ pub(crate) async fn admitted_crowd(
         name: "race".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: section.into(),
             rows,
             seats_per_row: seats,
@@ -67,6 +68,7 @@ fn race_key(n: usize) -> IdempotencyKey {
 
 fn crowd_intent(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> Intent {
     Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&racer(n), &race_key(n)),
         event_id: event.clone(),
         buyer_id: racer(n),

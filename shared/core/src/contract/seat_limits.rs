@@ -29,6 +29,7 @@ async fn limited_event(f: &Fixture) -> EventId {
         hold_seconds: Some(HOLD_SECONDS),
         max_seats_per_buyer: Some(LIMIT),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "L".into(),
             rows: 1,
             seats_per_row: 20,
@@ -46,6 +47,7 @@ async fn admitted(f: &Fixture, event: &EventId, buyer: &str, quantity: i64) -> I
     let buyer_id = BuyerId::parse(buyer).unwrap();
     let key = IdempotencyKey::parse(&format!("limit-{}", uuid::Uuid::new_v4())).unwrap();
     let intent = Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&buyer_id, &key),
         event_id: event.clone(),
         buyer_id,

@@ -21,6 +21,7 @@ async fn admit(f: &Fixture, event: &EventId, n: usize, request: SeatRequest) -> 
     let buyer = BuyerId::parse(&format!("t{n}")).unwrap();
     let key = IdempotencyKey::parse(&format!("together-{n}")).unwrap();
     let intent = Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&buyer, &key),
         event_id: event.clone(),
         buyer_id: buyer,
@@ -62,6 +63,7 @@ pub async fn a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can(f: 
         name: "together".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "S".into(),
             rows: 3,
             seats_per_row: 6,
@@ -101,6 +103,7 @@ pub async fn a_block_is_the_best_adjacent_seats_and_strands_none_when_it_can(f: 
     let buyer = BuyerId::parse("t5").unwrap();
     let key = IdempotencyKey::parse("together-5").unwrap();
     let seven = Intent {
+        access: None,
         job_id: f.backend.admissions.new_job_id(&buyer, &key),
         event_id: event.event_id.clone(),
         buyer_id: buyer,

@@ -22,6 +22,7 @@ async fn limited_line(f: &Fixture) -> EventId {
         hold_seconds: Some(60),
         max_seats_per_buyer: Some(LIMIT),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "W".into(),
             rows: 1,
             seats_per_row: 3,

@@ -32,6 +32,7 @@ async fn admitted_in_order(f: &Fixture, event: &NewEvent) -> Vec<Intent> {
         let key = IdempotencyKey::parse(&format!("line-{n}")).unwrap();
         let quantity = if n % 5 == 4 { 2 } else { 1 };
         let intent = Intent {
+            access: None,
             job_id: f.backend.admissions.new_job_id(&buyer, &key),
             event_id: event.event_id.clone(),
             buyer_id: buyer,
@@ -61,6 +62,7 @@ pub async fn racing_cancels_serve_a_line_in_order(f: Fixture) {
         name: "race".into(),
         hold_seconds: Some(600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "L".into(),
             rows: 1,
             seats_per_row: SEATS,

@@ -59,6 +59,7 @@ async fn with_waitlist(f: &Fixture) -> EventId {
         hold_seconds: Some(60),
         max_seats_per_buyer: Some(4),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "W".into(),
             rows: 1,
             seats_per_row: 3,

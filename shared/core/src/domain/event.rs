@@ -6,8 +6,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
 use super::{
-    Best, EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Place, Prices, SeatId, SeatLimit, Seating,
-    Section, ValidationError, Waitlist, places,
+    Best, ChannelSpec, Channels, EventId, HoldExtension, MAX_HOLD_EXTENSIONS, Place, Prices,
+    SeatId, SeatLimit, Seating, Section, ValidationError, Waitlist, places,
 };
 
 /// The most seats one event may have; bounds the memory and time of creating and listing it.
@@ -29,6 +29,9 @@ pub struct SectionSpec {
     pub seats_per_row: u32,
     /// Each seat's price in the currency's minor units, 0 (the default) to 10^9.
     pub price: Option<u64>,
+    /// The sales channel its seats are set aside for (one of the event's `channels`); absent:
+    /// public.
+    pub channel: Option<String>,
 }
 
 /// One explicitly named seat.
@@ -49,6 +52,10 @@ pub struct SeatSpec {
     pub position: Option<i64>,
     /// Its rank in the event's preference, lower is better (with `"best": "rank"`).
     pub rank: Option<i64>,
+    /// The sales channel it is set aside for, the same for every seat of its section; absent:
+    /// public.
+    #[serde(default)]
+    pub channel: Option<String>,
 }
 
 /// The organiser's request as it arrived, before any checks: the body of `POST /v1/events` and
@@ -87,6 +94,8 @@ pub struct EventSpec {
     pub sections: Option<Vec<SectionSpec>>,
     /// Seats listed one by one.
     pub seats: Option<Vec<SeatSpec>>,
+    /// The sales channels whose sections are set aside for them (`docs/presales.md`).
+    pub channels: Option<Vec<ChannelSpec>>,
 }
 
 impl EventSpec {
@@ -126,6 +135,8 @@ pub struct NewEvent {
     pub best: Best,
     /// Where each seat of `seats` sits, in the same order.
     pub places: Vec<Place>,
+    /// Its sales channels and the sections set aside for them.
+    pub channels: Channels,
 }
 
 /// Characters a name shown back to buyers may not carry: controls (a name is one line) and the
@@ -164,16 +175,25 @@ impl NewEvent {
             None => None,
         };
         let extension = hold_extension(spec.hold_extension_seconds, spec.max_hold_extensions)?;
-        let (seats, prices, seating) = match (spec.sections, spec.seats) {
+        let specs = spec.channels.as_deref();
+        let (seats, prices, seating, channels) = match (spec.sections, spec.seats) {
             (Some(sections), None) => (
                 expand_sections(&sections)?,
                 section_prices(sections.iter().map(|s| (&s.section, s.price)))?,
                 generated_seating(&sections),
+                Channels::parse(
+                    specs,
+                    (sections.iter()).map(|s| (s.section.as_str(), s.channel.as_deref())),
+                )?,
             ),
             (None, Some(seats)) => (
                 list_seats(&seats)?,
                 section_prices(seats.iter().map(|s| (&s.section, s.price)))?,
                 listed_seating(&seats)?,
+                Channels::parse(
+                    specs,
+                    (seats.iter()).map(|s| (s.section.as_str(), s.channel.as_deref())),
+                )?,
             ),
             _ => {
                 return Err(ValidationError::new(
@@ -194,11 +214,14 @@ impl NewEvent {
                 "\"rank\" needs a rank on every seat",
             ));
         }
+        let mut channels = channels;
+        channels.count(seats.iter().map(|(_, section)| section));
         let sections: Vec<&str> = seats.iter().map(|(_, section)| section.as_str()).collect();
         let places = places(&sections, &seating, best);
         Ok(Self {
             best,
             places,
+            channels,
             event_id,
             name,
             hold: SignedDuration::from_secs(i64::from(hold_seconds)),
@@ -371,6 +394,7 @@ mod tests {
             event_id: "e1".into(),
             name: "Night show".into(),
             sections: Some(vec![SectionSpec {
+                channel: None,
                 section: "A".into(),
                 rows: 10,
                 seats_per_row: 20,
@@ -441,6 +465,7 @@ mod tests {
         assert_eq!(NewEvent::parse(empty).unwrap_err().field, "seats");
         let mut huge = spec();
         huge.sections = Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: 1_000,
             seats_per_row: 201,
@@ -455,6 +480,7 @@ mod tests {
         dup.sections = None;
         dup.seats = Some(vec![
             SeatSpec {
+                channel: None,
                 seat_id: "x".into(),
                 section: "A".into(),
                 price: None,
@@ -463,6 +489,7 @@ mod tests {
                 row: None,
             },
             SeatSpec {
+                channel: None,
                 seat_id: "x".into(),
                 section: "B".into(),
                 price: None,
@@ -525,6 +552,7 @@ mod tests {
     fn giving_both_sections_and_seats_is_rejected() {
         let mut both = spec();
         both.seats = Some(vec![SeatSpec {
+            channel: None,
             seat_id: "x".into(),
             section: "A".into(),
             price: None,
@@ -552,6 +580,7 @@ mod tests {
         listed.currency = Some("EUR".into());
         listed.seats = Some(vec![
             SeatSpec {
+                channel: None,
                 seat_id: "x".into(),
                 section: "A".into(),
                 price: Some(100),
@@ -560,6 +589,7 @@ mod tests {
                 row: None,
             },
             SeatSpec {
+                channel: None,
                 seat_id: "y".into(),
                 section: "A".into(),
                 price: Some(200),

@@ -88,6 +88,11 @@ key_newtype!(
     /// The buyer on whose behalf an intent is made; idempotency keys are scoped to it.
     BuyerId, "buyer_id", 128
 );
+key_newtype!(
+    /// Names a sales channel of an event (a fan club, a card holder, a partner): its seats are
+    /// sold only to intents admitted under it until it releases them.
+    ChannelName, "channel", 32
+);
 
 /// The client's name for one attempt to reserve, so that a retried POST finds the job it already created.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, JobId, SeatId, Section, ValidationError};
+use super::{BuyerId, ChannelName, CodeHash, EventId, JobId, SeatId, Section, ValidationError};
 
 /// The most seats one intent may claim; keeps a claim within one DynamoDB transaction's item limit.
 pub const MAX_SEATS_PER_INTENT: usize = 10;
@@ -131,6 +131,21 @@ pub struct Intent {
     /// then); absent otherwise, and in older messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opens_at: Option<Timestamp>,
+    /// The sales channel it was admitted under, and the access code that admitted it (as its
+    /// keyed hash); absent for a public intent, and in older messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+}
+
+/// The sales channel an intent was admitted under: by an access code of the channel (named by
+/// its keyed hash, never in the clear), or by a partner's scope (`seatclaim/channel:<name>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    /// The channel.
+    pub channel: ChannelName,
+    /// The code that admitted it, if a code did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeHash>,
 }
 
 impl Intent {
@@ -153,6 +168,7 @@ mod tests {
     #[test]
     fn an_intent_is_stale_only_past_the_maximum_age() {
         let intent = Intent {
+            access: None,
             job_id: JobId::new(),
             event_id: EventId::parse("e1").unwrap(),
             buyer_id: BuyerId::parse("b1").unwrap(),
@@ -214,6 +230,7 @@ mod tests {
     #[test]
     fn an_intent_survives_the_queue_encoding() {
         let intent = Intent {
+            access: None,
             job_id: JobId::new(),
             event_id: EventId::parse("e1").unwrap(),
             buyer_id: BuyerId::parse("b1").unwrap(),

@@ -3,7 +3,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{BuyerId, EventId, Intent, JobId, Money, ReasonCode, SeatId, SeatRequest};
+use super::{Access, BuyerId, EventId, Intent, JobId, Money, ReasonCode, SeatId, SeatRequest};
 
 /// Where a job stands. `Pending`, `Waitlisted` and `Held` are the only states that can still
 /// change.
@@ -215,6 +215,10 @@ pub struct Job {
     /// The latest transient failure met while processing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The sales channel and access code it was admitted under (its intent's), which its
+    /// seats count against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
 }
 
 impl Job {
@@ -237,6 +241,7 @@ impl Job {
             accepted_at: intent.accepted_at,
             first_error: None,
             last_error: None,
+            access: intent.access.clone(),
         }
     }
 }
@@ -247,6 +252,24 @@ impl Job {
     #[must_use]
     pub fn hold_lapsed(&self, now: Timestamp) -> bool {
         self.hold_expires_at.is_none_or(|until| until <= now)
+    }
+
+    /// The seats this job counts against a limit at `now` (its buyer's, its access code's): a
+    /// sale's seats, a live hold's, and the quantity a place in line waits for.
+    #[must_use]
+    pub fn counted_seats(&self, now: Timestamp) -> usize {
+        match self.status {
+            JobStatus::Sold => self.seat_ids.len(),
+            JobStatus::Held if !self.hold_lapsed(now) => self.seat_ids.len(),
+            JobStatus::Waitlisted => self.request.quantity(),
+            _ => 0,
+        }
+    }
+
+    /// The access code the job was admitted with, if any.
+    #[must_use]
+    pub fn code(&self) -> Option<&super::CodeHash> {
+        self.access.as_ref().and_then(|access| access.code.as_ref())
     }
 
     /// Whether the held seats cost anything.
@@ -292,6 +315,7 @@ mod tests {
     fn held_until(until: Timestamp) -> Job {
         let request = SeatRequest::Seats(vec![SeatId::parse("A-1-1").unwrap()]);
         Job {
+            access: None,
             job_id: JobId::new(),
             event_id: EventId::parse("e1").unwrap(),
             buyer_id: BuyerId::parse("b1").unwrap(),

@@ -5,7 +5,9 @@
 
 mod audit;
 mod capacity;
+mod channels;
 mod claim;
+mod codes;
 mod event;
 mod ids;
 mod intent;
@@ -26,10 +28,15 @@ mod waitlist;
 
 pub use audit::{AuditLimits, Violation, audit, sold_twice};
 pub use capacity::{SectionCapacity, capacities};
+pub use channels::{Channel, ChannelSpec, Channels, MAX_CHANNELS};
 pub use claim::{ClaimDecision, decide_claim};
+pub use codes::{
+    AccessCode, CodeHash, CodeKey, CodeRecord, CodeTerms, MAX_CODES_PER_REQUEST,
+    MAX_SEATS_PER_CODE, unknown_code,
+};
 pub use event::{EventSpec, MAX_SEATS_PER_EVENT, NewEvent, SeatSpec, SectionSpec};
-pub use ids::{BuyerId, EventId, IdempotencyKey, JobId, SeatId, Section};
-pub use intent::{Intent, MAX_SEATS_PER_INTENT, SeatRequest};
+pub use ids::{BuyerId, ChannelName, EventId, IdempotencyKey, JobId, SeatId, Section};
+pub use intent::{Access, Intent, MAX_SEATS_PER_INTENT, SeatRequest};
 pub use job::{Job, JobAction, JobConflict, JobStatus, Settlement};
 pub use layout::{
     Best, BlockSearch, Seating, best_first, block_guards, choose_block, no_block_reason, places,

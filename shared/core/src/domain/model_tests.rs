@@ -84,6 +84,7 @@ impl Model {
     fn apply(&mut self, op: &Op) {
         match op {
             Op::Intent(request) => self.jobs.push(Job {
+                access: None,
                 job_id: JobId::new(),
                 event_id: EventId::parse("e").unwrap(),
                 buyer_id: BuyerId::parse("b").unwrap(),

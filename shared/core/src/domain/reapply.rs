@@ -94,6 +94,7 @@ pub fn reapply(
 /// than that event.
 fn recreated(event: &ReservationEvent) -> Job {
     Job {
+        access: None,
         job_id: event.job_id,
         event_id: event.event_id.clone(),
         buyer_id: event.buyer_id.clone(),

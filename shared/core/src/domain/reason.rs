@@ -64,6 +64,12 @@ reason_codes! {
     RequestExpired => "request_expired", "The request waited longer than the maximum age to be decided.";
     ReservedForWaitlist => "reserved_for_waitlist", "The seats asked for by id belong to a section whose waitlist is served first.";
     WaitlistClosed => "waitlist_closed", "An operator closed the waitlist the job waited in.";
+    ChannelSeats => "channel_seats", "The seats asked for are set aside for a sales channel the request was not admitted under (or the request's channel holds none of them).";
+    AccessCodeUnknown => "access_code_unknown", "The access code is not one of the event's codes.";
+    AccessCodeExpired => "access_code_expired", "The access code is not valid at this time (before its valid_from or after its valid_until).";
+    AccessCodeUsedUp => "access_code_used_up", "The access code's seats (its max_seats) are all held or sold.";
+    AccessCodeBound => "access_code_bound", "The access code is bound to another buyer, who used it first.";
+    AccessCodeRevoked => "access_code_revoked", "An operator revoked the access code.";
     Failed => "failed", "Processing failed for good; the request will not be retried.";
     // A problem+json answer (`reason_code` beside `detail`).
     InvalidRequest => "invalid_request", "A field of a well-formed request breaks a rule.";
@@ -75,6 +81,8 @@ reason_codes! {
     PayloadTooLarge => "payload_too_large", "The request body is over the route's limit.";
     UnsupportedMediaType => "unsupported_media_type", "The request body is not declared as JSON.";
     EventExists => "event_exists", "An event with this id already exists.";
+    ChannelUnknown => "channel_unknown", "The event has no channel of this name.";
+    CodeExists => "code_exists", "One of the access codes already exists for the event.";
     AlreadyQueued => "already_queued", "The buyer already waits in the event's line for the sale's opening.";
     IdempotencyKeyReused => "idempotency_key_reused", "The Idempotency-Key was used by this buyer for another request.";
     WrongStatus => "wrong_status", "The job is not in a status the action applies to.";

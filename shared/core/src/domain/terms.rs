@@ -7,8 +7,8 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{
-    Best, ClaimDecision, Intent, Prices, Reason, Seat, SeatLimit, SeatRequest, SeatState, Section,
-    decide_claim,
+    Best, Channels, ClaimDecision, Intent, Prices, Reason, ReasonCode, Seat, SeatLimit,
+    SeatRequest, SeatState, Section, decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -28,6 +28,8 @@ pub struct SaleTerms {
     pub opens_at: Option<Timestamp>,
     /// Which seats the event prefers, for section requests.
     pub best: Best,
+    /// Its sales channels and the sections set aside for them (shared, as `prices`).
+    pub channels: Arc<Channels>,
 }
 
 /// Whether an event keeps a waitlist.
@@ -166,6 +168,27 @@ impl SaleTerms {
             .ceiling_for(intent.request.quantity())
             .map(Some)
             .ok_or_else(|| limit.reason())
+    }
+
+    /// The rejection of `intent` when a seat it would take is not its channel's at `now`
+    /// (`sections`: its section, or the sections of the seats it names): a public intent takes
+    /// no seat set aside for a channel, and a channel's intent only its channel's seats.
+    #[must_use]
+    pub fn refuse_channel<'a>(
+        &self,
+        intent: &Intent,
+        mut sections: impl Iterator<Item = &'a Section>,
+        now: Timestamp,
+    ) -> Option<Reason> {
+        let channel = intent.access.as_ref().map(|access| &access.channel);
+        let refused = sections.any(|section| !self.channels.admits(channel, section, now));
+        refused.then(|| match channel {
+            Some(name) => Reason::new(
+                ReasonCode::ChannelSeats,
+                format!("seats not in channel {name}"),
+            ),
+            None => Reason::new(ReasonCode::ChannelSeats, "seats set aside for a channel"),
+        })
     }
 
     /// The rejection's reason when the buyer's count leaves no room: `buyer_limit` (with an

@@ -2,10 +2,15 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
+use jiff::Timestamp;
+
 use super::MemoryStore;
+use super::codes;
 use super::state::StoredEvent;
-use crate::domain::{EventId, NewEvent, SaleOpened, Seat, SeatState};
-use crate::ports::{BackendError, Catalog, EventCreation, EventInfo, Opening};
+use crate::domain::{CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatState};
+use crate::ports::{
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+};
 
 #[async_trait]
 impl Catalog for MemoryStore {
@@ -47,6 +52,7 @@ impl Catalog for MemoryStore {
                 best: event.best,
                 opening: None,
                 opening_published: false,
+                channels: event.channels.clone(),
             },
         );
         Ok(EventCreation::Created(event.seats.len()))
@@ -75,6 +81,7 @@ impl Catalog for MemoryStore {
                 extension: event.extension,
                 waitlist: event.waitlist,
                 sale_starts_at: event.opens_at,
+                channels: event.channels.clone(),
             })
             .collect())
     }
@@ -105,6 +112,29 @@ impl Catalog for MemoryStore {
             event.opening_published = true;
         }
         Ok(())
+    }
+
+    async fn create_codes(
+        &self,
+        event_id: &EventId,
+        codes: &[CodeRecord],
+    ) -> Result<CodesCreation, BackendError> {
+        Ok(codes::create(&mut self.lock(), event_id, codes))
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<CodeStanding>, BackendError> {
+        Ok(codes::standing(&self.lock(), event_id, hash, now))
+    }
+
+    async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError> {
+        let mut state = self.lock();
+        let code = state.codes.get_mut(&(event_id.clone(), hash.clone()));
+        Ok(code.map(|code| code.revoked = true).is_some())
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

@@ -11,6 +11,7 @@
 
 mod admissions;
 mod catalog;
+mod codes;
 mod dead_letters;
 mod inventory;
 mod jobs;

@@ -11,10 +11,12 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 
 use super::MemoryStore;
+use super::codes;
 use super::state::State;
 use super::waitlist;
 use crate::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, SeatState, Section,
+    Best, BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId,
+    SeatState, Section,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 use crate::step::{BuyerCount, Commit, Decided};
@@ -75,8 +77,24 @@ fn holds(state: &State, plan: &Plan, write: &Write) -> Result<bool, BackendError
         Write::Count(CountChange::Hold { ceiling, .. } | CountChange::Wait { ceiling, .. }) => {
             waitlist::counted(state, &job.event_id, &job.buyer_id, plan.now) <= *ceiling
         }
-        // The jobs are the count, and the line is its WAITLISTED jobs: nothing else to check.
-        Write::Count(_) | Write::Join { .. } | Write::Leave => true,
+        Write::CodeCount(CountChange::Hold { ceiling, .. } | CountChange::Wait { ceiling, .. }) => {
+            let hash = job
+                .code()
+                .ok_or_else(|| BackendError::permanent("a code's count without a code"))?;
+            codes::used(state, &job.event_id, hash, plan.now) <= *ceiling
+        }
+        Write::BindCode => {
+            let code = job
+                .code()
+                .and_then(|hash| state.codes.get(&(job.event_id.clone(), hash.clone())));
+            code.is_some_and(|code| {
+                code.bound_to
+                    .as_ref()
+                    .is_none_or(|bound| *bound == job.buyer_id)
+            })
+        }
+        // The jobs are the counts, and the line is its WAITLISTED jobs: nothing else to check.
+        Write::Count(_) | Write::CodeCount(_) | Write::Join { .. } | Write::Leave => true,
         Write::LineOpen => state.event(&job.event_id)?.waitlist.is_open(),
     })
 }
@@ -107,7 +125,19 @@ fn apply(state: &mut State, plan: &Plan, write: &Write) -> Result<(), BackendErr
             Ok(())
         }
         Write::Job(transition) => state.save_transition(transition),
-        Write::Count(_) | Write::Join { .. } | Write::Leave | Write::LineOpen => Ok(()),
+        Write::BindCode => {
+            let job = &plan.job;
+            let key = job.code().map(|hash| (job.event_id.clone(), hash.clone()));
+            if let Some(code) = key.and_then(|key| state.codes.get_mut(&key)) {
+                code.bound_to.get_or_insert_with(|| job.buyer_id.clone());
+            }
+            Ok(())
+        }
+        Write::Count(_)
+        | Write::CodeCount(_)
+        | Write::Join { .. }
+        | Write::Leave
+        | Write::LineOpen => Ok(()),
     }
 }
 
@@ -211,6 +241,21 @@ impl Commit for MemoryPlans {
             seats: Some(seats),
             lapsed: Vec::new(),
         })
+    }
+
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<(CodeRecord, BuyerCount)>, BackendError> {
+        Ok(self.store.inspect(|state| {
+            let record = state.codes.get(&(event_id.clone(), hash.clone()))?.clone();
+            // Lapsed holds stop counting here the moment they lapse: none waits to be expired.
+            let seats = Some(codes::used(state, event_id, hash, now));
+            let lapsed = Vec::new();
+            Some((record, BuyerCount { seats, lapsed }))
+        }))
     }
 
     async fn open_lines(&self) -> Result<Vec<(EventId, Vec<Section>)>, BackendError> {

@@ -9,8 +9,9 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    Best, BuyerId, EventId, HoldExtension, Job, JobId, JobStatus, Prices, ReservationEvent,
-    SaleOpened, SaleTerms, Seat, SeatId, SeatLimit, SeatState, Transition, Waitlist,
+    Best, BuyerId, Channels, CodeHash, CodeRecord, EventId, HoldExtension, Job, JobId, JobStatus,
+    Prices, ReservationEvent, SaleOpened, SaleTerms, Seat, SeatId, SeatLimit, SeatState,
+    Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -36,6 +37,8 @@ pub(super) struct StoredEvent {
     pub(super) opening: Option<SaleOpened>,
     /// Whether the relay published the draw.
     pub(super) opening_published: bool,
+    /// Its sales channels.
+    pub(super) channels: Channels,
 }
 
 impl StoredEvent {
@@ -49,6 +52,7 @@ impl StoredEvent {
             waitlist: self.waitlist,
             opens_at: self.opens_at,
             best: self.best,
+            channels: std::sync::Arc::new(self.channels.clone()),
         }
     }
 }
@@ -99,6 +103,8 @@ pub struct State {
     pub(super) outbox: Vec<Recorded>,
     pub(super) queue: Queue,
     pub(super) prequeue: Vec<Prequeued>,
+    /// Access codes, by event and hash.
+    pub(super) codes: BTreeMap<(EventId, CodeHash), CodeRecord>,
     undo: Option<Undo>,
 }
 

@@ -3,11 +3,12 @@
 
 use jiff::Timestamp;
 
+use super::codes;
 use super::state::{State, StoredEvent};
 use super::waitlist;
 use crate::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, SeatRequest, SeatState,
-    Section, Settlement, Transition, best_first,
+    Best, BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId,
+    SeatRequest, SeatState, Section, Settlement, Transition, best_first,
 };
 use crate::ports::BackendError;
 use crate::step::StepStore;
@@ -61,6 +62,40 @@ impl StepStore for MemoryStep<'_> {
                 claimable_in(event, section, now, most)
             }
         })
+    }
+
+    fn code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+    ) -> Result<Option<CodeRecord>, BackendError> {
+        Ok(self
+            .state
+            .codes
+            .get(&(event_id.clone(), hash.clone()))
+            .cloned())
+    }
+
+    fn code_used(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<u32, BackendError> {
+        Ok(codes::used(self.state, event_id, hash, now))
+    }
+
+    fn bind_code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        buyer: &BuyerId,
+    ) -> Result<(), BackendError> {
+        // Outside the undo journal: it follows a hold the step then only records.
+        if let Some(code) = self.state.codes.get_mut(&(event_id.clone(), hash.clone())) {
+            code.bound_to = Some(buyer.clone());
+        }
+        Ok(())
     }
 
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError> {

@@ -60,14 +60,7 @@ pub(super) fn counted(state: &State, event_id: &EventId, buyer: &BuyerId, now: T
     let seats: usize = state
         .jobs()
         .filter(|job| &job.event_id == event_id && &job.buyer_id == buyer)
-        .map(|job| match job.status {
-            JobStatus::Sold => job.seat_ids.len(),
-            JobStatus::Held if job.hold_expires_at.is_some_and(|until| until > now) => {
-                job.seat_ids.len()
-            }
-            JobStatus::Waitlisted => job.request.quantity(),
-            _ => 0,
-        })
+        .map(|job| job.counted_seats(now))
         .sum();
     u32::try_from(seats).unwrap_or(u32::MAX)
 }

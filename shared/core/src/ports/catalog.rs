@@ -4,7 +4,8 @@ use super::BackendError;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::domain::{
-    EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat, SeatLimit, Waitlist,
+    Channels, CodeHash, CodeRecord, EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat,
+    SeatLimit, Waitlist,
 };
 
 /// What creating an event did.
@@ -35,6 +36,32 @@ pub struct EventInfo {
     pub waitlist: Waitlist,
     /// When its sale starts, if announced.
     pub sale_starts_at: Option<Timestamp>,
+    /// Its sales channels and the sections set aside for them.
+    pub channels: Channels,
+}
+
+/// What creating access codes did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodesCreation {
+    /// Every code was stored.
+    Created(usize),
+    /// There is no such event.
+    NoSuchEvent,
+    /// The event has no such channel.
+    NoSuchChannel,
+    /// One of the codes exists already for the event; none was stored.
+    Exists,
+}
+
+/// A code and what it has been used for, for an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeStanding {
+    /// The code as stored.
+    pub record: CodeRecord,
+    /// Seats held under it (live holds, and the quantities of its jobs waiting in line).
+    pub held: u32,
+    /// Seats sold under it.
+    pub sold: u32,
 }
 
 /// Where an event's opening stands, for operators.
@@ -72,6 +99,27 @@ pub trait Catalog: Send + Sync {
 
     /// Marks an event's opening published.
     async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError>;
+
+    /// Stores an event's new access codes (their hashes and terms), all or none: none if the
+    /// event or the codes' channel does not exist or any code exists already.
+    async fn create_codes(
+        &self,
+        event_id: &EventId,
+        codes: &[CodeRecord],
+    ) -> Result<CodesCreation, BackendError>;
+
+    /// The event's code `hash` and the seats held and sold under it at `now`; `None` if the
+    /// event has no such code.
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<CodeStanding>, BackendError>;
+
+    /// Revokes the event's code `hash`: no claim is admitted under it from then on (holds made
+    /// with it stay until decided). `false` if the event has no such code.
+    async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError>;
 
     /// Succeeds when the backend answers; backs `/readyz`.
     async fn ping(&self) -> Result<(), BackendError>;

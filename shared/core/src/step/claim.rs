@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 
 use super::StepStore;
-use crate::domain::Reason;
 use crate::domain::{ClaimDecision, Intent, Job, JobStatus, SaleTerms, Section, Transition};
+use crate::domain::{Reason, unknown_code};
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// Decides one intent and stores its transition; the job comes back too when this step decided
@@ -42,7 +42,11 @@ pub fn decide_pending(
     let terms = store.terms(&intent.event_id)?.ok_or_else(|| {
         BackendError::permanent(format!("intent for unknown event {}", intent.event_id))
     })?;
-    let decided = match over_limit(store, &terms, intent, now)? {
+    let refused = match over_limit(store, &terms, intent, now)? {
+        Some(reason) => Some(reason),
+        None => code_refusal(store, intent, now)?,
+    };
+    let decided = match refused {
         Some(reason) => job.reject(&reason, now),
         None => hold_or_reject(store, job, intent, &terms, now)?,
     };
@@ -71,6 +75,46 @@ fn over_limit(
     Ok((!limit.admits(counted, intent.request.quantity())).then(|| limit.reason()))
 }
 
+/// The rejection's reason if the intent's access code does not admit it now (unknown, revoked,
+/// out of its window, bound to another buyer, or its seats used up): counted inside the step, so
+/// racing claims on one code cannot both pass its `max_seats`.
+fn code_refusal(
+    store: &mut impl StepStore,
+    intent: &Intent,
+    now: Timestamp,
+) -> Result<Option<Reason>, BackendError> {
+    let Some(hash) = intent
+        .access
+        .as_ref()
+        .and_then(|access| access.code.as_ref())
+    else {
+        return Ok(None);
+    };
+    let Some(code) = store.code(&intent.event_id, hash)? else {
+        return Ok(Some(unknown_code()));
+    };
+    let used = store.code_used(&intent.event_id, hash, now)?;
+    let quantity = intent.request.quantity();
+    Ok(code.admits(&intent.buyer_id, quantity, used, now).err())
+}
+
+/// Binds the intent's code to its buyer when this hold is the code's first use and it binds.
+fn bind_code(store: &mut impl StepStore, intent: &Intent) -> Result<(), BackendError> {
+    let Some(hash) = intent
+        .access
+        .as_ref()
+        .and_then(|access| access.code.as_ref())
+    else {
+        return Ok(());
+    };
+    if let Some(code) = store.code(&intent.event_id, hash)?
+        && let Some(buyer) = code.binds(&intent.buyer_id)
+    {
+        store.bind_code(&intent.event_id, hash, &buyer)?;
+    }
+    Ok(())
+}
+
 /// The domain's decision on the seats as read, written under the condition that they are still
 /// claimable; or the job's place at the end of its section's line.
 fn hold_or_reject(
@@ -81,6 +125,11 @@ fn hold_or_reject(
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
     let candidates = store.candidate_seats(intent, terms.best, now)?;
+    let sections =
+        (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
+    if let Some(reason) = terms.refuse_channel(intent, sections, now) {
+        return Ok(job.reject(&reason, now));
+    }
     let mut lined = BTreeSet::new();
     if terms.waitlist.is_open() {
         let sections = (intent.request.section().into_iter())
@@ -102,6 +151,7 @@ fn hold_or_reject(
                 amount_due,
                 ..
             } if store.hold_seats(job, &seat_ids, now, until)? => {
+                bind_code(store, intent)?;
                 job.hold(seat_ids, until, amount_due, now)
             }
             // A seat changed since it was read: the condition refused it, so the claim is lost.

@@ -5,14 +5,16 @@ use jiff::Timestamp;
 
 use super::{Claiming, Committed, Plan};
 use crate::domain::{
-    BuyerId, EventId, Intent, Job, JobId, ReservationEvent, SaleTerms, Seat, SeatId, Section,
+    BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, ReservationEvent, SaleTerms, Seat,
+    SeatId, Section,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 
 /// How another delivery decided a job, with a rejection's event still to publish and record.
 pub type Decided = (ClaimOutcome, Option<ReservationEvent>);
 
-/// What a store's count of a buyer's seats in an event says, read strongly.
+/// What a store's count of a buyer's (or an access code's) seats in an event says, read
+/// strongly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BuyerCount {
     /// The seats counted (`None`: nothing counted yet).
@@ -93,6 +95,16 @@ pub trait Commit: Send + Sync {
         buyer: &BuyerId,
         now: Timestamp,
     ) -> Result<BuyerCount, BackendError>;
+
+    /// The event's access code `hash` and its count (the seats held, waited for and sold under
+    /// it, and the holds it still counts that lapsed by `now`), read strongly; `None` if the
+    /// event has no such code.
+    async fn code(
+        &self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<Option<(CodeRecord, BuyerCount)>, BackendError>;
 
     /// The sections of every event whose waitlist is open, for the sweeper's serving.
     async fn open_lines(&self) -> Result<Vec<(EventId, Vec<Section>)>, BackendError>;

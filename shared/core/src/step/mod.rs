@@ -19,8 +19,8 @@ mod waitlist;
 use jiff::Timestamp;
 
 use crate::domain::{
-    Best, BuyerId, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId, Section, Settlement,
-    Transition,
+    Best, BuyerId, CodeHash, CodeRecord, EventId, Intent, Job, JobId, SaleTerms, Seat, SeatId,
+    Section, Settlement, Transition,
 };
 use crate::ports::BackendError;
 
@@ -58,6 +58,30 @@ pub trait StepStore {
         best: Best,
         now: Timestamp,
     ) -> Result<Vec<Seat>, BackendError>;
+
+    /// The event's access code `hash`, as stored; `None` if the event has no such code.
+    fn code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+    ) -> Result<Option<CodeRecord>, BackendError>;
+
+    /// The seats the code counts at `now`: its jobs' SOLD seats, live holds, and the quantities
+    /// its WAITLISTED jobs wait for.
+    fn code_used(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        now: Timestamp,
+    ) -> Result<u32, BackendError>;
+
+    /// Binds the code to `buyer`, its first buyer (a code made with `bind`).
+    fn bind_code(
+        &mut self,
+        event_id: &EventId,
+        hash: &CodeHash,
+        buyer: &BuyerId,
+    ) -> Result<(), BackendError>;
 
     /// Whether `section` of the event has a line (WAITLISTED jobs).
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError>;

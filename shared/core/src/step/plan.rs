@@ -73,8 +73,11 @@ pub enum CountChange {
     },
     /// A wait that ended without seats gives its quantity back.
     Unwait,
-    /// A sale keeps its seats counted.
-    Sold,
+    /// A sale keeps its `seats` counted (a code's count also counts them as sold).
+    Sold {
+        /// Seats sold.
+        seats: u32,
+    },
     /// A release gives `seats` back.
     Released {
         /// Seats given back.
@@ -104,6 +107,12 @@ pub enum Write {
     Job(Box<Transition>),
     /// The buyer's count (conditional for a hold, a wait and a serving; see [`CountChange`]).
     Count(CountChange),
+    /// The count of the access code the job was admitted with, as the buyer's (its ceiling
+    /// the code's `max_seats` less the seats wanted).
+    CodeCount(CountChange),
+    /// The job's access code bound to the job's buyer, on condition that it is unbound or
+    /// bound to that buyer already.
+    BindCode,
     /// The job's place at the end of its section's line; `forms` when the section had no line
     /// as the claim read it (the store marks the line as existing).
     Join {
@@ -162,6 +171,10 @@ pub struct Misses {
     pub job: bool,
     /// The buyer's count left no room.
     pub count: bool,
+    /// The access code's count left no room.
+    pub code_count: bool,
+    /// The access code was bound to another buyer meanwhile.
+    pub code_bound: bool,
     /// The event's waitlist closed.
     pub line_closed: bool,
     /// Seats that were to be claimable (taken or held) and were not.
@@ -178,6 +191,8 @@ impl Misses {
         for &index in failed {
             misses.job |= plan.is(index, |w| matches!(w, Write::Job(_)));
             misses.count |= plan.is(index, |w| matches!(w, Write::Count(_)));
+            misses.code_count |= plan.is(index, |w| matches!(w, Write::CodeCount(_)));
+            misses.code_bound |= plan.is(index, |w| matches!(w, Write::BindCode));
             misses.line_closed |= plan.is(index, |w| matches!(w, Write::LineOpen));
             if let Some(Write::Seat {
                 seat_id, condition, ..

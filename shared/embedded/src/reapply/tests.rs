@@ -29,6 +29,7 @@ fn database() -> (tempfile::TempDir, Connection) {
 
 fn pending(buyer: &str) -> Job {
     Job::pending(&Intent {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e1").expect("event id"),
         buyer_id: BuyerId::parse(buyer).expect("buyer id"),

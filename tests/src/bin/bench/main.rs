@@ -174,6 +174,7 @@ async fn filled(
         name: "bench".into(),
         hold_seconds: Some(3_600),
         sections: Some(vec![SectionSpec {
+            channel: None,
             section: "A".into(),
             rows: seats.div_ceil(100),
             seats_per_row: 100,
@@ -194,6 +195,7 @@ async fn filled(
             IdempotencyKey::parse(&format!("k{n}"))?,
         );
         let intent = Intent {
+            access: None,
             job_id: backend.admissions.new_job_id(&buyer_id, &key),
             event_id: EventId::parse("bench")?,
             buyer_id,

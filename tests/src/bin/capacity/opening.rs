@@ -63,6 +63,7 @@ pub async fn run(
     let starts = jiff::Timestamp::now() + SignedDuration::from_hours(1);
     let sections = (0..10)
         .map(|i| SectionSpec {
+            channel: None,
             section: char::from(b'A' + i).to_string(),
             rows: 2,
             seats_per_row: 50,

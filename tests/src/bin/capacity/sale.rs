@@ -101,6 +101,7 @@ pub async fn create_event(
     let per_section = sale.seats / sale.sections;
     let sections = (0..sale.sections)
         .map(|index| SectionSpec {
+            channel: None,
             section: section_name(index),
             rows: per_section.div_ceil(50),
             seats_per_row: per_section.min(50),
@@ -151,6 +152,7 @@ pub fn intents(
             .expect("a valid request");
             let buyer_id = BuyerId::parse(&format!("buyer-{n}")).expect("a buyer id");
             Intent {
+                access: None,
                 job_id: JobId::for_key(&buyer_id, &key_of(&buyer_id)),
                 event_id: event.clone(),
                 buyer_id,

@@ -22,6 +22,7 @@ fn seat(id: &str, state: SeatState) -> Seat {
 
 fn job(status: JobStatus, seats: &[&str], until: i64) -> Job {
     Job {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e").unwrap(),
         buyer_id: BuyerId::parse("b").unwrap(),

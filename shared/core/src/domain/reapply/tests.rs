@@ -11,6 +11,7 @@ fn seat(id: &str) -> SeatId {
 
 fn pending() -> Job {
     Job::pending(&Intent {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e1").unwrap(),
         buyer_id: BuyerId::parse("b1").unwrap(),

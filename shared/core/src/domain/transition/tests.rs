@@ -9,6 +9,7 @@ fn at(secs: i64) -> Timestamp {
 
 fn job(status: JobStatus) -> Job {
     Job {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e1").unwrap(),
         buyer_id: BuyerId::parse("b1").unwrap(),

@@ -14,6 +14,7 @@ fn at(seconds: i64) -> Timestamp {
 
 fn terms(waitlist: Waitlist, limit: Option<u32>) -> SaleTerms {
     SaleTerms {
+        channels: Default::default(),
         hold: SignedDuration::from_secs(60),
         limit: limit.map(|seats| SeatLimit::parse(seats).unwrap()),
         prices: Arc::new(Prices::default()),
@@ -38,6 +39,7 @@ fn free(ids: &[&str]) -> Vec<Seat> {
 /// A WAITLISTED job of `buyer` for `quantity` seats of section A.
 fn waiting(buyer: &str, quantity: i64) -> Job {
     let intent = Intent {
+        access: None,
         job_id: JobId::new(),
         event_id: EventId::parse("e").unwrap(),
         buyer_id: BuyerId::parse(buyer).unwrap(),

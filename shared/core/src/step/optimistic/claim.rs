@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use jiff::Timestamp;
 
-use super::lines::{self, Lines};
+use super::codes::{self, Limits};
+use super::lines::{self, Lines, Refused};
 use super::settle::settle_write;
 use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobAction, Reason, SaleTerms, Seat, SeatId,
@@ -43,6 +44,8 @@ enum Written {
     Awaited,
     /// The buyer's seat count left no room.
     OverLimit,
+    /// The access code's count left no room, or it was bound to another buyer.
+    Refused(Reason),
 }
 
 /// The hold a claim decided, with what its plan must check.
@@ -72,9 +75,17 @@ pub async fn claim_one(
         Ok(ceiling) => ceiling,
         Err(reason) => return reject(store, &job, &reason, now).await,
     };
+    let code = match codes::gate(store, intent, now).await? {
+        Ok(code) => code,
+        Err(reason) => return reject(store, &job, &reason, now).await,
+    };
+    let limits = Limits {
+        buyer: ceiling,
+        code,
+    };
     let mut expired = false;
     loop {
-        match try_hold(store, intent, &job, &terms, ceiling, now).await? {
+        match try_hold(store, intent, &job, &terms, limits, now).await? {
             Attempt::Decided(decided) => return Ok(*decided),
             // Lapsed holds still count until expired: expire them, then try once more.
             Attempt::OverLimit(_)
@@ -88,14 +99,13 @@ pub async fn claim_one(
     }
 }
 
-/// Decides and writes a hold of the seats as read; `ceiling` is the most seats the buyer may
-/// count before it, for an event with a seat limit.
+/// Decides and writes a hold of the seats as read, under the buyer's and the code's `limits`.
 async fn try_hold(
     store: &impl Commit,
     intent: &Intent,
     job: &Job,
     terms: &SaleTerms,
-    ceiling: Option<u32>,
+    limits: Limits,
     now: Timestamp,
 ) -> Result<Attempt, BackendError> {
     // An exact claim that loses a race is lost; a section claim tries other free seats, without
@@ -109,6 +119,11 @@ async fn try_hold(
     while round < rounds && waits <= AWAITS {
         let mut candidates = store.candidates(intent, now).await?;
         candidates.retain(|seat| !lost.contains(&seat.seat_id));
+        let sections =
+            (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
+        if let Some(reason) = terms.refuse_channel(intent, sections, now) {
+            return reject(store, job, &reason, now).await.map(decided);
+        }
         let lines = lines::of_claim(store, intent, terms, &candidates, now).await?;
         let Some((hold, _aside)) = choose(store, intent, terms, &lines, candidates, now) else {
             waits += 1;
@@ -116,21 +131,25 @@ async fn try_hold(
             continue;
         };
         let written = match hold.decision {
-            ClaimDecision::Hold { .. } => write_hold(store, job, hold, ceiling, now).await?,
+            ClaimDecision::Hold { .. } => write_hold(store, intent, job, hold, limits, now).await?,
             ClaimDecision::Reject { reason } => {
                 return reject(store, job, &reason, now).await.map(decided);
             }
             ClaimDecision::Waitlist => {
                 let forms = (intent.request.section()).is_some_and(|s| lines.forming.contains(s));
-                return Ok(match lines::join(store, job, now, forms, ceiling).await? {
-                    Some(joined) => decided(joined),
-                    None => Attempt::OverLimit(terms.limit_reason()),
+                return Ok(match lines::join(store, job, now, forms, limits).await? {
+                    Ok(joined) => decided(joined),
+                    Err(Refused::OverLimit) => Attempt::OverLimit(terms.limit_reason()),
+                    Err(Refused::Code(reason)) => decided(reject(store, job, &reason, now).await?),
                 });
             }
         };
         match written {
             Written::Decided(decided) => return Ok(Attempt::Decided(decided)),
             Written::OverLimit => return Ok(Attempt::OverLimit(terms.limit_reason())),
+            Written::Refused(reason) => {
+                return reject(store, job, &reason, now).await.map(decided);
+            }
             Written::SeatTaken(taken) => {
                 round += 1;
                 lost.extend(taken);
@@ -196,9 +215,10 @@ fn choose<'a>(
 /// chooses again without it.
 async fn write_hold(
     store: &impl Commit,
+    intent: &Intent,
     job: &Job,
     Hold { decision, awaited }: Hold,
-    ceiling: Option<u32>,
+    limits: Limits,
     now: Timestamp,
 ) -> Result<Written, BackendError> {
     let ClaimDecision::Hold {
@@ -236,13 +256,16 @@ async fn write_hold(
         .collect();
     let outcome = ClaimOutcome::of(&held);
     writes.push(Write::Job(Box::new(held)));
-    if let Some(ceiling) = ceiling {
-        let seats = u32::try_from(seat_ids.len()).unwrap_or(u32::MAX);
+    let seats = u32::try_from(seat_ids.len()).unwrap_or(u32::MAX);
+    if let Some(ceiling) = limits.buyer {
         writes.push(Write::Count(CountChange::Hold {
             seats,
             until,
             ceiling,
         }));
+    }
+    if let Some(code) = limits.code {
+        writes.extend(code.hold(seats, until));
     }
     let plan = Plan::new(job, now, writes);
     let failed = match store.commit(&plan).await? {
@@ -253,6 +276,12 @@ async fn write_hold(
         Written::Decided(Box::new(store.decided(job.job_id, now).await?))
     } else if failed.count {
         Written::OverLimit
+    } else if failed.code_count || failed.code_bound {
+        // Which of the code's rules the race broke (its seats, or its binding), read afresh.
+        match codes::gate(store, intent, now).await? {
+            Err(reason) => Written::Refused(reason),
+            Ok(_) => Written::SeatTaken(failed.seats),
+        }
     } else if failed.seats.is_empty() && !failed.untaken.is_empty() {
         Written::Awaited
     } else {

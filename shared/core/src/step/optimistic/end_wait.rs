@@ -24,6 +24,9 @@ pub async fn end_wait(
     if limited {
         writes.push(Write::Count(CountChange::Unwait));
     }
+    if job.code().is_some() {
+        writes.push(Write::CodeCount(CountChange::Unwait));
+    }
     let plan = Plan::new(&job, now, writes);
     Ok(matches!(store.commit(&plan).await?, Committed::Written(_)))
 }

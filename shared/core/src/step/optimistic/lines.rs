@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 
+use super::codes::{self, Limits};
 use super::serve::serve_after;
-use crate::domain::{ClaimDecision, Intent, Job, JobStatus, SaleTerms, Seat, Section};
+use crate::domain::{ClaimDecision, Intent, Job, JobStatus, Reason, SaleTerms, Seat, Section};
 use crate::ports::{BackendError, ClaimOutcome};
 use crate::step::{Commit, Decided};
 use crate::step::{Committed, CountChange, Misses, Plan, Write};
@@ -63,10 +64,18 @@ pub(super) async fn of_claim(
     Ok(lines)
 }
 
+/// Why a join did not commit.
+pub(super) enum Refused {
+    /// The buyer's count has no room.
+    OverLimit,
+    /// The access code's count has no room (the reason names it).
+    Code(Reason),
+}
+
 /// Puts a PENDING job at the end of its section's line: its move to WAITLISTED with its event
 /// and its place, on condition that the waitlist is still open, marking the line when the join
-/// `forms` it, and, under a seat limit (`ceiling`), its quantity added to the buyer's count
-/// (`None` back when the count has no room). Then the line is served at once: a line with
+/// `forms` it, and its quantity added to the buyer's count under a seat limit and to its access
+/// code's, each under its ceiling (`limits`). Then the line is served at once: a line with
 /// seats it fits and nobody ahead did serves it there. A waitlist closed since the terms were
 /// read is a retry's matter: the retry decides as the event now stands.
 pub(super) async fn join(
@@ -74,30 +83,36 @@ pub(super) async fn join(
     job: &Job,
     now: Timestamp,
     forms: bool,
-    ceiling: Option<u32>,
-) -> Result<Option<Decided>, BackendError> {
+    limits: Limits,
+) -> Result<Result<Decided, Refused>, BackendError> {
     let Ok(waiting) = job.join_waitlist(now) else {
-        return Ok(Some((ClaimOutcome::AlreadyDecided(job.status), None)));
+        return Ok(Ok((ClaimOutcome::AlreadyDecided(job.status), None)));
     };
     let mut writes = vec![
         Write::Job(Box::new(waiting.clone())),
         Write::Join { forms },
         Write::LineOpen,
     ];
-    if let Some(ceiling) = ceiling {
-        let seats = u32::try_from(job.request.quantity()).unwrap_or(u32::MAX);
+    let seats = u32::try_from(job.request.quantity()).unwrap_or(u32::MAX);
+    if let Some(ceiling) = limits.buyer {
         writes.push(Write::Count(CountChange::Wait { seats, ceiling }));
+    }
+    if let Some(code) = limits.code {
+        writes.push(code.wait(seats));
     }
     let plan = Plan::new(job, now, writes);
     let failed = match store.commit(&plan).await? {
-        Committed::Written(_) => return served_at_once(store, &waiting.job).await.map(Some),
+        Committed::Written(_) => return served_at_once(store, &waiting.job).await.map(Ok),
         Committed::Failed(failed) => Misses::of(&plan, &failed),
     };
     if failed.job {
-        return store.decided(job.job_id, now).await.map(Some);
+        return store.decided(job.job_id, now).await.map(Ok);
     }
     if !failed.line_closed && failed.count {
-        return Ok(None);
+        return Ok(Err(Refused::OverLimit));
+    }
+    if !failed.line_closed && failed.code_count {
+        return Ok(Err(Refused::Code(codes::used_up())));
     }
     Err(BackendError::transient(format!(
         "job {}: the waitlist of event {} closed while it joined",

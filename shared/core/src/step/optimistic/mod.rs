@@ -7,6 +7,7 @@
 //! store with concurrent writers between each read and its commit.
 
 mod claim;
+mod codes;
 mod end_wait;
 mod lines;
 mod serve;

@@ -131,6 +131,13 @@ async fn write_step_as(
             None => return Ok(Step::OverLimit),
         },
     }
+    if job.code().is_some() {
+        // A code's wait, counted when it joined, becomes the hold (or is given back).
+        writes.push(Write::CodeCount(match step.seats.is_empty() {
+            true => CountChange::Unwait,
+            false => CountChange::Served { until },
+        }));
+    }
     let plan = Plan::new(job, now, writes);
     let failed = match store.commit(&plan).await? {
         Committed::Written(_) => return Ok(Step::Done),

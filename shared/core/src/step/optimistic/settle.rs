@@ -96,12 +96,10 @@ fn settlement_writes(
     if settlement != Settlement::Release && held.len() != job.seat_ids.len() {
         return None;
     }
+    let seats = u32::try_from(job.seat_ids.len()).unwrap_or(u32::MAX);
     let (change, until, count) = match settlement {
-        Settlement::Sell => (SeatChange::Sell, None, CountChange::Sold),
-        Settlement::Release => {
-            let seats = u32::try_from(job.seat_ids.len()).unwrap_or(u32::MAX);
-            (SeatChange::Release, None, CountChange::Released { seats })
-        }
+        Settlement::Sell => (SeatChange::Sell, None, CountChange::Sold { seats }),
+        Settlement::Release => (SeatChange::Release, None, CountChange::Released { seats }),
         Settlement::Extend { from, until } => (
             SeatChange::Extend { until },
             Some(from),
@@ -116,14 +114,19 @@ fn settlement_writes(
         })
         .collect();
     writes.push(Write::Job(Box::new(settling.transition.clone())));
-    if job.status == JobStatus::Waitlisted {
+    let count = match job.status {
         // A place given up: no seats; the place itself, and the quantity it counted.
-        writes.push(Write::Leave);
-        if limited {
-            writes.push(Write::Count(CountChange::Unwait));
+        JobStatus::Waitlisted => {
+            writes.push(Write::Leave);
+            CountChange::Unwait
         }
-    } else if limited {
+        _ => count,
+    };
+    if limited {
         writes.push(Write::Count(count));
+    }
+    if job.code().is_some() {
+        writes.push(Write::CodeCount(count));
     }
     Some(writes)
 }

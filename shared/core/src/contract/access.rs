@@ -1,0 +1,239 @@
+//! Presale channels and access codes in the port contract: a channel's seats go only to its
+//! intents until its release, and a code's seats are counted in the claim's atomic step, so
+//! claims racing on one code from several worker loops hold no more than its `max_seats`.
+
+use futures_util::future::join_all;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::app;
+use crate::contract::Fixture;
+use crate::domain::{
+    Access, AccessCode, BuyerId, ChannelName, ChannelSpec, CodeHash, CodeKey, CodeRecord,
+    CodeTerms, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
+    ReasonCode, SeatRequest, SectionSpec, Tender,
+};
+use crate::ports::{Admission, CodesCreation, Settled};
+use crate::testkit::seeded_rng;
+
+/// Worker loops claiming at once.
+const LOOPS: usize = 4;
+/// Attempts at a batch whose claim failed transiently, as the worker's redelivery would make.
+const ATTEMPTS: usize = 50;
+/// The code's seats in the race.
+const CODE_SEATS: u32 = 5;
+
+/// An event whose section `F` (20 seats) is set aside for channel `fanclub` until `release_at`,
+/// beside a public section `A`.
+async fn presale(f: &Fixture, event: &str, release_at: Option<Timestamp>) -> EventId {
+    let section = |name: &str, channel: Option<&str>| SectionSpec {
+        section: name.into(),
+        rows: 1,
+        seats_per_row: 20,
+        price: None,
+        channel: channel.map(str::to_owned),
+    };
+    let event = NewEvent::parse(EventSpec {
+        event_id: event.into(),
+        name: event.into(),
+        sections: Some(vec![section("F", Some("fanclub")), section("A", None)]),
+        channels: Some(vec![ChannelSpec {
+            name: "fanclub".into(),
+            sale_starts_at: None,
+            release_at: release_at.map(|at| at.to_string()),
+        }]),
+        ..EventSpec::default()
+    })
+    .expect("a valid event");
+    f.backend.catalog.create_event(&event).await.unwrap();
+    event.event_id
+}
+
+fn key() -> CodeKey {
+    CodeKey::new(vec![42; 32]).unwrap()
+}
+
+/// Creates code `text` of channel fanclub with `max_seats`, binding or not.
+async fn code(f: &Fixture, event: &EventId, text: &str, max_seats: u32, bind: bool) -> CodeHash {
+    let hash = key().hash(event, &AccessCode::parse(text).unwrap());
+    let record = CodeRecord {
+        hash: hash.clone(),
+        terms: CodeTerms {
+            channel: ChannelName::parse("fanclub").unwrap(),
+            max_seats,
+            valid_from: None,
+            valid_until: None,
+            bind,
+        },
+        bound_to: None,
+        revoked: false,
+    };
+    let created = f
+        .backend
+        .catalog
+        .create_codes(event, &[record])
+        .await
+        .unwrap();
+    assert_eq!(created, CodesCreation::Created(1));
+    hash
+}
+
+/// Admits `buyer`'s intent for one seat of `section`, under `code` if given.
+async fn admitted(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    section: &str,
+    code: Option<&CodeHash>,
+) -> Intent {
+    let buyer_id = BuyerId::parse(buyer).unwrap();
+    let key = IdempotencyKey::parse(&format!("access-{}", uuid::Uuid::new_v4())).unwrap();
+    let intent = Intent {
+        job_id: f.backend.admissions.new_job_id(&buyer_id, &key),
+        event_id: event.clone(),
+        buyer_id,
+        request: SeatRequest::in_section(section, 1).unwrap(),
+        accepted_at: f.backend.clock.now(),
+        opens_at: None,
+        access: code.map(|hash| Access {
+            channel: ChannelName::parse("fanclub").unwrap(),
+            code: Some(hash.clone()),
+        }),
+    };
+    let admitted = f.backend.admissions.admit(&key, &intent).await.unwrap();
+    assert_eq!(admitted, Admission::Accepted(intent.job_id));
+    intent
+}
+
+/// Claims `batch` until it is decided, a transient failure claimed again as a redelivery.
+async fn claim_until_decided(f: &Fixture, batch: &[Intent]) {
+    for _ in 0..ATTEMPTS {
+        match app::claim(&f.backend, batch, f.backend.clock.now()).await {
+            Ok(_) => return,
+            Err(error) if error.is_transient() => {}
+            Err(error) => panic!("the claim failed for good: {error}"),
+        }
+    }
+    panic!("a batch was still failing after {ATTEMPTS} attempts");
+}
+
+async fn decided(f: &Fixture, intent: &Intent) -> Job {
+    claim_until_decided(f, std::slice::from_ref(intent)).await;
+    f.backend.jobs.job(intent.job_id).await.unwrap().unwrap()
+}
+
+fn assert_rejected(job: &Job, code: ReasonCode) {
+    assert_eq!(job.status, JobStatus::Rejected, "{job:?}");
+    assert_eq!(job.reason_code, Some(code), "{job:?}");
+}
+
+/// Twenty buyers race one-seat claims on one code of five seats from four loops: exactly five
+/// are held, the rest are rejected naming the code; a cancelled hold gives its seat back to the
+/// code, and the standing counts what was held and sold.
+pub async fn racing_claims_on_one_code_hold_no_more_than_its_seats(f: Fixture) {
+    let event = presale(&f, "presale-race", None).await;
+    let hash = code(&f, &event, "FAN-RACE", CODE_SEATS, false).await;
+    let mut intents = Vec::new();
+    for n in 0..20 {
+        intents.push(admitted(&f, &event, &format!("fan{n}"), "F", Some(&hash)).await);
+    }
+    seeded_rng().shuffle(&mut intents);
+    let shares: Vec<Vec<Intent>> = (0..LOOPS)
+        .map(|l| intents.iter().skip(l).step_by(LOOPS).cloned().collect())
+        .collect();
+    join_all(shares.iter().map(|share| claim_until_decided(&f, share))).await;
+    let mut held = Vec::new();
+    for intent in &intents {
+        let job = f.backend.jobs.job(intent.job_id).await.unwrap().unwrap();
+        match job.status {
+            JobStatus::Held => held.push(job),
+            _ => assert_rejected(&job, ReasonCode::AccessCodeUsedUp),
+        }
+    }
+    assert_eq!(
+        held.len(),
+        CODE_SEATS as usize,
+        "held under a code of {CODE_SEATS}"
+    );
+    let (sold, cancelled) = (&held[0], &held[1]);
+    let settle = |job: &Job, action| {
+        f.backend
+            .inventory
+            .settle(job.job_id, action, &Tender::Waived)
+    };
+    assert!(matches!(
+        settle(sold, JobAction::Confirm).await.unwrap(),
+        Settled::Done(_)
+    ));
+    assert!(matches!(
+        settle(cancelled, JobAction::Cancel).await.unwrap(),
+        Settled::Done(_)
+    ));
+    let now = f.backend.clock.now();
+    let standing = f
+        .backend
+        .catalog
+        .code(&event, &hash, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((standing.held, standing.sold), (CODE_SEATS - 2, 1));
+    let again = admitted(&f, &event, "late-fan", "F", Some(&hash)).await;
+    assert_eq!(decided(&f, &again).await.status, JobStatus::Held);
+    let over = admitted(&f, &event, "later-fan", "F", Some(&hash)).await;
+    assert_rejected(&decided(&f, &over).await, ReasonCode::AccessCodeUsedUp);
+}
+
+/// A channel's seats go to its intents only, and its intents take only its seats; from the
+/// channel's release on, its free seats are public.
+pub async fn a_channels_seats_go_to_its_intents_until_its_release(f: Fixture) {
+    let release_at = f.backend.clock.now() + SignedDuration::from_secs(3_600);
+    let event = presale(&f, "presale-channel", Some(release_at)).await;
+    let hash = code(&f, &event, "FAN-CHANNEL", 10, false).await;
+    let public = admitted(&f, &event, "public", "F", None).await;
+    assert_rejected(&decided(&f, &public).await, ReasonCode::ChannelSeats);
+    let astray = admitted(&f, &event, "fan-astray", "A", Some(&hash)).await;
+    assert_rejected(&decided(&f, &astray).await, ReasonCode::ChannelSeats);
+    let fan = admitted(&f, &event, "fan", "F", Some(&hash)).await;
+    assert_eq!(decided(&f, &fan).await.status, JobStatus::Held);
+    f.clock.advance(SignedDuration::from_secs(3_601));
+    let after = admitted(&f, &event, "public-after", "F", None).await;
+    assert_eq!(decided(&f, &after).await.status, JobStatus::Held);
+}
+
+/// An unknown or revoked code is rejected naming it, and a binding code serves its first buyer
+/// only.
+pub async fn codes_that_do_not_admit_are_rejected_naming_why(f: Fixture) {
+    let event = presale(&f, "presale-codes", None).await;
+    let unknown = key().hash(&event, &AccessCode::parse("NOT-A-CODE").unwrap());
+    let stranger = admitted(&f, &event, "stranger", "F", Some(&unknown)).await;
+    assert_rejected(&decided(&f, &stranger).await, ReasonCode::AccessCodeUnknown);
+    let bound = code(&f, &event, "FAN-BIND", 4, true).await;
+    let first = admitted(&f, &event, "first", "F", Some(&bound)).await;
+    assert_eq!(decided(&f, &first).await.status, JobStatus::Held);
+    let second = admitted(&f, &event, "second", "F", Some(&bound)).await;
+    assert_rejected(&decided(&f, &second).await, ReasonCode::AccessCodeBound);
+    let again = admitted(&f, &event, "first", "F", Some(&bound)).await;
+    assert_eq!(decided(&f, &again).await.status, JobStatus::Held);
+    assert!(f.backend.catalog.revoke_code(&event, &bound).await.unwrap());
+    let revoked = admitted(&f, &event, "first", "F", Some(&bound)).await;
+    assert_rejected(&decided(&f, &revoked).await, ReasonCode::AccessCodeRevoked);
+    let twice = CodeRecord {
+        hash: bound,
+        terms: CodeTerms {
+            channel: ChannelName::parse("fanclub").unwrap(),
+            max_seats: 1,
+            valid_from: None,
+            valid_until: None,
+            bind: false,
+        },
+        bound_to: None,
+        revoked: false,
+    };
+    let exists = f
+        .backend
+        .catalog
+        .create_codes(&event, &[twice])
+        .await
+        .unwrap();
+    assert_eq!(exists, CodesCreation::Exists);
+}
