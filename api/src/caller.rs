@@ -52,6 +52,15 @@ impl FromRequestParts<AppState> for Caller {
 }
 
 impl Caller {
+    /// The sales channel a partner's token reserves under; none with authentication off.
+    #[must_use]
+    pub fn channel(&self) -> Option<seatclaim_core::domain::ChannelName> {
+        match self {
+            Self::Open => None,
+            Self::Signed(identity) => identity.channel.clone(),
+        }
+    }
+
     /// The buyer a reservation is for: the token's subject (a `buyer_id` in the body must be
     /// that subject, 403 otherwise), or with authentication off the body's `buyer_id`.
     pub fn buyer(&self, claimed: Option<&str>) -> Result<BuyerId, ApiError> {

@@ -97,6 +97,16 @@ pub enum ApiError {
     /// The request's body did not arrive within the body-read timeout (408).
     #[error("the request body did not arrive within {} s", .0.as_secs())]
     BodyTooSlow(std::time::Duration),
+    /// A well-formed request the domain refuses for the reason it names: an access code that
+    /// does not admit, a channel the event lacks (422, the reason's own code).
+    #[error("{}", .0.text)]
+    Refused(seatclaim_core::domain::Reason),
+    /// One of the access codes exists already for the event (409).
+    #[error("an access code of the request exists already for event {0}")]
+    CodeExists(EventId),
+    /// A feature this deployment is not configured for (503): what to set.
+    #[error("{0}")]
+    NotConfigured(String),
     /// The backend failed; 503 when a retry may help, 500 when it will not.
     #[error(transparent)]
     Backend(#[from] BackendError),

@@ -3,6 +3,7 @@
 
 pub mod auth;
 mod caller;
+mod code_key;
 mod error;
 mod extract;
 mod long_poll;
@@ -12,6 +13,7 @@ mod problem;
 mod process;
 mod rate;
 mod readiness;
+mod redact;
 mod request_metrics;
 mod routes;
 mod seat_maps;

@@ -37,8 +37,12 @@ pub fn run<H: BackendHook>() -> anyhow::Result<()> {
 async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     telemetry::init(cli.telemetry.log_format);
     let settings = cli.backend.settings_of(Service::Api);
-    let access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
+    let mut access = Access::from_settings(&cli.api, settings.backend == BackendKind::Aws)
         .await
+        .map_err(anyhow::Error::msg)?;
+    let data_dir =
+        (settings.backend == BackendKind::Embedded).then_some(settings.data_dir.as_path());
+    access.code_key = crate::code_key::load(cli.api.access_code_key.as_deref(), data_dir)
         .map_err(anyhow::Error::msg)?;
     let opened = backend::open(&settings)
         .await

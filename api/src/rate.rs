@@ -63,6 +63,18 @@ impl BuyerRate {
     }
 }
 
+impl BuyerRate {
+    /// Spends `requests` more of `buyer`'s bucket at once (a wrong access code's cost), as far
+    /// as the bucket holds them: the buyer's next requests wait that much longer.
+    pub fn spend(&self, buyer: &BuyerId, requests: u32) {
+        for _ in 0..requests {
+            if self.limiter.check_key(buyer).is_err() {
+                return;
+            }
+        }
+    }
+}
+
 async fn forget_idle(limiter: std::sync::Weak<DefaultKeyedRateLimiter<BuyerId>>) {
     let mut ticks = tokio::time::interval(FORGET_EVERY);
     loop {

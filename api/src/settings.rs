@@ -8,6 +8,12 @@ use crate::auth::AuthSettings;
 /// The API process's own settings (the backend's are shared with the worker).
 #[derive(Debug, Clone, Args)]
 pub struct ApiSettings {
+    /// The key access codes are hashed with (32 bytes or more; keep it secret, as a password
+    /// hash's pepper). Unset: the embedded backend makes one in its data folder; on AWS codes
+    /// are off.
+    #[arg(long, env = "SEATCLAIM_ACCESS_CODE_KEY", hide_env_values = true)]
+    pub access_code_key: Option<String>,
+
     /// Address to listen on; port 0 picks a free one (the bound address is logged).
     #[arg(long, env = "SEATCLAIM_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,

@@ -71,7 +71,7 @@ impl Application {
                     info_span!(
                         "request",
                         method = %request.method(),
-                        path = %request.uri().path(),
+                        path = %crate::redact::path(request.uri().path()),
                         job_id = tracing::field::Empty,
                     )
                 }),

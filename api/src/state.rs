@@ -103,6 +103,9 @@ pub struct Access {
     /// Whether a priced hold is sold by its payment alone (`PaymentsMode::required`): the
     /// settlement's step refuses a confirm without one.
     pub payments_required: bool,
+    /// The key access codes are hashed with (`SEATCLAIM_ACCESS_CODE_KEY`, or on the embedded
+    /// backend one kept in its data folder); `None`: codes are off (503).
+    pub code_key: Option<seatclaim_core::domain::CodeKey>,
 }
 
 impl Access {
@@ -142,6 +145,7 @@ impl Access {
         let payments_required =
             PaymentsMode::required(settings.payments, auth.is_some(), stripe.is_some());
         Ok(Self {
+            code_key: None,
             payments_required,
             stripe,
             auth,

@@ -523,6 +523,7 @@ async fn access(options: &AppOptions) -> Access {
             .expect("the test's Stripe accounts are account ids"),
         });
     Access {
+        code_key: Some(test_code_key()),
         payments_required: PaymentsMode::required(
             options.payments,
             auth.is_some(),
@@ -594,3 +595,15 @@ fn serve_in_process(
     }
     Transport::InProcess(seatclaim_api::router(state))
 }
+
+/// The access-code key of the apps the tests start in process (`TEST_CODE_KEY`); a test hashes
+/// a code with it to find its hash in the store.
+#[must_use]
+pub fn test_code_key() -> seatclaim_core::domain::CodeKey {
+    seatclaim_core::domain::CodeKey::new(TEST_CODE_KEY.as_bytes().to_vec())
+        .expect("the test key is long enough")
+}
+
+/// The access-code key of the tests' apps, in process and as `SEATCLAIM_ACCESS_CODE_KEY` of
+/// the services they start.
+pub const TEST_CODE_KEY: &str = "seatclaim-test-access-code-key-0123456789";

@@ -1,7 +1,7 @@
 //! Several `seatclaim-worker` processes deciding one sale at once, over real HTTP: a waitlist
 //! served by racing sweepers (`waitlist.rs`), buyers racing for seats together
-//! (`together.rs`), and buyers confirming priced holds unpaid while the claim runs
-//! (`unpaid.rs`).
+//! (`together.rs`), buyers confirming priced holds unpaid while the claim runs
+//! (`unpaid.rs`), and a thousand buyers racing on one presale code (`presale.rs`).
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -10,6 +10,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+mod presale;
 mod together;
 mod unpaid;
 mod waitlist;

@@ -38,6 +38,8 @@ pub struct Identity {
     pub admin: bool,
     /// Whether the token carries the payments scope (confirm a priced hold with its payment).
     pub payments: bool,
+    /// The sales channel a partner's token reserves under (`seatclaim/channel:<name>`).
+    pub channel: Option<seatclaim_core::domain::ChannelName>,
 }
 
 /// Validates tokens against the configured key sources and claims.
@@ -106,6 +108,7 @@ impl Authenticator {
             buyer,
             admin: claims.has_scope(&self.admin_scope),
             payments: claims.has_scope(PAYMENTS_SCOPE),
+            channel: claims.channel(),
         })
     }
 

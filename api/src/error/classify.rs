@@ -84,6 +84,15 @@ impl ApiError {
                 (StatusCode::BAD_REQUEST, ProblemType::InvalidSignature),
                 ReasonCode::InvalidSignature,
             ),
+            Self::Refused(reason) => (invalid, reason.code),
+            Self::CodeExists(_) => (
+                (StatusCode::CONFLICT, ProblemType::Conflict),
+                ReasonCode::CodeExists,
+            ),
+            Self::NotConfigured(_) => (
+                (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable),
+                ReasonCode::Unavailable,
+            ),
             Self::Backend(error) if error.is_transient() => (
                 (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Unavailable),
                 ReasonCode::Unavailable,

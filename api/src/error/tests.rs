@@ -39,6 +39,9 @@ fn one_of_each() -> Vec<ApiError> {
             currency: seatclaim_core::domain::Currency::parse("EUR").unwrap(),
         }),
         ApiError::BadSignature(crate::stripe::SignatureError::Stale),
+        ApiError::Refused(seatclaim_core::domain::unknown_code()),
+        ApiError::CodeExists(EventId::parse("e1").unwrap()),
+        ApiError::NotConfigured("set it".into()),
         ApiError::Backend(BackendError::transient("down")),
         ApiError::Backend(BackendError::permanent("broken")),
     ]
@@ -69,6 +72,9 @@ fn every_error_has_a_status_its_problem_type_is_documented_with() {
             | ApiError::BodyTooSlow(_)
             | ApiError::PaymentRequired(_)
             | ApiError::BadSignature(_)
+            | ApiError::Refused(_)
+            | ApiError::CodeExists(_)
+            | ApiError::NotConfigured(_)
             | ApiError::Backend(_) => {}
         }
         let (status, kind, _) = error.classify();

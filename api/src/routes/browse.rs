@@ -155,6 +155,28 @@ struct EventEntry {
     prices: BTreeMap<String, u64>,
     /// Its seats counted by state, as of its seat map's snapshot.
     seats: StateCounts,
+    /// Its sales channels: each one's sections are sold to its intents alone until its release.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    channels: Vec<ChannelEntry>,
+}
+
+/// One sales channel of an event.
+#[derive(Serialize, ToSchema)]
+struct ChannelEntry {
+    /// Its name.
+    name: String,
+    /// When its sale starts, if not with the event's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    sale_starts_at: Option<jiff::Timestamp>,
+    /// When its seats not held or sold become public, if ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    release_at: Option<jiff::Timestamp>,
+    /// The sections set aside for it.
+    sections: Vec<String>,
+    /// How many seats those sections hold.
+    seats: usize,
 }
 
 /// `GET /v1/events`: every event with its seats counted by state, from the same snapshots.
@@ -192,6 +214,17 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
                 .map(|(section, price)| (section.to_string(), *price))
                 .collect(),
             seats,
+            channels: (info.channels.channels.iter())
+                .map(|channel| ChannelEntry {
+                    name: channel.name.to_string(),
+                    sale_starts_at: channel.sale_starts_at,
+                    release_at: channel.release_at,
+                    sections: (info.channels.sections_of(&channel.name))
+                        .map(ToString::to_string)
+                        .collect(),
+                    seats: channel.seats,
+                })
+                .collect(),
         })
         .collect();
     let cache = [(

@@ -3,7 +3,9 @@
 //! and adds that operation to the OpenAPI document: the router serves exactly the operations the
 //! document describes (`tests/tests/http/openapi.rs` checks that no route is added any other way).
 
+mod access;
 mod browse;
+mod codes;
 mod docs;
 mod events;
 mod health;
@@ -35,6 +37,8 @@ const RESERVATION_BODY_LIMIT: usize = 64 * 1024;
 /// An event listed seat by seat in 1 MiB has some 25,000 seats; a larger house is described by
 /// its sections, a few bytes each. (Read only once the caller is known to be an admin.)
 const EVENT_BODY_LIMIT: usize = 1024 * 1024;
+/// The most an access-code request may carry: 10,000 codes of up to 64 characters.
+const CODES_BODY_LIMIT: usize = 1024 * 1024;
 /// A Stripe event is a few KiB (its objects are not expanded); a payment service's confirm less.
 const PAYMENT_BODY_LIMIT: usize = 256 * 1024;
 
@@ -75,6 +79,8 @@ fn bounded() -> OpenApiRouter<AppState> {
         .routes(routes!(jobs::cancel))
         .routes(routes!(jobs::extend))
         .routes(routes!(events::close_waitlist))
+        .routes(routes!(codes::create).layer(DefaultBodyLimit::max(CODES_BODY_LIMIT)))
+        .routes(routes!(codes::show, codes::revoke))
         .routes(routes!(ui::page).layer(CompressionLayer::new()))
         .routes(routes!(ui::event_page).layer(CompressionLayer::new()))
         .routes(routes!(ui::script).layer(CompressionLayer::new()))

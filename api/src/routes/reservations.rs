@@ -37,6 +37,10 @@ pub struct Reserve {
     /// With `section`: the seats must be adjacent in one row (the best such block, stranding
     /// no single seat when it can); default false, any seats of the section, the best first.
     together: Option<bool>,
+    /// A presale's access code: the reservation is admitted under the code's channel, and the
+    /// claim counts its seats against the code's `max_seats`.
+    #[schema(pattern = "^[A-Za-z0-9-]{4,64}$", example = "FAN-7Q2X")]
+    access_code: Option<String>,
 }
 
 impl Reserve {
@@ -168,12 +172,20 @@ pub async fn reserve(
     let unknown_event = || ApiError::NotFound(format!("event {event_id} does not exist"));
     let parsed_event = EventId::parse(&event_id).map_err(|_| unknown_event())?;
     let request = body.request()?;
+    let access = super::access::of_reservation(
+        &state,
+        &caller,
+        &parsed_event,
+        (&buyer_id, request.quantity()),
+        body.access_code.as_deref(),
+    )
+    .await?;
     let decide = state.decides_on_admission;
     let admission = app::admit(
         &state.backend,
         &key,
         parsed_event,
-        buyer_id.clone(),
+        (buyer_id.clone(), access),
         request,
         decide,
     );

@@ -97,7 +97,10 @@ impl SeatMaps {
             return Ok(None);
         };
         metrics::counter!("seatclaim_seat_map_rebuilds_total").increment(1);
-        let snapshot = Arc::new(Snapshot::build(event_id.clone(), seats, as_of)?);
+        let listed = self.listed().await?;
+        let info = listed.iter().find(|info| &info.event_id == event_id);
+        let channels = info.map(|info| info.channels.clone()).unwrap_or_default();
+        let snapshot = Arc::new(Snapshot::build(event_id.clone(), (seats, channels), as_of)?);
         *slot.current.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&snapshot));
         Ok(Some(snapshot))
     }
@@ -120,18 +123,7 @@ impl SeatMaps {
 
     /// Every event with its snapshot's counts; the list is read again at most once per maximum age.
     pub async fn events(&self) -> Result<Vec<(EventInfo, StateCounts)>, BackendError> {
-        let listed = {
-            let mut list = self.list.lock().await;
-            let now = self.backend.clock.now();
-            match list.as_ref() {
-                Some((at, events)) if now.duration_since(*at) < self.max_age => Arc::clone(events),
-                _ => {
-                    let events = Arc::new(self.backend.catalog.events().await?);
-                    *list = Some((now, Arc::clone(&events)));
-                    events
-                }
-            }
-        };
+        let listed = self.listed().await?;
         let mut events = Vec::with_capacity(listed.len());
         for info in listed.iter() {
             if let Some(snapshot) = self.get(&info.event_id).await? {
@@ -139,6 +131,23 @@ impl SeatMaps {
             }
         }
         Ok(events)
+    }
+}
+
+impl SeatMaps {
+    /// The event list, read again at most once per maximum age (it names each event's
+    /// channels, which its seat map shows).
+    async fn listed(&self) -> Result<Arc<Vec<EventInfo>>, BackendError> {
+        let mut list = self.list.lock().await;
+        let now = self.backend.clock.now();
+        Ok(match list.as_ref() {
+            Some((at, events)) if now.duration_since(*at) < self.max_age => Arc::clone(events),
+            _ => {
+                let events = Arc::new(self.backend.catalog.events().await?);
+                *list = Some((now, Arc::clone(&events)));
+                events
+            }
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use axum::body::Bytes;
 use jiff::Timestamp;
-use seatclaim_core::domain::{EventId, Seat, SeatView, Section};
+use seatclaim_core::domain::{ChannelName, Channels, EventId, Seat, SeatView, Section};
 use seatclaim_core::ports::BackendError;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -34,6 +34,9 @@ pub(crate) struct SeatEntry<'a> {
     seat_id: &'a str,
     /// Its section.
     section: &'a str,
+    /// The sales channel it is set aside for as of the map (absent: public).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    channel: Option<&'a str>,
     /// Its state as of the map: a lapsed hold shows AVAILABLE.
     #[schema(schema_with = seat_view_schema)]
     state: SeatView,
@@ -85,12 +88,14 @@ pub struct Snapshot {
     section_names: HashSet<Section>,
     /// Sections rendered so far, each once per snapshot.
     sections: Mutex<HashMap<Section, Rendered>>,
+    /// The event's sales channels, which a seat's entry names.
+    channels: Channels,
 }
 
 impl Snapshot {
     pub(super) fn build(
         event_id: EventId,
-        seats: Vec<Seat>,
+        (seats, channels): (Vec<Seat>, Channels),
         as_of: Timestamp,
     ) -> Result<Self, BackendError> {
         let seats: Vec<(Seat, SeatView)> = seats
@@ -108,7 +113,7 @@ impl Snapshot {
                 SeatView::Sold => counts.sold += 1,
             }
         }
-        let whole = render(&event_id, as_of, seats.iter())?;
+        let whole = render(&event_id, as_of, &channels, seats.iter())?;
         // One copy of each section's name, not one per seat: a rebuild runs every second.
         let mut section_names = HashSet::new();
         for (seat, _) in &seats {
@@ -124,6 +129,7 @@ impl Snapshot {
             whole,
             section_names,
             sections: Mutex::new(HashMap::new()),
+            channels,
         })
     }
 
@@ -146,7 +152,7 @@ impl Snapshot {
             .seats
             .iter()
             .filter(|(seat, _)| &seat.section == section);
-        let rendered = render(&self.event_id, self.as_of, seats)?;
+        let rendered = render(&self.event_id, self.as_of, &self.channels, seats)?;
         sections.insert(section.clone(), rendered.clone());
         Ok(Some(rendered))
     }
@@ -155,6 +161,7 @@ impl Snapshot {
 fn render<'a>(
     event_id: &EventId,
     as_of: Timestamp,
+    channels: &'a Channels,
     seats: impl Iterator<Item = &'a (Seat, SeatView)>,
 ) -> Result<Rendered, BackendError> {
     let mut hasher = DefaultHasher::new();
@@ -164,6 +171,7 @@ fn render<'a>(
             SeatEntry {
                 seat_id: seat.seat_id.as_str(),
                 section: seat.section.as_str(),
+                channel: channels.of(&seat.section, as_of).map(ChannelName::as_str),
                 state: *view,
             }
         })

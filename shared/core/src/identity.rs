@@ -12,6 +12,10 @@ pub const DEFAULT_ADMIN_SCOPE: &str = "seatclaim/admin";
 /// (`POST /v1/jobs/{id}/confirm` with a body), for any buyer.
 pub const PAYMENTS_SCOPE: &str = "seatclaim/payments";
 
+/// The scope prefix of a partner service that reserves under a sales channel without a code:
+/// `seatclaim/channel:<name>`.
+pub const CHANNEL_SCOPE_PREFIX: &str = "seatclaim/channel:";
+
 /// The shortest HS256 secret seatclaim signs or validates with, in bytes: RFC 7518, section 3.2
 /// asks for a key at least as long as the hash (SHA-256's 32 bytes); a shorter one (or an empty
 /// one) can be guessed, and whoever guesses it signs admin tokens.
@@ -86,6 +90,16 @@ impl Claims {
         self.scope
             .as_deref()
             .is_some_and(|scopes| scopes.split(' ').any(|s| s == scope))
+    }
+
+    /// The sales channel a partner's token reserves under: its scope's
+    /// `seatclaim/channel:<name>` (the first, if several), when the name is a channel name.
+    #[must_use]
+    pub fn channel(&self) -> Option<crate::domain::ChannelName> {
+        let scopes = self.scope.as_deref()?;
+        (scopes.split(' '))
+            .filter_map(|scope| scope.strip_prefix(CHANNEL_SCOPE_PREFIX))
+            .find_map(|name| crate::domain::ChannelName::parse(name).ok())
     }
 
     /// Whether the token is meant for `audience`: its `aud` contains it, or (Cognito) its

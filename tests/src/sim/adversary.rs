@@ -96,7 +96,7 @@ pub async fn unservable(ctx: Rc<Ctx>, n: usize) {
             &ctx.backend,
             &key,
             event_id,
-            buyer.clone(),
+            (buyer.clone(), None),
             request.clone(),
             false,
         )

@@ -97,7 +97,7 @@ async fn reuse_key(ctx: &Ctx, buyer: &BuyerId, key: &IdempotencyKey, used: &Seat
             &ctx.backend,
             key,
             event_id,
-            buyer.clone(),
+            (buyer.clone(), None),
             other.clone(),
             false,
         )

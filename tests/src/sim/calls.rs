@@ -30,7 +30,7 @@ pub(super) async fn admit(
             &ctx.backend,
             key,
             event_id,
-            buyer.clone(),
+            (buyer.clone(), None),
             request.clone(),
             false,
         )

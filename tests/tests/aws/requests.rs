@@ -104,6 +104,7 @@ async fn serve(backend: Backend) -> String {
             body_read_timeout: ServerLimits::default().body_read_timeout(),
             stripe: None,
             payments_required: false,
+            code_key: None,
         },
         SignedDuration::ZERO,
         false,

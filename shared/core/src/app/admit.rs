@@ -1,23 +1,24 @@
 //! The use case "admit a reservation": the one durable write behind the API's 202.
 
 use super::decide::record_decision;
-use crate::domain::{BuyerId, EventId, IdempotencyKey, Intent, SeatRequest};
+use crate::domain::{Access, BuyerId, EventId, IdempotencyKey, Intent, SeatRequest};
 use crate::ports::{Admission, Backend, BackendError, ClaimOutcome};
 
 /// Makes a buyer's request durable as a PENDING job with its intent queued (or recognises a
-/// retry of it), and counts the admission by result. With `decide` (the process runs the
+/// retry of it), admitted under `access` (a sales channel, and the code that admits to it) if
+/// given, and counts the admission by result. With `decide` (the process runs the
 /// worker), the store may decide the claim in the same write ([`Admission::Decided`]), counted
 /// as the worker counts its decisions.
 pub async fn admit(
     backend: &Backend,
     key: &IdempotencyKey,
     event_id: EventId,
-    buyer_id: BuyerId,
+    (buyer_id, access): (BuyerId, Option<Access>),
     request: SeatRequest,
     decide: bool,
 ) -> Result<Admission, BackendError> {
     let intent = Intent {
-        access: None,
+        access,
         job_id: backend.admissions.new_job_id(&buyer_id, key),
         event_id,
         buyer_id,
