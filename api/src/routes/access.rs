@@ -4,9 +4,7 @@
 //! is only the fast answer. A code that is no code costs the buyer's rate as much as a burst of
 //! requests, so codes cannot be guessed at speed.
 
-use seatclaim_core::domain::{
-    Access, AccessCode, BuyerId, EventId, ReasonCode, ValidationError, unknown_code,
-};
+use seatclaim_core::domain::{Access, AccessCode, BuyerId, EventId, ReasonCode, unknown_code};
 
 use crate::caller::Caller;
 use crate::error::ApiError;
@@ -33,7 +31,7 @@ pub(super) async fn of_reservation(
     let key = state.access.code_key.as_ref().ok_or_else(|| {
         ApiError::NotConfigured("access codes need SEATCLAIM_ACCESS_CODE_KEY".into())
     })?;
-    let code = AccessCode::parse(code).map_err(ValidationError::from)?;
+    let code = AccessCode::parse(code)?;
     let hash = key.hash(event_id, &code);
     let now = state.backend.clock.now();
     let standing = state.backend.catalog.code(event_id, &hash, now).await?;
