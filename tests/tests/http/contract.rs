@@ -19,6 +19,7 @@ mod payment_scope;
 mod payment_service;
 mod payments;
 mod prefer_wait;
+mod presales;
 mod queue_position;
 mod reason_codes;
 mod settle_races;

@@ -165,9 +165,12 @@ async fn with_authentication_on_the_protected_operations_need_the_bearer_scheme(
         "cancel_job",
         "close_waitlist",
         "confirm_job",
+        "create_codes",
         "create_event",
         "extend_job",
         "reserve",
+        "revoke_code",
+        "show_code",
         "show_job",
     ];
     assert_eq!(protected, expected.map(str::to_owned).into());
