@@ -30,7 +30,10 @@ pub(super) async fn admit(
             &ctx.backend,
             key,
             event_id,
-            (buyer.clone(), None),
+            (
+                buyer.clone(),
+                ctx.plan.presale.as_ref().and_then(|p| p.access(request)),
+            ),
             request.clone(),
             false,
         )

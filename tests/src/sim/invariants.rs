@@ -11,11 +11,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use seatclaim_core::domain::{JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section};
+use seatclaim_core::domain::{
+    EventId, JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section,
+};
 use seatclaim_core::memory::{Lane, Memory, State};
 
 use super::lines::{Lines, check_served};
 use super::payments::{Payments, check_paid};
+use super::presale::Presale;
 use super::rules::{
     Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, late_sale,
     names,
@@ -45,6 +48,8 @@ pub struct Observer {
     sold: BTreeMap<SeatId, JobId>,
     /// What the tables looked like at the last full check (see [`Observer::check`]).
     last_look: Option<Look>,
+    /// The seed's presale and its event, whose invariants are checked too (`presale.rs`).
+    presale: Option<(Presale, EventId)>,
     /// Whether the run decides as the AWS backend does, where a release and its line's serving
     /// are two commits: free seats may then wait for the serving (or the sweeper's next pass)
     /// for a step or more, so no seat sitting free while a waiter fits it is the interactive
@@ -67,6 +72,7 @@ impl Observer {
             sold: BTreeMap::new(),
             last_look: None,
             optimistic,
+            presale: (plan.presale.clone()).map(|p| (p, plan.event.event_id.clone())),
         }
     }
 
@@ -90,6 +96,9 @@ impl Observer {
             self.note_draws(state);
             self.check_seats(state, now)?;
             check_limits(state, now)?;
+            if let Some((presale, event_id)) = &self.presale {
+                presale.check(state, event_id, now)?;
+            }
             if !self.optimistic {
                 check_served(state, &self.terms, &self.drawn, now)?;
             }

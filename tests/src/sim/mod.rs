@@ -23,6 +23,7 @@ mod payer;
 mod payments;
 mod plans;
 mod ports;
+mod presale;
 mod racer;
 mod report;
 mod rules;

@@ -14,7 +14,7 @@ use seatclaim_core::Backend;
 use seatclaim_core::app::BatchOutcome;
 use seatclaim_core::domain::JobStatus;
 use seatclaim_core::memory::{self, Lane, Memory, MemoryPlans, Optimistic};
-use seatclaim_core::ports::Clock;
+use seatclaim_core::ports::{Clock, CodesCreation};
 
 use super::actors::{self, Ctx};
 use super::adversary;
@@ -83,6 +83,20 @@ impl Run {
             .now_or_never()
             .expect("the memory store answers at once")
             .expect("the event is created");
+        if let Some(presale) = &plan.presale {
+            let code = [presale.record()];
+            let created = memory
+                .backend
+                .catalog
+                .create_codes(&plan.event.event_id, &code);
+            let created = created
+                .now_or_never()
+                .expect("the memory store answers at once");
+            assert!(
+                matches!(created, Ok(CodesCreation::Created(1))),
+                "{created:?}"
+            );
+        }
         let gate = Arc::new(Gate::new(
             dice.clone(),
             clock.clone(),

@@ -16,6 +16,7 @@ use seatclaim_core::ports::Redelivery;
 
 use super::dice::Dice;
 use super::gate::FaultRates;
+use super::presale::Presale;
 
 /// The seat a buyer with a typo asks for: the event has none such, so admission refuses it.
 const TYPO: &str = "Z-9-9";
@@ -53,6 +54,8 @@ pub struct Plan {
     pub payments: bool,
     /// The adversaries of this seed (`adversary.rs`).
     pub adversaries: Adversaries,
+    /// The presale, if the seed draws one (`presale.rs`).
+    pub presale: Option<Presale>,
 }
 
 /// How many of each adversary a seed runs: they attack the rules the honest buyers never test.
@@ -75,7 +78,7 @@ impl Plan {
         let max_attempts = u32::try_from(dice.between(2..6)).unwrap_or(3);
         let stormy = dice.chance(0.8);
         let rate = |high: f64| if stormy { dice.rate(0.0, high) } else { 0.0 };
-        Self {
+        let mut plan = Self {
             event: event(dice),
             buyers: usize::try_from(dice.between(4..16)).unwrap_or(8),
             distinct_buyers: usize::try_from(dice.between(2..8)).unwrap_or(4),
@@ -107,7 +110,14 @@ impl Plan {
                 payers: usize::from(dice.chance(0.6)),
                 racers: usize::from(dice.chance(0.6)),
             },
+            presale: None,
+        };
+        // Drawn last, so that the draws before it stay what each seed drew without presales.
+        if dice.chance(0.4) {
+            let start = Timestamp::from_second(START_SECOND).unwrap_or(Timestamp::UNIX_EPOCH);
+            plan.presale = Some(Presale::draw(dice, &mut plan.event, start));
         }
+        plan
     }
 
     /// What a confirm without a payment brings: nothing where payments are required (a priced

@@ -99,7 +99,13 @@ fn settlement_writes(
     let seats = u32::try_from(job.seat_ids.len()).unwrap_or(u32::MAX);
     let (change, until, count) = match settlement {
         Settlement::Sell => (SeatChange::Sell, None, CountChange::Sold { seats }),
-        Settlement::Release => (SeatChange::Release, None, CountChange::Released { seats }),
+        // On the deadline read: an expiry (or a cancel) that an extension overtook between the
+        // reads and the commit decides again, so a hold extended meanwhile never expires early.
+        Settlement::Release => (
+            SeatChange::Release,
+            job.hold_expires_at,
+            CountChange::Released { seats },
+        ),
         Settlement::Extend { from, until } => (
             SeatChange::Extend { until },
             Some(from),
