@@ -22,6 +22,8 @@ pub fn load(setting: Option<&str>, data_dir: Option<&Path>) -> Result<Option<Cod
     let Some(dir) = data_dir else {
         return Ok(None);
     };
+    // Before the backend opens it on a first start, the folder may not exist yet.
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(KEY_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -65,11 +67,13 @@ mod tests {
 
     #[test]
     fn the_data_folders_key_is_made_once_and_kept() {
-        let dir = std::env::temp_dir().join(format!("seatclaim-code-key-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // A folder that does not exist yet, as on a first start.
+        let dir = std::env::temp_dir()
+            .join(format!("seatclaim-code-key-{}", std::process::id()))
+            .join("data");
         let first = load(None, Some(&dir)).unwrap().unwrap();
         let again = load(None, Some(&dir)).unwrap().unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
         let event = seatclaim_core::domain::EventId::parse("e").unwrap();
         let code = seatclaim_core::domain::AccessCode::parse("FAN-1234").unwrap();
         assert_eq!(first.hash(&event, &code), again.hash(&event, &code));

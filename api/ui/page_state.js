@@ -34,7 +34,9 @@ export const ENDED_WITHOUT_SEATS = new Set(['REJECTED', 'CANCELLED', 'EXPIRED'])
  * API answers with the same job. `sent_elsewhere` is the problem's detail when the API named
  * another job of the buyer's instead (409 already-queued: one per buyer before the opening), which
  * this page then follows: its seats are not `body`'s.
- * @typedef {{key: string, body: SeatRequest & {buyer_id?: string}, job_id: string | null,
+ * A presale's `access_code`, when the buyer typed one, goes with the request.
+ * @typedef {{key: string, body: SeatRequest & {buyer_id?: string, access_code?: string},
+ *            job_id: string | null,
  *            sent_elsewhere?: string}} Stored
  */
 

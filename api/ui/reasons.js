@@ -15,6 +15,12 @@ const NEXT_STEP = {
   reserved_for_waitlist: 'This section serves its waitlist first: ask for a number of seats in it to join the line.',
   waitlist_closed: 'The waitlist has closed: the seats still free on the map can be reserved.',
   request_expired: 'Your request waited too long to be decided: send it again.',
+  channel_seats: 'These seats are for a presale: enter your presale code, or choose seats of another section.',
+  access_code_unknown: 'Check the presale code: it is not one of this event\'s codes.',
+  access_code_expired: 'Your presale code is not valid at this time.',
+  access_code_used_up: 'Your presale code has no seats left.',
+  access_code_bound: 'Your presale code was used by another buyer first.',
+  access_code_revoked: 'Your presale code was withdrawn.',
 };
 
 /**

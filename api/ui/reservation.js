@@ -69,13 +69,15 @@ function requestBody() {
     formError(`Ask for 1 to ${MAX_SEATS} seats.`);
     return null;
   }
+  const code = /** @type {HTMLInputElement} */ ($('[data-field="access_code"]')).value.trim();
+  const asked = code ? { ...request, access_code: code } : { ...request };
   if (config.auth) {
-    if (token()) return { ...request };
+    if (token()) return asked;
     formError('Sign in to reserve.');
     return null;
   }
   const buyer = localStorage.getItem(BUYER_KEY) ?? '';
-  if (buyer) return { ...request, buyer_id: buyer };
+  if (buyer) return { ...asked, buyer_id: buyer };
   formError('Enter your name first (top of the page).');
   /** @type {HTMLInputElement} */ ($('[data-field="buyer"]')).focus();
   return null;

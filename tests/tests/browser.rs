@@ -4,7 +4,7 @@
 //! ringed on the map, and a new try straight after a rejection), a reload while PENDING
 //! (one reservation, however often the page is reloaded or clicked), a reservation sent before a
 //! sale's opening (the countdown, the line for the opening, the hold after it), keyboard-only
-//! use, a bearer token with authentication on, and signing in with OpenID Connect (authorization
+//! use, a presale code typed on the form, a bearer token with authentication on, and signing in with OpenID Connect (authorization
 //! code with PKCE) at a test identity provider (`tests/src/oidc_issuer.rs`) against the real
 //! `seatclaim-api` binary configured for it. With `SEATCLAIM_SCREENSHOTS=1` it also refreshes the
 //! pictures in `docs/screenshots/`. `bash tests/browser/install.sh` installs what it needs
@@ -129,6 +129,32 @@ async fn a_seat_another_buyer_took_first_is_rejected_with_its_reason() {
     app.create_grid("e1", 2, 5, 300).await;
     run(&app, "rejection", &[("SEATCLAIM_EVENT", "e1")]).await;
     assert_eq!(seats_in(&app.seat_map("e1").await, "HELD"), ["A-1-1"]);
+}
+
+#[tokio::test]
+async fn a_presale_code_typed_on_the_page_opens_the_channels_seats() {
+    let Some(app) = app_with(AppOptions::default()).await else {
+        return;
+    };
+    let created = app
+        .create_event(&json!({"event_id": "pre", "name": "Presale",
+            "channels": [{"name": "fanclub"}],
+            "sections": [
+                {"section": "F", "rows": 1, "seats_per_row": 4, "channel": "fanclub"},
+                {"section": "A", "rows": 1, "seats_per_row": 4}]}))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let codes = app
+        .request(Method::POST, "/v1/events/pre/codes")
+        .json(&json!({"channel": "fanclub", "codes": ["FAN-PAGE"], "max_seats": 2}))
+        .send()
+        .await;
+    assert_eq!(codes.status, StatusCode::CREATED, "{}", codes.text());
+    let env = [("SEATCLAIM_EVENT", "pre"), ("SEATCLAIM_CODE", "FAN-PAGE")];
+    let out = run(&app, "presale", &env).await;
+    assert!(out.contains("PRESALE_JOB="), "{out}");
+    let (_, standing) = app.get("/v1/events/pre/codes/FAN-PAGE").await;
+    assert_eq!(standing["held"], 1, "{standing}");
 }
 
 #[tokio::test]
