@@ -594,3 +594,51 @@ fn the_api_refuses_to_start_open_to_the_network_or_with_keys_anyone_could_pass()
     );
     open.wait_for_log("listening", std::time::Duration::from_secs(60));
 }
+
+/// A partner service whose token's scope holds `seatclaim/channel:<name>` reserves under that
+/// channel without a code; its buyers' tokens without the scope are public.
+#[tokio::test]
+async fn a_partners_channel_scope_admits_to_its_channel_without_a_code() {
+    let app = app_with(hs256(SECRET)).await;
+    let event = json!({"event_id": "partnered", "name": "Partnered",
+        "channels": [{"name": "partner"}],
+        "sections": [{"section": "P", "rows": 1, "seats_per_row": 4, "channel": "partner"}]});
+    let created = call(
+        &app,
+        Method::POST,
+        "/v1/events",
+        Some(&admin()),
+        Some(event),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let partner = hs256_token(
+        SECRET,
+        &claims(
+            "partner-app",
+            &json!({"scope": "seatclaim/channel:partner"}),
+        ),
+    );
+    let path = "/v1/events/partnered/reservations";
+    let body = json!({"section": "P", "quantity": 1});
+    for (who, token, status) in [
+        ("public", token("fan"), "REJECTED"),
+        ("partner", partner, "HELD"),
+    ] {
+        let reserved = call(&app, Method::POST, path, Some(&token), Some(body.clone())).await;
+        assert_eq!(reserved.status, StatusCode::ACCEPTED, "{}", reserved.text());
+        let job_id = reserved.json()["job_id"].as_str().unwrap().to_owned();
+        let job =
+            seatclaim_e2e::eventually(std::time::Duration::from_secs(30), "a decision", || {
+                let (app, token, job_id) = (&app, &token, &job_id);
+                async move {
+                    let path = format!("/v1/jobs/{job_id}");
+                    let reply = call(app, Method::GET, &path, Some(token), None).await;
+                    let job = reply.json();
+                    (job["status"] != "PENDING").then_some(job)
+                }
+            })
+            .await;
+        assert_eq!(job["status"], status, "{who}: {job}");
+    }
+}

@@ -45,6 +45,10 @@ pub struct NewEvent {
     pub hold_seconds: u32,
     /// Its sections.
     pub sections: Vec<SectionSpec>,
+    /// The per-buyer limit the load generator's events name: 0 (none), the only one the peers
+    /// implement, as seatclaim's events under load have none.
+    #[serde(default)]
+    pub max_seats_per_buyer: u32,
 }
 
 fn default_hold() -> u32 {
@@ -56,6 +60,9 @@ impl NewEvent {
     pub fn validate(&self) -> Result<u64, String> {
         if !is_name(&self.event_id, 64, true) {
             return Err("event_id must be 1-64 of A-Z a-z 0-9 _ -".into());
+        }
+        if self.max_seats_per_buyer != 0 {
+            return Err("the peers implement no per-buyer limit: max_seats_per_buyer must be 0".into());
         }
         if self.sections.is_empty() || self.hold_seconds == 0 {
             return Err("an event needs sections and a positive hold_seconds".into());

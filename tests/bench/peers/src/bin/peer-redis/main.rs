@@ -95,6 +95,7 @@ impl Store for RedisStore {
             name: String::new(),
             hold_seconds: 1,
             sections,
+            max_seats_per_buyer: 0,
         };
         let now = now_ms();
         let seats = event.seats().map(|(seat_id, section)| {
