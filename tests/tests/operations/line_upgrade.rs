@@ -57,7 +57,11 @@ async fn reserve(backend: &Backend, event: &EventId, buyer: &str) -> Intent {
 fn as_version_12_left_it(dir: &Path) {
     let file = rusqlite::Connection::open(dir.join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(
-        "DROP INDEX jobs_counted;
+        "DROP INDEX jobs_by_access_code;
+         DROP TABLE access_codes;
+         ALTER TABLE jobs DROP COLUMN access;
+         ALTER TABLE events DROP COLUMN channels;
+         DROP INDEX jobs_counted;
          CREATE INDEX jobs_holding ON jobs (event_id, buyer_id) WHERE status IN ('HELD', 'SOLD');
          DROP INDEX jobs_waitlisted;
          ALTER TABLE jobs DROP COLUMN line_place;

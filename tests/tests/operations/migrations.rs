@@ -471,7 +471,11 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
     // line ordered by job id.
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(&format!(
-        "DROP INDEX jobs_sold_by_payment;
+        "DROP INDEX jobs_by_access_code;
+         DROP TABLE access_codes;
+         ALTER TABLE jobs DROP COLUMN access;
+         ALTER TABLE events DROP COLUMN channels;
+         DROP INDEX jobs_sold_by_payment;
          DROP INDEX jobs_waitlisted;
          ALTER TABLE jobs DROP COLUMN line_place;
          ALTER TABLE jobs DROP COLUMN reason_code;
