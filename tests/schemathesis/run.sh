@@ -79,6 +79,8 @@ export SEATCLAIM_DATA_DIR="$RUN_DIR/data"
 export SEATCLAIM_AUTH=off
 # Generated requests share a few buyer ids: a bucket this deep never empties in one run.
 export SEATCLAIM_BUYER_RATE=100000 SEATCLAIM_BUYER_BURST=100000
+# Presale codes are on, as a deployment that uses them runs (on AWS they need a key).
+export SEATCLAIM_ACCESS_CODE_KEY="schemathesis-access-code-key-0123456789"
 export SEATCLAIM_LOG_FORMAT=text RUST_LOG="${RUST_LOG:-warn}"
 unset SEATCLAIM_AUTH_JWKS_URL SEATCLAIM_AUTH_HS256_SECRET
 

@@ -47,6 +47,7 @@ pub struct NewCodes {
 
 /// Codes created.
 #[derive(Serialize, ToSchema)]
+#[schema(as = CodesCreated)]
 pub struct Created {
     /// The event.
     #[schema(value_type = String)]
@@ -62,6 +63,7 @@ pub struct Created {
 
 /// A code's standing.
 #[derive(Serialize, ToSchema)]
+#[schema(as = CodeStanding)]
 pub struct Standing {
     /// The channel it admits to.
     channel: String,
@@ -174,7 +176,13 @@ fn listed(codes: &[String]) -> Result<Vec<AccessCode>, ApiError> {
     security(("bearerAuth" = [])),
     responses(
         (status = 201, description = "Created; generated codes are in this answer only.", body = Created),
+        (status = 400, description = "The body is not JSON (a syntax error), or a path that is \
+            not UTF-8 once percent-decoded."),
         (status = 403, description = "A token without the admin scope."),
+        (status = 408, description = "The body did not arrive within \
+            `SEATCLAIM_BODY_READ_TIMEOUT_SECS` seconds."),
+        (status = 413, description = "The body is over 1 MiB."),
+        (status = 415, description = "The body is not declared as JSON."),
         (status = 404, description = "No such event."),
         (status = 409, description = "A code of the request exists already (`code_exists`); none was created."),
         (status = 422, description = "A broken rule: both or neither of `codes` and `generate`, a \
@@ -252,6 +260,7 @@ fn hashed(state: &AppState, event_id: &EventId, raw: &str) -> Result<CodeHash, A
     security(("bearerAuth" = [])),
     responses(
         (status = 200, description = "The code's standing.", body = Standing),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
         (status = 403, description = "A token without the admin scope."),
         (status = 404, description = "No such event or code."),
         (status = 503, description = "No `SEATCLAIM_ACCESS_CODE_KEY` on this deployment."),
@@ -297,6 +306,7 @@ pub async fn show(
     security(("bearerAuth" = [])),
     responses(
         (status = 204, description = "Revoked (again: still revoked)."),
+        (status = 400, description = "A path that is not UTF-8 once percent-decoded."),
         (status = 403, description = "A token without the admin scope."),
         (status = 404, description = "No such event or code."),
         (status = 503, description = "No `SEATCLAIM_ACCESS_CODE_KEY` on this deployment."),
