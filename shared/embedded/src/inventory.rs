@@ -16,7 +16,7 @@ use crate::error::sqlite_error;
 use seatclaim_core::codec::to_ms;
 use seatclaim_core::domain::{EventId, Intent, Job, JobAction, JobId, Tender};
 use seatclaim_core::ports::{BackendError, ClaimOutcome, Claims, Inventory, Settled};
-use seatclaim_core::step::{claim_one, settle_one};
+use seatclaim_core::step::{claim_one, serve_released, settle_one};
 
 #[async_trait]
 impl Inventory for EmbeddedStore {
@@ -104,6 +104,7 @@ impl Inventory for EmbeddedStore {
                     released += usize::from(matches!(settled, Settled::Done(_)));
                     served.extend(moved);
                 }
+                served.extend(serve_released(&mut step, now)?);
                 Ok((released, served))
             })
             .await

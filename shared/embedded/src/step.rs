@@ -106,6 +106,20 @@ impl StepStore for SqlStep<'_, '_> {
         codes::update(self.tx, event_id, hash, codes::Change::Bind(buyer)).map(drop)
     }
 
+    fn channel_events(&mut self) -> Result<Vec<EventId>, BackendError> {
+        let ids: Vec<String> = (self.tx)
+            .prepare_cached("SELECT event_id FROM events WHERE channels IS NOT NULL")
+            .map_err(sqlite_error)?
+            .query_map([], |row| row.get(0))
+            .map_err(sqlite_error)?
+            .collect::<Result<_, _>>()
+            .map_err(sqlite_error)?;
+        Ok(ids
+            .iter()
+            .filter_map(|id| EventId::parse(id).ok())
+            .collect())
+    }
+
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError> {
         has_line(self.tx, event_id, section)
     }

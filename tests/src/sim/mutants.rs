@@ -265,6 +265,10 @@ impl StepStore for Mangled<'_> {
         self.inner.bind_code(event_id, hash, buyer)
     }
 
+    fn channel_events(&mut self) -> Result<Vec<EventId>, BackendError> {
+        self.inner.channel_events()
+    }
+
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError> {
         self.inner.has_line(event_id, section)
     }

@@ -132,6 +132,18 @@ impl Channels {
         (!released).then_some(name)
     }
 
+    /// Whether `section` was a channel's and is public from its `release_at` at `now`: its
+    /// seats go to the section's line first.
+    #[must_use]
+    pub fn released(&self, section: &Section, now: Timestamp) -> bool {
+        self.sections.contains_key(section) && self.of(section, now).is_none()
+    }
+
+    /// The sections of channels released at `now`, whose lines the release serves.
+    pub fn released_sections(&self, now: Timestamp) -> impl Iterator<Item = &Section> {
+        (self.sections.keys()).filter(move |section| self.released(section, now))
+    }
+
     /// Whether an intent admitted under `channel` (`None`: a public one) may take seats of
     /// `section` at `now`: only a section of its own channel, or a public one for a public
     /// intent.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{
-    Best, Channels, ClaimDecision, Intent, Prices, Reason, ReasonCode, Seat, SeatLimit,
-    SeatRequest, SeatState, Section, decide_claim,
+    Best, ChannelName, Channels, ClaimDecision, Intent, Prices, Reason, ReasonCode, Seat,
+    SeatLimit, SeatRequest, SeatState, Section, decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -124,6 +124,13 @@ impl SaleTerms {
                     reason: Reason::reserved_for_waitlist(),
                 }
             }
+            // A channel's release hands its seats to the line first: the claim joins its end
+            // and the release's serving gives the line's waiters their turn, in order.
+            SeatRequest::Section { section, .. }
+                if has_line(section) && self.channels.released(section, now) =>
+            {
+                ClaimDecision::Waitlist
+            }
             SeatRequest::Section { section, .. } => {
                 let given_back: Vec<Seat>;
                 let seats = if has_line(section) {
@@ -170,25 +177,64 @@ impl SaleTerms {
             .ok_or_else(|| limit.reason())
     }
 
-    /// The rejection of `intent` when a seat it would take is not its channel's at `now`
-    /// (`sections`: its section, or the sections of the seats it names): a public intent takes
-    /// no seat set aside for a channel, and a channel's intent only its channel's seats.
+    /// The claim's decision for `intent` on `candidates` (the seats read for it), with every
+    /// rule of its channel: seats outside the channel refused or waited for, a channel's intent
+    /// decided on its seats alone, and a public one under its lines ([`Self::decide`]).
     #[must_use]
-    pub fn refuse_channel<'a>(
+    pub fn decide_intent(
+        &self,
+        intent: &Intent,
+        candidates: &[Seat],
+        now: Timestamp,
+        has_line: impl Fn(&Section) -> bool,
+    ) -> ClaimDecision {
+        let sections =
+            (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
+        if let Some(decision) = self.refuse_channel(intent, sections, now) {
+            return decision;
+        }
+        if !self.waits_in_lines(intent) {
+            return self.decide_freely(&intent.request, candidates, now);
+        }
+        self.decide(&intent.request, candidates, now, has_line)
+    }
+
+    /// The decision on `intent` when a seat it would take is not its channel's at `now`
+    /// (`sections`: its section, or the sections of the seats it names): a public intent takes
+    /// no seat set aside for a channel, and a channel's intent only its channel's seats. A public
+    /// section request for a channel's seats waits in the section's line when the event has a
+    /// waitlist, to be served at the channel's release; anything else is rejected.
+    fn refuse_channel<'a>(
         &self,
         intent: &Intent,
         mut sections: impl Iterator<Item = &'a Section>,
         now: Timestamp,
-    ) -> Option<Reason> {
+    ) -> Option<ClaimDecision> {
         let channel = intent.access.as_ref().map(|access| &access.channel);
-        let refused = sections.any(|section| !self.channels.admits(channel, section, now));
-        refused.then(|| match channel {
-            Some(name) => Reason::new(
-                ReasonCode::ChannelSeats,
-                format!("seats not in channel {name}"),
-            ),
-            None => Reason::new(ReasonCode::ChannelSeats, "seats set aside for a channel"),
+        if !sections.any(|section| !self.channels.admits(channel, section, now)) {
+            return None;
+        }
+        let waits = channel.is_none() && self.waitlist.is_open();
+        if waits && let Some(section) = intent.request.section() {
+            return (self.channels.of(section, now).is_some()).then_some(ClaimDecision::Waitlist);
+        }
+        Some(ClaimDecision::Reject {
+            reason: channel_seats(channel),
         })
+    }
+
+    /// Whether `intent` respects the lines and may wait in one: a line is the public's, so an
+    /// intent admitted under a channel takes its channel's seats as they are, or is rejected.
+    #[must_use]
+    pub fn waits_in_lines(&self, intent: &Intent) -> bool {
+        intent.access.is_none()
+    }
+
+    /// Whether `section`'s line may be served at `now`: with seats the public may take, so not
+    /// while they are a channel's (the channel's release serves it).
+    #[must_use]
+    pub fn serves_line(&self, section: &Section, now: Timestamp) -> bool {
+        self.channels.of(section, now).is_none()
     }
 
     /// The rejection's reason when the buyer's count leaves no room: `buyer_limit` (with an
@@ -199,5 +245,16 @@ impl SaleTerms {
             || Reason::new(super::ReasonCode::BuyerLimit, ""),
             SeatLimit::reason,
         )
+    }
+}
+
+/// The reason a claim outside its channel is rejected with.
+fn channel_seats(channel: Option<&ChannelName>) -> Reason {
+    match channel {
+        Some(name) => Reason::new(
+            ReasonCode::ChannelSeats,
+            format!("seats not in channel {name}"),
+        ),
+        None => Reason::new(ReasonCode::ChannelSeats, "seats set aside for a channel"),
     }
 }

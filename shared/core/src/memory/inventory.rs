@@ -9,7 +9,7 @@ use super::step::MemoryStep;
 use super::waitlist;
 use crate::domain::{EventId, Intent, JobAction, JobId, Tender};
 use crate::ports::{BackendError, Claims, Inventory, Settled};
-use crate::step::{claim_one, settle_one};
+use crate::step::{claim_one, serve_released, settle_one};
 
 #[async_trait]
 impl Inventory for MemoryStore {
@@ -61,6 +61,7 @@ impl Inventory for MemoryStore {
                     settle_one(&mut step, job_id, JobAction::Expire, &Tender::Nothing, now)?;
                 released += usize::from(matches!(settled, Settled::Done(_)));
             }
+            serve_released(&mut step, now)?;
             Ok(released)
         })
     }

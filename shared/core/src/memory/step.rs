@@ -27,6 +27,13 @@ impl StepStore for MemoryStep<'_> {
         Ok(self.state.events.get(event_id).map(StoredEvent::terms))
     }
 
+    fn channel_events(&mut self) -> Result<Vec<EventId>, BackendError> {
+        Ok((self.state.events.iter())
+            .filter(|(_, event)| !event.channels.sections.is_empty())
+            .map(|(event_id, _)| event_id.clone())
+            .collect())
+    }
+
     fn counted_seats(
         &mut self,
         event_id: &EventId,

@@ -125,11 +125,6 @@ fn hold_or_reject(
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
     let candidates = store.candidate_seats(intent, terms.best, now)?;
-    let sections =
-        (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
-    if let Some(reason) = terms.refuse_channel(intent, sections, now) {
-        return Ok(job.reject(&reason, now));
-    }
     let mut lined = BTreeSet::new();
     if terms.waitlist.is_open() {
         let sections = (intent.request.section().into_iter())
@@ -142,7 +137,7 @@ fn hold_or_reject(
     }
     let has_line = |section: &Section| lined.contains(section);
     Ok(
-        match terms.decide(&intent.request, &candidates, now, has_line) {
+        match terms.decide_intent(intent, &candidates, now, has_line) {
             // The guards hold by construction here: the step decides and writes in one
             // transaction (or under one lock), where no other claim runs between the two.
             ClaimDecision::Hold {

@@ -29,7 +29,7 @@ pub use claiming::{Claiming, SetAside};
 pub use commit::{BuyerCount, Commit, Decided};
 pub use plan::{Committed, CountChange, Misses, Plan, SeatChange, SeatCondition, Write};
 pub use settle::settle_one;
-pub use waitlist::serve_after;
+pub use waitlist::{serve_after, serve_released};
 
 /// The reads and conditional writes of one atomic step of a store. Each runs inside the step:
 /// what it reads cannot change before the step's writes, and a failed step writes nothing.
@@ -82,6 +82,9 @@ pub trait StepStore {
         hash: &CodeHash,
         buyer: &BuyerId,
     ) -> Result<(), BackendError>;
+
+    /// The events that set seats aside for a channel, whose releases the sweeper serves.
+    fn channel_events(&mut self) -> Result<Vec<EventId>, BackendError>;
 
     /// Whether `section` of the event has a line (WAITLISTED jobs).
     fn has_line(&mut self, event_id: &EventId, section: &Section) -> Result<bool, BackendError>;

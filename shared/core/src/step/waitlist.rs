@@ -34,6 +34,27 @@ pub fn serve_after(
     Ok(served)
 }
 
+/// Serves the lines of every section a channel has released by `now`: the release hands the
+/// channel's seats to the line first, in its order (a claim arriving meanwhile joins the line's
+/// end). The sweeper's pass; returns the jobs that left a line.
+pub fn serve_released(
+    store: &mut impl StepStore,
+    now: Timestamp,
+) -> Result<Vec<Job>, BackendError> {
+    let mut served = Vec::new();
+    for event_id in store.channel_events()? {
+        let Some(terms) = store.terms(&event_id)?.filter(|t| t.waitlist.is_open()) else {
+            continue;
+        };
+        for section in terms.channels.released_sections(now) {
+            if store.has_line(&event_id, section)? {
+                served.extend(serve_line(store, &terms, &event_id, section, now)?);
+            }
+        }
+    }
+    Ok(served)
+}
+
 /// Serves one line, a page at a time, first fit, until no seat is left or the line ends.
 fn serve_line(
     store: &mut impl StepStore,
@@ -43,6 +64,9 @@ fn serve_line(
     now: Timestamp,
 ) -> Result<Vec<Job>, BackendError> {
     let mut served = Vec::new();
+    if !terms.serves_line(section, now) {
+        return Ok(served);
+    }
     let mut after = None;
     loop {
         let free = store.claimable(event_id, section, now)?;

@@ -255,3 +255,59 @@ fn a_waiting_job_leaves_the_line_only_by_hand_out_cancel_or_close() {
         Err(JobStatus::Pending)
     );
 }
+
+/// An intent for `quantity` seats of section A, public or under channel `fanclub`.
+fn intent_for_a(quantity: i64, fanclub: bool) -> Intent {
+    Intent {
+        access: fanclub.then(|| crate::domain::Access {
+            channel: crate::domain::ChannelName::parse("fanclub").unwrap(),
+            code: None,
+        }),
+        job_id: JobId::new(),
+        event_id: EventId::parse("e").unwrap(),
+        buyer_id: BuyerId::parse("b").unwrap(),
+        request: section(quantity),
+        accepted_at: at(0),
+        opens_at: None,
+    }
+}
+
+#[test]
+fn a_channels_section_is_waited_for_by_the_public_and_its_line_served_from_the_release() {
+    let spec = crate::domain::ChannelSpec {
+        name: "fanclub".into(),
+        sale_starts_at: None,
+        release_at: Some(at(100).to_string()),
+    };
+    let mut with_channel = terms(Waitlist::Open, None);
+    with_channel.channels =
+        Arc::new(crate::domain::Channels::parse(Some(&[spec]), [("A", Some("fanclub"))]).unwrap());
+    let two_free = free(&["A-1", "A-2"]);
+    let (before, after) = (at(99), at(100));
+    let public = intent_for_a(1, false);
+    let no_line = |_: &Section| false;
+    assert_eq!(
+        with_channel.decide_intent(&public, &two_free, before, no_line),
+        ClaimDecision::Waitlist,
+        "the public waits for a channel's seats"
+    );
+    let fan = intent_for_a(3, true);
+    assert!(
+        matches!(
+            with_channel.decide_intent(&fan, &two_free, before, |_| true),
+            ClaimDecision::Reject { .. }
+        ),
+        "a channel's intent passes the public's line and never waits in it"
+    );
+    assert!(!with_channel.serves_line(&Section::parse("A").unwrap(), before));
+    assert!(with_channel.serves_line(&Section::parse("A").unwrap(), after));
+    assert_eq!(
+        with_channel.decide_intent(&public, &two_free, after, |_| true),
+        ClaimDecision::Waitlist,
+        "released seats go to the line first: a newcomer joins its end"
+    );
+    assert!(matches!(
+        with_channel.decide_intent(&public, &two_free, after, no_line),
+        ClaimDecision::Hold { .. }
+    ));
+}

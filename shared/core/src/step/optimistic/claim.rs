@@ -11,7 +11,7 @@ use super::lines::{self, Lines, Refused};
 use super::settle::settle_write;
 use crate::domain::{
     BuyerId, ClaimDecision, EventId, Intent, Job, JobAction, Reason, SaleTerms, Seat, SeatId,
-    SeatRequest, Tender,
+    SeatRequest, Section, Tender,
 };
 use crate::ports::{BackendError, ClaimOutcome};
 use crate::step::{Commit, Decided};
@@ -119,11 +119,6 @@ async fn try_hold(
     while round < rounds && waits <= AWAITS {
         let mut candidates = store.candidates(intent, now).await?;
         candidates.retain(|seat| !lost.contains(&seat.seat_id));
-        let sections =
-            (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
-        if let Some(reason) = terms.refuse_channel(intent, sections, now) {
-            return reject(store, job, &reason, now).await.map(decided);
-        }
         let lines = lines::of_claim(store, intent, terms, &candidates, now).await?;
         let Some((hold, _aside)) = choose(store, intent, terms, &lines, candidates, now) else {
             waits += 1;
@@ -189,10 +184,11 @@ fn choose<'a>(
     // given back beside a line may not have been offered to it yet: a section request there
     // joins the line's end and the line is served at once (`lines::join`), first fit, which
     // gives the newcomer those seats only if nobody ahead fits them.
-    let joins = (intent.request.section()).is_some_and(|s| lines.lined.contains(s));
+    let lined = |s: &Section| lines.lined.contains(s);
+    let joins = terms.waits_in_lines(intent) && (intent.request.section()).is_some_and(lined);
     let decide = |seats: &[Seat]| {
         let seats = if joins { &[][..] } else { seats };
-        let decided = terms.decide(&intent.request, seats, now, |s| lines.lined.contains(s));
+        let decided = terms.decide_intent(intent, seats, now, lined);
         let chosen = match &decided {
             ClaimDecision::Hold { seat_ids, .. } => seat_ids.clone(),
             _ => Vec::new(),

@@ -50,6 +50,9 @@ pub(super) async fn serve_line(
     section: &Section,
     terms: &SaleTerms,
 ) -> Result<(), BackendError> {
+    if !terms.serves_line(section, store.now()) {
+        return Ok(());
+    }
     let mut depth = LINE_PAGE;
     for _ in 0..SERVE_ROUNDS {
         let free = store.free_seats(event_id, section, store.now()).await?;
