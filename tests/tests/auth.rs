@@ -283,6 +283,12 @@ async fn creating_an_event_needs_the_admin_scope() {
     );
     let created = call(&app, Method::POST, "/v1/events", Some(&admin()), Some(body)).await;
     assert_eq!(created.status, StatusCode::CREATED);
+    // The operator's summary is the admin's too.
+    let summary = "/v1/events/e2/summary";
+    let refused = call(&app, Method::GET, summary, Some(&token("b1")), None).await;
+    assert_problem(&refused, StatusCode::FORBIDDEN);
+    let read = call(&app, Method::GET, summary, Some(&admin()), None).await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.text());
 }
 
 #[tokio::test]

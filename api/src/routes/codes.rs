@@ -100,7 +100,11 @@ fn key(state: &AppState) -> Result<&CodeKey, ApiError> {
 }
 
 /// The event named by the path, the caller checked for the admin scope.
-fn event(state: &AppState, caller: &Caller, raw: &str) -> Result<EventId, ApiError> {
+pub(super) fn admin_event(
+    state: &AppState,
+    caller: &Caller,
+    raw: &str,
+) -> Result<EventId, ApiError> {
     caller.require_admin(&state.access.admin_scope)?;
     EventId::parse(raw).map_err(|_| ApiError::NotFound(format!("event {raw} does not exist")))
 }
@@ -197,7 +201,7 @@ pub async fn create(
     ApiPath(raw): ApiPath<String>,
     ApiJson(body): ApiJson<NewCodes>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
-    let event_id = event(&state, &caller, &raw)?;
+    let event_id = admin_event(&state, &caller, &raw)?;
     let key = key(&state)?;
     let (codes, terms) = body.parse()?;
     let records: Vec<CodeRecord> = (codes.iter())
@@ -271,7 +275,7 @@ pub async fn show(
     caller: Caller,
     ApiPath((raw, code)): ApiPath<(String, String)>,
 ) -> Result<Json<Standing>, ApiError> {
-    let event_id = event(&state, &caller, &raw)?;
+    let event_id = admin_event(&state, &caller, &raw)?;
     let hash = hashed(&state, &event_id, &code)?;
     let now = state.backend.clock.now();
     let standing = state.backend.catalog.code(&event_id, &hash, now).await?;
@@ -317,7 +321,7 @@ pub async fn revoke(
     caller: Caller,
     ApiPath((raw, code)): ApiPath<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let event_id = event(&state, &caller, &raw)?;
+    let event_id = admin_event(&state, &caller, &raw)?;
     let hash = hashed(&state, &event_id, &code)?;
     match state.backend.catalog.revoke_code(&event_id, &hash).await? {
         true => Ok(StatusCode::NO_CONTENT),

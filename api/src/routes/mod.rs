@@ -13,6 +13,7 @@ mod job_view;
 mod jobs;
 mod payments;
 mod reservations;
+mod summary;
 mod ui;
 
 use std::convert::Infallible;
@@ -81,6 +82,7 @@ fn bounded() -> OpenApiRouter<AppState> {
         .routes(routes!(events::close_waitlist))
         .routes(routes!(codes::create).layer(DefaultBodyLimit::max(CODES_BODY_LIMIT)))
         .routes(routes!(codes::show, codes::revoke))
+        .routes(routes!(summary::show))
         .routes(routes!(ui::page).layer(CompressionLayer::new()))
         .routes(routes!(ui::event_page).layer(CompressionLayer::new()))
         .routes(routes!(ui::script).layer(CompressionLayer::new()))

@@ -1,7 +1,7 @@
 //! One event's seat map as read at one moment, and its renderings: the whole map once, each
 //! section the first time it is asked for, each with an entity tag named by the seats' states.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
 
@@ -24,6 +24,24 @@ pub struct StateCounts {
     pub held: usize,
     /// Sold.
     pub sold: usize,
+}
+
+impl StateCounts {
+    /// Counts one seat in `view`.
+    pub fn add(&mut self, view: SeatView) {
+        match view {
+            SeatView::Available => self.available += 1,
+            SeatView::Held => self.held += 1,
+            SeatView::Sold => self.sold += 1,
+        }
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add_all(&mut self, other: &Self) {
+        self.available += other.available;
+        self.held += other.held;
+        self.sold += other.sold;
+    }
 }
 
 /// One seat as the map shows it.
@@ -83,9 +101,9 @@ pub struct Snapshot {
     seats: Vec<(Seat, SeatView)>,
     /// Seats per state.
     pub counts: StateCounts,
+    /// Seats per state in each section, for the operator's summary.
+    pub by_section: BTreeMap<Section, StateCounts>,
     whole: Rendered,
-    /// The event's sections.
-    section_names: HashSet<Section>,
     /// Sections rendered so far, each once per snapshot.
     sections: Mutex<HashMap<Section, Rendered>>,
     /// The event's sales channels, which a seat's entry names.
@@ -106,31 +124,34 @@ impl Snapshot {
             })
             .collect();
         let mut counts = StateCounts::default();
-        for (_, view) in &seats {
-            match view {
-                SeatView::Available => counts.available += 1,
-                SeatView::Held => counts.held += 1,
-                SeatView::Sold => counts.sold += 1,
+        let mut by_section: BTreeMap<Section, StateCounts> = BTreeMap::new();
+        for (seat, view) in &seats {
+            counts.add(*view);
+            if let Some(section) = by_section.get_mut(&seat.section) {
+                section.add(*view);
+            } else {
+                let mut section = StateCounts::default();
+                section.add(*view);
+                by_section.insert(seat.section.clone(), section);
             }
         }
         let whole = render(&event_id, as_of, &channels, seats.iter())?;
-        // One copy of each section's name, not one per seat: a rebuild runs every second.
-        let mut section_names = HashSet::new();
-        for (seat, _) in &seats {
-            if !section_names.contains(&seat.section) {
-                section_names.insert(seat.section.clone());
-            }
-        }
         Ok(Self {
             event_id,
             as_of,
             seats,
             counts,
+            by_section,
             whole,
-            section_names,
             sections: Mutex::new(HashMap::new()),
             channels,
         })
+    }
+
+    /// The event's sales channels as the snapshot read them.
+    #[must_use]
+    pub fn channels(&self) -> &Channels {
+        &self.channels
     }
 
     /// The whole map.
@@ -141,7 +162,7 @@ impl Snapshot {
 
     /// One section of the map; `None` if the event has no such section (which keeps nothing).
     pub fn section(&self, section: &Section) -> Result<Option<Rendered>, BackendError> {
-        if !self.section_names.contains(section) {
+        if !self.by_section.contains_key(section) {
             return Ok(None);
         }
         let mut sections = self.sections.lock().unwrap_or_else(PoisonError::into_inner);

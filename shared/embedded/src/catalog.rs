@@ -12,7 +12,8 @@ use seatclaim_core::domain::{
     CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatLimit,
 };
 use seatclaim_core::ports::{
-    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
+    Opening,
 };
 
 #[async_trait]
@@ -191,6 +192,18 @@ impl Catalog for EmbeddedStore {
         let revoke = super::codes::Change::Revoke;
         self.db
             .write(move |tx| super::codes::update(tx, &event_id, &hash, revoke))
+            .await
+    }
+
+    async fn tallies(
+        &self,
+        event_id: &EventId,
+        now: Timestamp,
+        horizon: Timestamp,
+    ) -> Result<Option<EventTallies>, BackendError> {
+        let event_id = event_id.clone();
+        self.db
+            .read(move |tx| super::tallies::tallies(tx, &event_id, now, horizon))
             .await
     }
 

@@ -34,6 +34,7 @@ mod receive;
 mod retention;
 mod settle;
 mod step;
+mod tallies;
 mod terms;
 mod waitlist;
 mod writer;

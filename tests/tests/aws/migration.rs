@@ -544,7 +544,11 @@ async fn event_jobs(backend: &seatclaim_core::Backend, event: &EventId) -> Vec<J
 
 /// The event of the version 2 test: section A of one seat.
 fn v2_event() -> NewEvent {
-    NewEvent::parse(EventSpec {
+    NewEvent::parse(v2_event_spec()).unwrap()
+}
+
+fn v2_event_spec() -> EventSpec {
+    EventSpec {
         event_id: "v2".into(),
         name: "v2".into(),
         hold_seconds: Some(600),
@@ -556,6 +560,82 @@ fn v2_event() -> NewEvent {
             price: None,
         }]),
         ..EventSpec::default()
-    })
-    .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_3_code_item_joins_the_summarys_index() {
+    let config = emulator_config().await;
+    let settings = fresh_settings();
+    let db = aws_sdk_dynamodb::Client::new(&config);
+    let names = AwsNames::from_settings(&settings);
+    let first = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
+    assert_eq!(first.done.codes_indexed, 0, "{first}");
+    let backend = seatclaim_e2e::emulator::open(
+        &config,
+        &settings,
+        VISIBILITY,
+        Arc::new(JumpClock::default()),
+    )
+    .await
+    .unwrap();
+    let spec = EventSpec {
+        channels: Some(vec![seatclaim_core::domain::ChannelSpec {
+            name: "fanclub".into(),
+            sale_starts_at: None,
+            release_at: None,
+        }]),
+        ..v2_event_spec()
+    };
+    let event = EventId::parse("v2").unwrap();
+    backend
+        .catalog
+        .create_event(&NewEvent::parse(spec).unwrap())
+        .await
+        .unwrap();
+    // A code as version 3 stored it: its terms and count, no index keys.
+    let hash = "ab".repeat(32);
+    let item = Item::from([
+        ("seat_key".to_owned(), s(format!("v2#code#{hash}"))),
+        ("channel".to_owned(), s("fanclub")),
+        ("max_seats".to_owned(), n(4)),
+        ("bind".to_owned(), n(0)),
+        ("seats".to_owned(), n(3)),
+        ("sold".to_owned(), n(1)),
+    ]);
+    put(&db, &names.seats_table, item).await;
+    let now = jiff::Timestamp::now();
+    let tallies = |backend: &seatclaim_core::Backend| {
+        let catalog = backend.catalog.clone();
+        let event = event.clone();
+        async move { catalog.tallies(&event, now, now).await.unwrap().unwrap() }
+    };
+    assert_eq!(tallies(&backend).await.codes_issued, 0, "not indexed yet");
+
+    let migration = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
+    assert_eq!(migration.done.codes_indexed, 1, "{migration}");
+    let counted = tallies(&backend).await;
+    assert_eq!(
+        (
+            counted.codes_issued,
+            counted.code_seats_held,
+            counted.code_seats_sold
+        ),
+        (1, 2, 1)
+    );
+    let code = seatclaim_core::domain::CodeHash::parse(&hash).unwrap();
+    let standing = backend.catalog.code(&event, &code, now).await.unwrap();
+    assert_eq!(
+        standing.map(|s| (s.held, s.sold)),
+        Some((2, 1)),
+        "the code still reads"
+    );
+    let again = seatclaim_aws::migrate_for(&settings, VISIBILITY, 3)
+        .await
+        .unwrap();
+    assert_eq!(again.done.codes_indexed, 0, "{again}");
 }

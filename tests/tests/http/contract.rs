@@ -24,6 +24,7 @@ mod presales;
 mod queue_position;
 mod reason_codes;
 mod settle_races;
+mod summary;
 mod together;
 mod waitlist;
 

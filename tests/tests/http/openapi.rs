@@ -167,6 +167,7 @@ async fn with_authentication_on_the_protected_operations_need_the_bearer_scheme(
         "confirm_job",
         "create_codes",
         "create_event",
+        "event_summary",
         "extend_job",
         "reserve",
         "revoke_code",

@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use crate::dynamo::item::{Item, s};
-use seatclaim_core::domain::{BuyerId, EventId, JobId, SeatId};
+use seatclaim_core::domain::{BuyerId, CodeHash, EventId, JobId, SeatId};
 
 /// Seats per block of the `by-block` index: a block is one page of the seat map.
 pub(crate) const BLOCK_SEATS: usize = 1_000;
@@ -150,6 +150,23 @@ pub(crate) fn outbox_shard(job_id: JobId) -> u32 {
 /// The `unpublished` key of shard `shard`.
 pub(crate) fn pending_key(shard: u32) -> String {
     format!("pending#{shard}")
+}
+
+/// Partitions of the `by-block` index an event's code items are spread over, by their hash's
+/// first hex digit.
+pub(crate) const CODE_SHARDS: u32 = 16;
+
+/// The `block` (the `by-block` index's key) of the event's code `hash`.
+pub(crate) fn code_block(event_id: &EventId, hash: &CodeHash) -> String {
+    let shard = (hash.as_str().chars().next())
+        .and_then(|digit| digit.to_digit(16))
+        .unwrap_or(0);
+    code_shard_block(event_id, shard)
+}
+
+/// The `block` of the event's code shard `shard`.
+pub(crate) fn code_shard_block(event_id: &EventId, shard: u32) -> String {
+    format!("{event_id}#codes#{shard}")
 }
 
 #[cfg(test)]

@@ -20,7 +20,8 @@ use seatclaim_core::domain::{
     Best, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist,
 };
 use seatclaim_core::ports::{
-    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
+    Opening,
 };
 
 const CREATING: &str = "CREATING";
@@ -329,6 +330,15 @@ impl Catalog for DynamoStore {
 
     async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError> {
         self.revoke(event_id, hash).await
+    }
+
+    async fn tallies(
+        &self,
+        event_id: &EventId,
+        now: Timestamp,
+        horizon: Timestamp,
+    ) -> Result<Option<EventTallies>, BackendError> {
+        DynamoStore::tallies(self, event_id, now, horizon).await
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::{Item, Transacted, get_n, get_s, n, opt_n, opt_s, s, transact, update};
+use crate::dynamo::keys::code_block;
 use crate::seats::seat_counts::{SOLD, count_of};
 use seatclaim_core::codec::from_ms;
 use seatclaim_core::domain::{BuyerId, ChannelName, CodeHash, CodeRecord, CodeTerms, EventId, Job};
@@ -34,6 +35,9 @@ pub(crate) fn code_key(event_id: &EventId, hash: &CodeHash) -> Item {
 fn code_item(event_id: &EventId, code: &CodeRecord) -> Item {
     let terms = &code.terms;
     let mut item = code_key(event_id, &code.hash);
+    // In the `by-block` index, for the summary's tallies (`tallies.rs`).
+    item.insert("block".to_owned(), s(code_block(event_id, &code.hash)));
+    item.insert("position".to_owned(), n(0));
     item.insert("channel".to_owned(), s(terms.channel.as_str()));
     item.insert("max_seats".to_owned(), n(i64::from(terms.max_seats)));
     item.insert("bind".to_owned(), n(i64::from(terms.bind)));

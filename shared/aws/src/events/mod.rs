@@ -5,3 +5,4 @@ pub(crate) mod capacity;
 pub(crate) mod catalog;
 pub(crate) mod codes;
 pub(crate) mod event_cache;
+pub(crate) mod tallies;

@@ -6,7 +6,8 @@
 //! longer uses the jobs table's `by-event-shard` index (the audit scans instead). The index is
 //! reported, not deleted: new jobs carry no key of it, so it costs nothing, and DynamoDB Local,
 //! the engine the tests run on, fails every write to a table whose index was deleted, so
-//! deleting it here could not be tested; `docs/aws-operations.md` says how to delete it. It is idempotent (a copy never overwrites
+//! deleting it here could not be tested; `docs/aws-operations.md` says how to delete it. Version
+//! 4 gives access code items the `by-block` index's keys (`migrate_codes.rs`). It is idempotent (a copy never overwrites
 //! an item the new code already wrote) and leaves the old tables in place for the operator to
 //! delete after checking.
 
@@ -25,7 +26,7 @@ use seatclaim_core::domain::{BuyerId, EventId, IdempotencyKey, JobId};
 use seatclaim_core::ports::BackendError;
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 /// Items copied at once.
 const COPIES: usize = 16;
 /// How long a published entry that `seatclaimctl migrate` copies from schema version 1 stays
@@ -43,6 +44,8 @@ pub struct Migrated {
     pub outbox_entries: usize,
     /// Version 2 idempotency records copied into the jobs table as aliases.
     pub keys: usize,
+    /// Version 3 code items given the `by-block` index's keys (`migrate_codes.rs`).
+    pub codes_indexed: usize,
     /// Indexes of earlier versions still there, unused (`table/index`), for the operator to
     /// delete.
     pub unused_indexes: Vec<String>,
@@ -71,7 +74,8 @@ impl std::fmt::Display for Migration {
         write!(
             f,
             "schema version {SCHEMA_VERSION}: copied {} seats from {}, {} jobs from {}, {} outbox \
-             entries from {} and {} idempotency keys from {}; unused indexes: {unused}",
+             entries from {} and {} idempotency keys from {}; indexed {} access codes; unused \
+             indexes: {unused}",
             done.seats,
             legacy.seats_table,
             done.jobs,
@@ -79,7 +83,8 @@ impl std::fmt::Display for Migration {
             done.outbox_entries,
             legacy.outbox_table,
             done.keys,
-            self.idempotency_table
+            self.idempotency_table,
+            done.codes_indexed
         )
     }
 }
@@ -130,6 +135,7 @@ pub async fn migrate(
         let items = scan_all(db, &names.idempotency_table).await?;
         done.keys = copy(db, &names.jobs_table, "job_id", items, key_alias).await?;
     }
+    done.codes_indexed = super::migrate_codes::index_codes(db, names).await?;
     if has_index(db, &names.jobs_table, UNUSED_JOBS_BY_EVENT_INDEX).await? {
         done.unused_indexes
             .push(format!("{}/{UNUSED_JOBS_BY_EVENT_INDEX}", names.jobs_table));

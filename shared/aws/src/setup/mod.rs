@@ -3,6 +3,7 @@
 //! table reads it needs in `migrate_tables`).
 
 pub(crate) mod migrate;
+mod migrate_codes;
 pub(crate) mod migrate_tables;
 pub(crate) mod names;
 pub(crate) mod provision;

@@ -9,7 +9,8 @@ use super::codes;
 use super::state::StoredEvent;
 use crate::domain::{CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatState};
 use crate::ports::{
-    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening,
+    BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
+    Opening,
 };
 
 #[async_trait]
@@ -135,6 +136,17 @@ impl Catalog for MemoryStore {
         let mut state = self.lock();
         let code = state.codes.get_mut(&(event_id.clone(), hash.clone()));
         Ok(code.map(|code| code.revoked = true).is_some())
+    }
+
+    async fn tallies(
+        &self,
+        event_id: &EventId,
+        now: Timestamp,
+        horizon: Timestamp,
+    ) -> Result<Option<EventTallies>, BackendError> {
+        let state = self.lock();
+        Ok((state.events.contains_key(event_id))
+            .then(|| codes::tallies(&state, event_id, now, horizon)))
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 
 use super::state::State;
 use crate::domain::{CodeHash, CodeRecord, EventId, JobStatus};
-use crate::ports::{CodeStanding, CodesCreation};
+use crate::ports::{CodeStanding, CodesCreation, EventTallies};
 
 /// Stores `codes` for the event, all or none.
 pub(super) fn create(state: &mut State, event_id: &EventId, codes: &[CodeRecord]) -> CodesCreation {
@@ -62,4 +62,37 @@ pub(super) fn standing(
         held: used.saturating_sub(sold),
         sold,
     })
+}
+
+/// The event's tallies: its codes and their seats, its lines, and its holds lapsing in
+/// `(now, horizon]`.
+pub(super) fn tallies(
+    state: &State,
+    event_id: &EventId,
+    now: Timestamp,
+    horizon: Timestamp,
+) -> EventTallies {
+    let mut tallies = EventTallies::default();
+    for (event, hash) in state.codes.keys() {
+        if event == event_id {
+            let standing = standing(state, event_id, hash, now);
+            tallies.codes_issued += 1;
+            tallies.code_seats_held += standing.as_ref().map_or(0, |s| u64::from(s.held));
+            tallies.code_seats_sold += standing.as_ref().map_or(0, |s| u64::from(s.sold));
+        }
+    }
+    for job in state.jobs().filter(|job| &job.event_id == event_id) {
+        match job.status {
+            JobStatus::Waitlisted => tallies.waitlisted += 1,
+            JobStatus::Held
+                if job
+                    .hold_expires_at
+                    .is_some_and(|at| now < at && at <= horizon) =>
+            {
+                tallies.holds_expiring += 1;
+            }
+            _ => {}
+        }
+    }
+    tallies
 }

@@ -64,6 +64,23 @@ pub struct CodeStanding {
     pub sold: u32,
 }
 
+/// What an operator's summary of an event counts besides its seats (whose states come from the
+/// seat map's snapshot): read from what the store keeps per code, per line and per hold
+/// deadline, never from every seat.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventTallies {
+    /// Access codes created for the event, revoked ones included.
+    pub codes_issued: u64,
+    /// Seats held under its codes, or waited for in a line, not sold.
+    pub code_seats_held: u64,
+    /// Seats sold under its codes.
+    pub code_seats_sold: u64,
+    /// Jobs waiting in its sections' lines.
+    pub waitlisted: u64,
+    /// Live holds whose deadline comes before the summary's horizon.
+    pub holds_expiring: u64,
+}
+
 /// Where an event's opening stands, for operators.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opening {
@@ -120,6 +137,15 @@ pub trait Catalog: Send + Sync {
     /// Revokes the event's code `hash`: no claim is admitted under it from then on (holds made
     /// with it stay until decided). `false` if the event has no such code.
     async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError>;
+
+    /// The event's tallies at `now`, counting the holds that lapse after `now` and by
+    /// `horizon`; `None` for an unknown event.
+    async fn tallies(
+        &self,
+        event_id: &EventId,
+        now: Timestamp,
+        horizon: Timestamp,
+    ) -> Result<Option<EventTallies>, BackendError>;
 
     /// Succeeds when the backend answers; backs `/readyz`.
     async fn ping(&self) -> Result<(), BackendError>;

@@ -20,7 +20,9 @@ mod outbox;
 
 pub use admissions::{Admission, Admissions, SectionKnown};
 pub use backend::Backend;
-pub use catalog::{Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, Opening};
+pub use catalog::{
+    Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies, Opening,
+};
 pub use clock::{Clock, SystemClock};
 pub use driver::{BackgroundTask, Driver, Opened};
 pub use error::{BackendError, ErrorKind};

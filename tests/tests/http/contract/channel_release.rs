@@ -3,6 +3,11 @@
 //! app's clock past it) the seats nobody holds go to the line's first waiters, in the line's
 //! order, and a buyer arriving after the release joins the line's end.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
 use std::collections::BTreeMap;
 
 use axum::http::{Method, StatusCode};
