@@ -18,6 +18,7 @@ mod expressions;
 mod ledger;
 mod model;
 mod opening;
+mod presale;
 mod sale;
 
 use std::collections::HashMap;
@@ -77,6 +78,14 @@ struct Cli {
     /// Share of holds that end unpaid, with `--waitlist`.
     #[arg(long, default_value_t = 0.1)]
     lapse_share: f64,
+    /// Run 1 starts with a presale: the last two sections (a fifth of the seats) set aside for
+    /// a channel, `--codes` codes of it, and the first half of the buyers claiming there under
+    /// codes of their own, before the public half.
+    #[arg(long)]
+    presale: bool,
+    /// Access codes of run 1's presale.
+    #[arg(long, default_value_t = 100_000)]
+    codes: usize,
     /// Instead of the two runs, an opening: this many buyers pre-queued for a sale, released by
     /// one worker at its start, scaled to 1,000,000 pre-queued intents.
     #[arg(long)]
@@ -260,11 +269,19 @@ async fn main() -> anyhow::Result<()> {
         waitlist: cli.waitlist,
         lapse_share: cli.lapse_share,
         together: cli.together,
+        presale: false,
     };
 
-    let keys_sale = shape(cli.seats, cli.slice, false);
+    let keys_sale = Sale {
+        presale: cli.presale,
+        ..shape(cli.seats, cli.slice, false)
+    };
     let (backend, relays) = backends_for(&log.endpoint, &keys_run, cli.relays).await?;
     let event = sale::create_event(&backend, &keys_sale, "capacity").await?;
+    if cli.presale {
+        eprintln!("capacity: creating {} access codes", cli.codes);
+        presale::create_codes(&backend, &event, cli.codes).await?;
+    }
     ledger.take();
     eprintln!(
         "capacity: run 1, {} buyers on {} seats",
@@ -326,6 +343,13 @@ async fn main() -> anyhow::Result<()> {
             " With a waitlist: run 1 waitlisted {}; run 2 waitlisted {}, {} holds lapsed into \
              the line, the rest confirmed, then the waitlist closed.",
             first.waitlisted, second.waitlisted, second.lapsed
+        )
+    } else if cli.presale {
+        format!(
+            " Run 1 starts with a presale: {} codes of 4 seats for its last {} sections, the \
+             first half of its buyers claiming there under codes of their own.",
+            cli.codes,
+            presale::CHANNEL_SECTIONS
         )
     } else if cli.together {
         " Section requests ask for 1 to 4 seats together.".to_owned()

@@ -92,6 +92,7 @@ pub async fn run(
         waitlist: false,
         lapse_share: 0.0,
         together: false,
+        presale: false,
     };
     let waiting = intents(&shape, &event.event_id, rng, backend.clock.now());
     ledger.take();

@@ -17,6 +17,8 @@ use seatclaim_core::domain::{
 use seatclaim_e2e::process_batch;
 use seatclaim_runtime::loops::Limits;
 
+use crate::presale;
+
 /// Threads of the ledger's proxy: their CPU time is the measurement's, not the product's.
 pub const PROXY_THREAD: &str = "ledger-proxy";
 
@@ -46,6 +48,9 @@ pub struct Sale {
     /// Whether section requests ask for 1 to 4 seats together (a block in one row) instead of
     /// one seat.
     pub together: bool,
+    /// Whether the sale starts with a presale (`presale.rs`): the first half of the buyers
+    /// claim the channel's sections under codes of their own.
+    pub presale: bool,
 }
 
 /// What the sale did, and the CPU time it took.
@@ -107,8 +112,16 @@ pub async fn create_event(
             seats_per_row: per_section.min(50),
             price: None,
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut sections = sections;
+    if sale.presale {
+        let set_aside = sale.sections.saturating_sub(presale::CHANNEL_SECTIONS) as usize;
+        for section in sections.iter_mut().skip(set_aside) {
+            section.channel = Some(presale::CHANNEL.into());
+        }
+    }
     let event = NewEvent::parse(EventSpec {
+        channels: sale.presale.then(|| vec![presale::channel_spec()]),
         event_id: event_id.into(),
         name: "capacity".into(),
         hold_seconds: Some(600),
@@ -137,22 +150,35 @@ pub fn intents(
         let number = index % 50 + 1;
         format!("{}-{row}-{number}", section_name(section))
     };
+    // Public buyers stay out of the channel's sections.
+    let public_sections = if sale.presale {
+        sale.sections - presale::CHANNEL_SECTIONS
+    } else {
+        sale.sections
+    };
     (0..sale.buyers)
         .map(|n| {
             let draw = rng.f64();
-            let request = if draw < sale.hot_share {
+            let mut access = None;
+            let request = if sale.presale && n < sale.buyers / 2 {
+                let named = (sale.sections, &seat, section_name);
+                let (request, code) =
+                    presale::claim(n, event, named.0, named.1, named.2, (per_section, rng));
+                access = Some(code);
+                Ok(request)
+            } else if draw < sale.hot_share {
                 SeatRequest::exact(&[seat(0, rng.u32(..sale.hot_seats))])
             } else if draw < sale.hot_share + (1.0 - sale.hot_share) / 2.0 {
-                SeatRequest::exact(&[seat(rng.u32(..sale.sections), rng.u32(..per_section))])
+                SeatRequest::exact(&[seat(rng.u32(..public_sections), rng.u32(..per_section))])
             } else if sale.together {
-                SeatRequest::together_in(&section_name(rng.u32(..sale.sections)), rng.i64(1..=4))
+                SeatRequest::together_in(&section_name(rng.u32(..public_sections)), rng.i64(1..=4))
             } else {
-                SeatRequest::in_section(&section_name(rng.u32(..sale.sections)), 1)
+                SeatRequest::in_section(&section_name(rng.u32(..public_sections)), 1)
             }
             .expect("a valid request");
             let buyer_id = BuyerId::parse(&format!("buyer-{n}")).expect("a buyer id");
             Intent {
-                access: None,
+                access,
                 job_id: JobId::for_key(&buyer_id, &key_of(&buyer_id)),
                 event_id: event.clone(),
                 buyer_id,
