@@ -64,6 +64,8 @@ const DOCKERFILE: &str = "deploy/Dockerfile";
 
 /// The API's setting that holds Stripe's webhook signing secret (`whsec_...`).
 const STRIPE_WEBHOOK_SECRET: &str = "SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET";
+/// The API's access-code key, an ECS secret.
+const ACCESS_CODE_KEY: &str = "SEATCLAIM_ACCESS_CODE_KEY";
 
 fn repo_file(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -15,64 +15,105 @@ pub(crate) fn secrets_of(container: &Value) -> BTreeMap<String, &Value> {
         .collect()
 }
 
-/// Stripe's signing secret lives in Secrets Manager, never in the template: ECS gives it to the
-/// API container alone when a task starts, fetching it with the execution role, which may read
-/// exactly that secret; no task role may read any.
+/// The API's secrets (Stripe's signing secret, the access codes' key) live in Secrets Manager,
+/// never in the template: ECS gives each to the API container alone when a task starts,
+/// fetching it with the execution role, which may read exactly those secrets; no task role may
+/// read any.
 #[test]
-pub(crate) fn the_stripe_webhook_secret_reaches_only_the_api_from_secrets_manager() {
+pub(crate) fn the_apis_secrets_reach_only_the_api_from_secrets_manager() {
     let template = Template::load();
     let secrets = template.resources("AWS::SecretsManager::Secret");
     assert_eq!(
         secrets.len(),
-        1,
-        "one secret, Stripe's webhook signing secret"
+        2,
+        "two secrets, Stripe's webhook signing secret and the access codes' key"
     );
-    let (secret_id, secret) = &secrets[0];
-    assert_eq!(
-        template.text(&secret["Name"]),
-        Some(format!("{}/stripe-webhook-secret", template.prefix()))
-    );
-    assert!(
-        secret.get("SecretString").is_none(),
-        "the template never holds the value"
-    );
-    assert!(
-        secret["GenerateSecretString"]["PasswordLength"]
-            .as_u64()
-            .is_some_and(|length| length >= 32),
-        "a random placeholder, which no Stripe event verifies against, until the operator puts \
-         Stripe's: {:?}",
-        secret["GenerateSecretString"]
-    );
-    assert!(
-        template.root["Resources"][secret_id.as_str()]["Condition"].is_null(),
-        "every stack has it"
-    );
-
-    // The API container gets it as an ECS secret (read at task start), not as plain environment.
     let (api_task, api) = container_running(&template, "seatclaim-api");
-    let api_secrets = secrets_of(api);
     assert_eq!(
-        api_secrets.keys().map(String::as_str).collect::<Vec<_>>(),
-        [STRIPE_WEBHOOK_SECRET],
-        "the API's one secret"
+        secrets_of(api)
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        [ACCESS_CODE_KEY, STRIPE_WEBHOOK_SECRET],
+        "the API's secrets"
     );
-    assert_eq!(
-        ref_target(api_secrets[STRIPE_WEBHOOK_SECRET]),
-        Some(secret_id.as_str()),
-        "ValueFrom is the secret's ARN"
-    );
-    assert!(
-        !environment_of(api).contains_key(STRIPE_WEBHOOK_SECRET),
-        "not in the API's plain environment"
-    );
+    let mut ids = [""; 2];
+    for (n, (name, variable)) in [
+        ("stripe-webhook-secret", STRIPE_WEBHOOK_SECRET),
+        ("access-code-key", ACCESS_CODE_KEY),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (secret_id, secret) = (secrets.iter())
+            .find(|(_, secret)| {
+                template.text(&secret["Name"]) == Some(format!("{}/{name}", template.prefix()))
+            })
+            .unwrap_or_else(|| panic!("a secret named <prefix>/{name}"));
+        assert!(
+            secret.get("SecretString").is_none(),
+            "the template never holds the value"
+        );
+        assert!(
+            secret["GenerateSecretString"]["PasswordLength"]
+                .as_u64()
+                .is_some_and(|length| length >= 32),
+            "a random value of 32 characters or more: {:?}",
+            secret["GenerateSecretString"]
+        );
+        assert!(
+            template.root["Resources"][secret_id.as_str()]["Condition"].is_null(),
+            "every stack has it"
+        );
+        reaches_only_the_api(&template, (&api_task, api), (secret_id, variable));
+        ids[n] = secret_id.as_str();
+    }
 
-    // No other container gets it, the worker's least.
-    let (_, worker) = container_running(&template, "seatclaim-worker");
+    // ECS's agent reads them with the execution role: exactly those secrets, by their ARN
+    // (!Ref), and no other Secrets Manager right. The task roles (what the code runs with) get
+    // none.
+    let task = &template.root["Resources"][api_task.as_str()]["Properties"];
+    let (execution_role, _) = get_att(&task["ExecutionRoleArn"]).unwrap();
+    let secret_rights = |role: &str| -> BTreeSet<(String, String)> {
+        grants(&template, role)
+            .into_iter()
+            .filter(|(action, _)| action.to_ascii_lowercase().starts_with("secretsmanager:"))
+            .collect()
+    };
+    assert_eq!(
+        secret_rights(&execution_role),
+        pairs(&ids.map(|id| ("secretsmanager:GetSecretValue", id))),
+        "{execution_role} may read the two secrets and nothing wider"
+    );
+    for role in ["ApiTaskRole", "WorkerTaskRole", "OperatorRole"] {
+        assert!(
+            secret_rights(role).is_empty(),
+            "{role} reads secrets: {:?}",
+            secret_rights(role)
+        );
+    }
+}
+
+/// The API container gets `variable` as an ECS secret (read at task start) from `secret_id`,
+/// not as plain environment; no other container gets it, the worker's least.
+fn reaches_only_the_api(
+    template: &Template,
+    (api_task, api): (&str, &Value),
+    (secret_id, variable): (&str, &str),
+) {
+    assert_eq!(
+        ref_target(secrets_of(api)[variable]),
+        Some(secret_id),
+        "{variable}'s ValueFrom is the secret's ARN"
+    );
     assert!(
-        secrets_of(worker).is_empty()
-            && !environment_of(worker).contains_key(STRIPE_WEBHOOK_SECRET),
-        "the worker does not get the secret"
+        !environment_of(api).contains_key(variable),
+        "{variable} is not in the API's plain environment"
+    );
+    let (_, worker) = container_running(template, "seatclaim-worker");
+    assert!(
+        secrets_of(worker).is_empty() && !environment_of(worker).contains_key(variable),
+        "the worker does not get {variable}"
     );
     for (task, properties) in template.resources("AWS::ECS::TaskDefinition") {
         for container in sequence(&properties["ContainerDefinitions"]) {
@@ -85,34 +126,11 @@ pub(crate) fn the_stripe_webhook_secret_reaches_only_the_api_from_secrets_manage
                 "{task} ({name}) refers to {secret_id}"
             );
             assert!(
-                !environment_of(container).contains_key(STRIPE_WEBHOOK_SECRET)
-                    && !secrets_of(container).contains_key(STRIPE_WEBHOOK_SECRET),
-                "{task} ({name}) gets {STRIPE_WEBHOOK_SECRET}"
+                !environment_of(container).contains_key(variable)
+                    && !secrets_of(container).contains_key(variable),
+                "{task} ({name}) gets {variable}"
             );
         }
-    }
-
-    // ECS's agent reads it with the execution role: exactly that secret, by its ARN (!Ref), and
-    // no other Secrets Manager right. The task roles (what the code runs with) get none.
-    let task = &template.root["Resources"][api_task.as_str()]["Properties"];
-    let (execution_role, _) = get_att(&task["ExecutionRoleArn"]).unwrap();
-    let secret_rights = |role: &str| -> BTreeSet<(String, String)> {
-        grants(&template, role)
-            .into_iter()
-            .filter(|(action, _)| action.to_ascii_lowercase().starts_with("secretsmanager:"))
-            .collect()
-    };
-    assert_eq!(
-        secret_rights(&execution_role),
-        pairs(&[("secretsmanager:GetSecretValue", secret_id.as_str())]),
-        "{execution_role} may read the one secret and nothing wider"
-    );
-    for role in ["ApiTaskRole", "WorkerTaskRole", "OperatorRole"] {
-        assert!(
-            secret_rights(role).is_empty(),
-            "{role} reads secrets: {:?}",
-            secret_rights(role)
-        );
     }
 }
 

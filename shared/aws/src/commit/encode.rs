@@ -102,13 +102,13 @@ impl DynamoStore {
             }
             Write::Count(change) => {
                 let key = count_key(&job.event_id, &job.buyer_id);
-                vec![self.count_write(key, job, *change, false)?]
+                vec![self.count_write(key, job, *change, None)?]
             }
             // A binding rides on the code's count, the one operation on the code's item.
             Write::CodeCount(change) => {
                 let key = code_key(&job.event_id, code_of(job)?);
                 let bind = plan.writes.contains(&Write::BindCode);
-                vec![self.count_write(key, job, *change, bind)?]
+                vec![self.count_write(key, job, *change, Some(bind))?]
             }
             Write::BindCode if plan.writes.iter().any(|w| matches!(w, Write::CodeCount(_))) => {
                 vec![]

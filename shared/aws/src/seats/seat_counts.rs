@@ -59,17 +59,25 @@ impl DynamoStore {
     /// `key` names the count: the buyer's ([`count_key`]) or the job's access code's
     /// (`events/codes.rs`), which also counts the seats sold.
     ///
-    /// `bind`: the hold also binds the code to the job's buyer, on condition that nobody else
-    /// is bound (one item takes one operation in a transaction, so the binding rides here).
+    /// `code`: the count is an access code's (`Some`), whose holds and waits are also
+    /// conditioned on the code not being revoked; `Some(true)`: the hold also binds the code to
+    /// the job's buyer, on condition that nobody else is bound (one item takes one operation in
+    /// a transaction, so the binding rides here).
     pub(crate) fn count_write(
         &self,
         key: Item,
         job: &Job,
         change: CountChange,
-        bind: bool,
+        code: Option<bool>,
     ) -> Result<TransactWriteItem, BackendError> {
         let (hold, wait) = (hold_attribute(job.job_id), wait_attribute(job.job_id));
-        let under = Some("attribute_not_exists(#seats) OR #seats <= :ceiling");
+        let under = if code.is_some() {
+            Some(
+                "(attribute_not_exists(#seats) OR #seats <= :ceiling) AND (attribute_not_exists(revoked) OR revoked = :zero)",
+            )
+        } else {
+            Some("attribute_not_exists(#seats) OR #seats <= :ceiling")
+        };
         let (expression, condition, names, values) = match change {
             CountChange::Hold {
                 seats,
@@ -127,7 +135,10 @@ impl DynamoStore {
         };
         let (mut expression, mut condition) = (expression.to_owned(), condition.map(str::to_owned));
         let mut values = values;
-        if bind {
+        if code.is_some() && matches!(change, CountChange::Hold { .. } | CountChange::Wait { .. }) {
+            values.push((":zero", n(0)));
+        }
+        if code == Some(true) {
             expression = expression.replacen("SET ", "SET bound_to = :buyer, ", 1);
             let bound = "(attribute_not_exists(bound_to) OR bound_to = :buyer)";
             condition =

@@ -237,3 +237,45 @@ pub async fn codes_that_do_not_admit_are_rejected_naming_why(f: Fixture) {
         .unwrap();
     assert_eq!(exists, CodesCreation::Exists);
 }
+
+/// The summary's tallies count an event's codes and the seats held and sold under them, its
+/// line and its holds lapsing before the horizon; an unknown event has none.
+pub async fn an_events_tallies_count_its_codes_lines_and_lapsing_holds(f: Fixture) {
+    let event = presale(&f, "presale-tallies", None).await;
+    let hash = code(&f, &event, "FAN-TALLY", 4, false).await;
+    code(&f, &event, "FAN-IDLE", 4, false).await;
+    let held = admitted(&f, &event, "fan-held", "F", Some(&hash)).await;
+    let sold = admitted(&f, &event, "fan-sold", "F", Some(&hash)).await;
+    let public = admitted(&f, &event, "public", "A", None).await;
+    for intent in [&held, &sold, &public] {
+        assert_eq!(decided(&f, intent).await.status, JobStatus::Held);
+    }
+    let confirm = JobAction::Confirm;
+    let settled = f
+        .backend
+        .inventory
+        .settle(sold.job_id, confirm, &Tender::Waived);
+    assert!(matches!(settled.await.unwrap(), Settled::Done(_)));
+    let now = f.backend.clock.now();
+    let tallies = |horizon: Timestamp| {
+        let (catalog, event) = (f.backend.catalog.clone(), event.clone());
+        async move {
+            catalog
+                .tallies(&event, now, horizon)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let day = tallies(now + SignedDuration::from_hours(24)).await;
+    assert_eq!(
+        (day.codes_issued, day.code_seats_held, day.code_seats_sold),
+        (2, 1, 1)
+    );
+    assert_eq!((day.waitlisted, day.holds_expiring), (0, 2), "{day:?}");
+    let minute = tallies(now + SignedDuration::from_secs(60)).await;
+    assert_eq!(minute.holds_expiring, 0, "holds last 300 s: {minute:?}");
+    let unknown = EventId::parse("no-such-event").unwrap();
+    let none = f.backend.catalog.tallies(&unknown, now, now).await.unwrap();
+    assert_eq!(none, None);
+}

@@ -46,6 +46,7 @@ use jiff::SignedDuration;
 
 pub use access::{
     a_channels_seats_go_to_its_intents_until_its_release,
+    an_events_tallies_count_its_codes_lines_and_lapsing_holds,
     codes_that_do_not_admit_are_rejected_naming_why,
     racing_claims_on_one_code_hold_no_more_than_its_seats,
 };
@@ -258,6 +259,7 @@ macro_rules! port_contract {
             racing_claims_on_one_code_hold_no_more_than_its_seats,
             a_channels_seats_go_to_its_intents_until_its_release,
             codes_that_do_not_admit_are_rejected_naming_why,
+            an_events_tallies_count_its_codes_lines_and_lapsing_holds,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

@@ -81,7 +81,9 @@ fn holds(state: &State, plan: &Plan, write: &Write) -> Result<bool, BackendError
             let hash = job
                 .code()
                 .ok_or_else(|| BackendError::permanent("a code's count without a code"))?;
-            codes::used(state, &job.event_id, hash, plan.now) <= *ceiling
+            let code = state.codes.get(&(job.event_id.clone(), hash.clone()));
+            code.is_some_and(|code| !code.revoked)
+                && codes::used(state, &job.event_id, hash, plan.now) <= *ceiling
         }
         Write::BindCode => {
             let code = job

@@ -108,7 +108,8 @@ pub enum Write {
     /// The buyer's count (conditional for a hold, a wait and a serving; see [`CountChange`]).
     Count(CountChange),
     /// The count of the access code the job was admitted with, as the buyer's (its ceiling
-    /// the code's `max_seats` less the seats wanted).
+    /// the code's `max_seats` less the seats wanted); a hold or a wait also on condition that
+    /// the code is not revoked, so a revocation racing a claim is never passed.
     CodeCount(CountChange),
     /// The job's access code bound to the job's buyer, on condition that it is unbound or
     /// bound to that buyer already.
