@@ -104,7 +104,11 @@ pub async fn worker(ctx: Rc<Ctx>, at_once: bool) {
 /// The worker's sweeper: `app::sweep_once` every few seconds.
 pub async fn sweeper(ctx: Rc<Ctx>) {
     loop {
-        let _ = app::sweep_once(&ctx.backend).await;
+        // The pass reads its instant after this one: a pass that ends well saw no earlier.
+        let started = ctx.backend.clock.now();
+        if app::sweep_once(&ctx.backend).await.is_ok() {
+            ctx.ledger.borrow_mut().swept_at = Some(started);
+        }
         ctx.pause(1_000..15_000).await;
     }
 }

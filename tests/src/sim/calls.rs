@@ -32,7 +32,10 @@ pub(super) async fn admit(
             event_id,
             (
                 buyer.clone(),
-                ctx.plan.presale.as_ref().and_then(|p| p.access(request)),
+                ctx.plan
+                    .presale
+                    .as_ref()
+                    .and_then(|p| p.access(buyer, request)),
             ),
             request.clone(),
             false,

@@ -16,8 +16,9 @@ use seatclaim_core::domain::{
 };
 use seatclaim_core::memory::{Lane, Memory, State};
 
+use super::ledger::Ledger;
 use super::lines::{Lines, check_served};
-use super::payments::{Payments, check_paid};
+use super::payments::check_paid;
 use super::presale::Presale;
 use super::rules::{
     Look, QUEUE_REDRIVE, allowed, check_audit, check_block, check_event, check_limits, late_sale,
@@ -76,14 +77,15 @@ impl Observer {
         }
     }
 
-    /// Checks every invariant at `now`, `paid` being the payments the provider took; the first broken one, in words. The seat checks are
+    /// Checks every invariant at `now`, with what the `ledger` saw (the payments the provider
+    /// took, the sweeper's last pass); the first broken one, in words. The seat checks are
     /// skipped when no job, seat or event changed since the last step: time passing alone only
     /// turns live holds into lapsed ones, which can break none of them.
     pub fn check(
         &mut self,
         memory: &Memory,
         now: Timestamp,
-        paid: &Payments,
+        ledger: &Ledger,
     ) -> Result<(), String> {
         memory.store.inspect(|state| {
             let look = Look::of(state);
@@ -100,9 +102,9 @@ impl Observer {
                 presale.check(state, event_id, now)?;
             }
             if !self.optimistic {
-                check_served(state, &self.terms, &self.drawn, now)?;
+                check_served(state, &self.terms, (&self.drawn, ledger.swept_at), now)?;
             }
-            check_paid(state, paid, self.payments)?;
+            check_paid(state, &ledger.payments, self.payments)?;
             check_audit(state, now)?;
             self.check_intents(state)?;
             let (keys, jobs) = (state.key_records(), state.jobs().count());

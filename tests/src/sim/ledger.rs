@@ -26,6 +26,9 @@ pub struct Ledger {
     pub payments: Payments,
     /// What the adversaries did.
     pub adversaries: AdversaryCounts,
+    /// When the sweeper last began a pass that ended well: a channel's release is served by
+    /// the first such pass begun after it.
+    pub swept_at: Option<jiff::Timestamp>,
 }
 
 impl Ledger {

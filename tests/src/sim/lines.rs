@@ -94,6 +94,8 @@ impl Lines<'_> {
                     None => Ok(()),
                 }
             }
+            // A line is the public's: a channel's claim takes its channel's seats past it.
+            (SeatRequest::Section { .. }, false) if job.access.is_some() => Ok(()),
             (SeatRequest::Section { section, .. }, false) => {
                 match self.fitting(job, section, &seats, false) {
                     Some(waiter) => Err(format!(
@@ -178,12 +180,21 @@ pub(super) fn place(state: &State, drawn: &BTreeMap<JobId, u64>, job: &Job) -> S
 /// No seat sits free past the step that freed it while a waiter it can serve waits: each
 /// section's AVAILABLE seats, handed to its line first fit with the buyers' limits counted as
 /// the store's hand-out does, serve nobody.
+///
+/// A channel's section is served from its release on (its seats are the channel's before): the
+/// release frees no seat in a step of its own, and the sweeper's first pass after it (`swept_at`:
+/// the last pass's instant) serves its line; a claim arriving in between joins the line's end.
 pub(super) fn check_served(
     state: &State,
     terms: &SaleTerms,
-    drawn: &BTreeMap<JobId, u64>,
+    (drawn, swept_at): (&BTreeMap<JobId, u64>, Option<Timestamp>),
     now: Timestamp,
 ) -> Result<(), String> {
+    let unserved = |section: &Section| {
+        let released = terms.channels.released_at(section);
+        !terms.serves_line(section, now)
+            || released.is_some_and(|at| swept_at.is_none_or(|swept| swept < at))
+    };
     let counted = counts(state, now);
     for (event_id, seats, _) in state.events() {
         let mut lines: BTreeMap<&Section, Vec<Job>> = BTreeMap::new();
@@ -195,7 +206,7 @@ pub(super) fn check_served(
                 lines.entry(section).or_default().push(job.clone());
             }
         }
-        for (section, mut line) in lines {
+        for (section, mut line) in lines.into_iter().filter(|(s, _)| !unserved(s)) {
             line.sort_by_cached_key(|job| place(state, drawn, job));
             let free: Vec<Seat> = seats
                 .iter()

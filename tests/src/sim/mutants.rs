@@ -18,7 +18,7 @@ use seatclaim_core::domain::{
 };
 use seatclaim_core::memory::{Memory, MemoryStore};
 use seatclaim_core::ports::{BackendError, Claims, Inventory, Settled};
-use seatclaim_core::step::{StepStore, settle_one};
+use seatclaim_core::step::{StepStore, serve_released, settle_one};
 
 /// A rule broken on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,16 +34,20 @@ pub enum Mutant {
     /// The optimistic step's commit writes a plan's writes one by one, not all or none
     /// (`plans.rs`; the run decides as the AWS backend does).
     PiecemealCommit,
+    /// The sweeper's pass serves no line a channel's release opened: the released seats sit
+    /// free while the public waits for them.
+    ReleaseUnserved,
 }
 
 impl Mutant {
     /// Every mutant, for the test that each is caught.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::SellUnpaid,
         Self::StopAtFirstUnfit,
         Self::LineReversed,
         Self::DrawIgnored,
         Self::PiecemealCommit,
+        Self::ReleaseUnserved,
     ];
 
     /// Its name on the command line.
@@ -55,6 +59,7 @@ impl Mutant {
             Self::LineReversed => "line-reversed",
             Self::DrawIgnored => "draw-ignored",
             Self::PiecemealCommit => "piecemeal-commit",
+            Self::ReleaseUnserved => "release-unserved",
         }
     }
 
@@ -69,7 +74,7 @@ impl Mutant {
     pub fn caught_by(self) -> &'static str {
         match self {
             Self::SellUnpaid => "SOLD without its payment",
-            Self::StopAtFirstUnfit => "AVAILABLE while job",
+            Self::StopAtFirstUnfit | Self::ReleaseUnserved => "AVAILABLE while job",
             Self::LineReversed | Self::DrawIgnored => "was served from section",
             Self::PiecemealCommit => "over the limit of",
         }
@@ -141,6 +146,9 @@ impl Inventory for Mutated {
                 let (settled, _) = settle_one(&mut step, job_id, expire, &Tender::Nothing, now)?;
                 released += usize::from(matches!(settled, Settled::Done(_)));
             }
+            if self.mutant != Mutant::ReleaseUnserved {
+                serve_released(&mut step, now)?;
+            }
             Ok(released)
         })
     }
@@ -208,7 +216,7 @@ impl StepStore for Mangled<'_> {
             // Job ids are the memory store's admission order.
             Mutant::DrawIgnored => line.sort_by_key(|job| job.job_id),
             Mutant::StopAtFirstUnfit => line = self.head_that_fits(event_id, section, line)?,
-            Mutant::SellUnpaid | Mutant::PiecemealCommit => {}
+            Mutant::SellUnpaid | Mutant::PiecemealCommit | Mutant::ReleaseUnserved => {}
         }
         Ok(line)
     }

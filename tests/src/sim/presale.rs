@@ -1,12 +1,14 @@
 //! A seed's presale, when it draws one: section B set aside for channel `fanclub` (until a
 //! release some minutes into the run, or for good), and one access code of a few seats that the
-//! section requests for B carry; exact requests for B come from the public, refused until the
+//! fans' section requests for B carry; the other buyers' section requests for B wait in its line
+//! (where the event keeps one) and exact requests for B come from the public, refused until the
 //! release. Its invariants, after every step: the code never counts more than its seats, and no
-//! public job holds or bought a seat of B before the release.
+//! public job holds or bought a seat of B before the release; the line's own invariants
+//! (`lines.rs`) hold the release to serving B's line first, in line order.
 
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::domain::{
-    Access, AccessCode, ChannelName, ChannelSpec, Channels, CodeHash, CodeKey, CodeRecord,
+    Access, AccessCode, BuyerId, ChannelName, ChannelSpec, Channels, CodeHash, CodeKey, CodeRecord,
     CodeTerms, EventId, JobStatus, NewEvent, SeatRequest,
 };
 use seatclaim_core::memory::State;
@@ -33,7 +35,7 @@ impl Presale {
     /// Draws a presale for `event`, which it sets B aside in, starting at `start`.
     pub fn draw(dice: &Dice, event: &mut NewEvent, start: Timestamp) -> Self {
         let release_at = dice.chance(0.6).then(|| {
-            start + SignedDuration::from_secs(dice.between(30..600).try_into().unwrap_or(60))
+            start + SignedDuration::from_secs(dice.between(10..150).try_into().unwrap_or(60))
         });
         let spec = ChannelSpec {
             name: CHANNEL.into(),
@@ -69,10 +71,14 @@ impl Presale {
         }
     }
 
-    /// The access a request is admitted under: the code for a section request of B, none
-    /// otherwise (the same for every retry of the request).
-    pub fn access(&self, request: &SeatRequest) -> Option<Access> {
-        (request.section().map(|s| s.as_str()) == Some(SECTION)).then(|| Access {
+    /// The access a request is admitted under: the code for a fan's section request of B, none
+    /// otherwise (the same for every retry of the request). Half the buyers are fans; the
+    /// others' section requests for B wait in its line until the release, where the event keeps
+    /// one, and are served from it in line order after.
+    pub fn access(&self, buyer: &BuyerId, request: &SeatRequest) -> Option<Access> {
+        let fan = buyer.as_str().bytes().map(u32::from).sum::<u32>() % 2 == 0;
+        let for_b = request.section().map(|s| s.as_str()) == Some(SECTION);
+        (fan && for_b).then(|| Access {
             channel: channel(),
             code: Some(self.hash.clone()),
         })

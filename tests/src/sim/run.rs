@@ -213,8 +213,10 @@ impl Run {
         }
         let more = self.scheduler.step(&self.dice);
         self.steps += 1;
-        let paid = &self.ctx.ledger.borrow().payments;
-        self.observer.check(&self.memory, self.clock.now(), paid)?;
+        let ledger = self.ctx.ledger.borrow();
+        self.observer
+            .check(&self.memory, self.clock.now(), &ledger)?;
+        drop(ledger);
         if let Some(broken) = self.ctx.ledger.borrow().violations.first() {
             return Err(format!("a buyer was told something wrong: {broken}"));
         }

@@ -136,7 +136,7 @@ impl Plan {
     pub fn terms(&self) -> SaleTerms {
         let event = &self.event;
         SaleTerms {
-            channels: Default::default(),
+            channels: Arc::new(event.channels.clone()),
             hold: event.hold,
             limit: event.max_seats_per_buyer,
             prices: Arc::new(event.prices.clone()),

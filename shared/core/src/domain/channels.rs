@@ -139,6 +139,13 @@ impl Channels {
         self.sections.contains_key(section) && self.of(section, now).is_none()
     }
 
+    /// When `section`'s channel releases it, if it belongs to a channel that does.
+    #[must_use]
+    pub fn released_at(&self, section: &Section) -> Option<Timestamp> {
+        let name = self.sections.get(section)?;
+        self.get(name)?.release_at
+    }
+
     /// The sections of channels released at `now`, whose lines the release serves.
     pub fn released_sections(&self, now: Timestamp) -> impl Iterator<Item = &Section> {
         (self.sections.keys()).filter(move |section| self.released(section, now))
