@@ -269,23 +269,36 @@ async fn main() -> anyhow::Result<()> {
         waitlist: cli.waitlist,
         lapse_share: cli.lapse_share,
         together: cli.together,
-        presale: false,
+        presale: None,
+        first_buyer: 0,
     };
 
-    let keys_sale = Sale {
-        presale: cli.presale,
+    let mut keys_sale = Sale {
+        presale: cli.presale.then_some(sale::Buyers::Public),
         ..shape(cli.seats, cli.slice, false)
     };
     let (backend, relays) = backends_for(&log.endpoint, &keys_run, cli.relays).await?;
     let event = sale::create_event(&backend, &keys_sale, "capacity").await?;
-    if cli.presale {
-        eprintln!("capacity: creating {} access codes", cli.codes);
-        presale::create_codes(&backend, &event, cli.codes).await?;
-    }
+    let presale_phase = if cli.presale {
+        let holders = cli.slice / 2;
+        let ran = (&keys_sale, &event);
+        let phase = presale::run(
+            (&backend, &relays),
+            ran,
+            (cli.codes, holders),
+            (&ledger, &mut rng),
+        )
+        .await?;
+        keys_sale.buyers -= holders;
+        keys_sale.first_buyer = holders;
+        Some(phase)
+    } else {
+        None
+    };
     ledger.take();
     eprintln!(
         "capacity: run 1, {} buyers on {} seats",
-        cli.slice, cli.seats
+        keys_sale.buyers, cli.seats
     );
     let first = sale::run(&backend, &relays, &keys_sale, &event, &mut rng).await?;
     let (keys, _) = ledger.take();
@@ -313,7 +326,7 @@ async fn main() -> anyhow::Result<()> {
             .map(|seat| format!("capacity#A-1-{seat}"))
             .collect(),
         keys,
-        key_intents: cli.slice as f64,
+        key_intents: keys_sale.buyers as f64,
         sale: sale_units,
         sale_dynamodb_requests: sale_requests as f64,
         sale_counts: log.take(),
@@ -336,6 +349,14 @@ async fn main() -> anyhow::Result<()> {
         },
         "model": report,
     });
+    let (presale_report, presale_text) = match &presale_phase {
+        Some(phase) => presale::report(phase, cli.codes, cli.rate),
+        None => (serde_json::Value::Null, String::new()),
+    };
+    let mut report = report;
+    if !presale_report.is_null() {
+        report["presale"] = presale_report;
+    }
     std::fs::write(&cli.out, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("cannot write {}", cli.out.display()))?;
     let line = if cli.waitlist {
@@ -347,7 +368,8 @@ async fn main() -> anyhow::Result<()> {
     } else if cli.presale {
         format!(
             " Run 1 starts with a presale: {} codes of 4 seats for its last {} sections, the \
-             first half of its buyers claiming there under codes of their own.",
+             first half of its buyers claiming there under codes of their own, the second half \
+             the public sale outside them.",
             cli.codes,
             presale::CHANNEL_SECTIONS
         )
@@ -358,7 +380,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let tables = format!(
         "From `bash tests/capacity/run.sh{}` on {} (seed {seed}). Run 1: {} buyers on {} seats, {} held, \
-         {} rejected. Run 2: {} buyers on {} seats, {} held (all confirmed), {} rejected.{line}\n\n{}",
+         {} rejected. Run 2: {} buyers on {} seats, {} held (all confirmed), {} rejected.{line}\n\n{presale_text}{}",
         args.iter().map(|a| format!(" {a}")).collect::<String>(),
         jiff::Zoned::now().date(),
         cli.slice,

@@ -79,10 +79,26 @@ pub struct Inputs {
 }
 
 fn busiest(inputs: &Inputs) -> Value {
-    let per_second = inputs.rate / inputs.key_intents;
+    key_rows(
+        &inputs.keys,
+        inputs.key_intents,
+        inputs.rate,
+        &inputs.hot_keys,
+    )
+}
+
+/// The busiest key of each table and index when `intents` intents, which booked `keys`, come at
+/// `rate` a second (the hot seats' keys left out).
+pub fn key_rows(
+    keys: &HashMap<(String, String), Usage>,
+    intents: f64,
+    rate: f64,
+    hot_keys: &[String],
+) -> Value {
+    let per_second = rate / intents;
     let mut by_label: BTreeMap<&str, (f64, String, f64, String)> = BTreeMap::new();
-    for ((label, key), usage) in &inputs.keys {
-        if inputs.hot_keys.contains(key) {
+    for ((label, key), usage) in keys {
+        if hot_keys.contains(key) {
             continue;
         }
         let entry = by_label
@@ -232,10 +248,17 @@ fn number(value: &Value) -> f64 {
 
 /// The report as the Markdown tables of `docs/capacity.md`.
 pub fn markdown(report: &Value) -> String {
+    let mut out = key_table(&report["partition_keys"]);
+    out.push_str(&rest_markdown(report));
+    out
+}
+
+/// The table of [`key_rows`].
+pub fn key_table(rows: &Value) -> String {
     let mut out = String::from(
         "| table or index | busiest key (writes) | writes/s | of 1,000 WCU | busiest key (reads) | reads/s | of 3,000 RCU |\n|---|---|---|---|---|---|---|\n",
     );
-    for row in report["partition_keys"].as_array().into_iter().flatten() {
+    for row in rows.as_array().into_iter().flatten() {
         out.push_str(&format!(
             "| `{}` | `{}` | {:.0} | {:.0}% | `{}` | {:.0} | {:.0}% |\n",
             row["table_or_index"].as_str().unwrap_or_default(),
@@ -247,6 +270,11 @@ pub fn markdown(report: &Value) -> String {
             100.0 * number(&row["read_share"]),
         ));
     }
+    out
+}
+
+fn rest_markdown(report: &Value) -> String {
+    let mut out = String::new();
     let hot = &report["hot_seat"];
     out.push_str(&format!(
         "\nHot seat item: {:.0} reads/s ({:.0}% of 3,000 RCU), {:.1} writes/s.\n",

@@ -92,7 +92,8 @@ pub async fn run(
         waitlist: false,
         lapse_share: 0.0,
         together: false,
-        presale: false,
+        presale: None,
+        first_buyer: 0,
     };
     let waiting = intents(&shape, &event.event_id, rng, backend.clock.now());
     ledger.take();

@@ -48,9 +48,21 @@ pub struct Sale {
     /// Whether section requests ask for 1 to 4 seats together (a block in one row) instead of
     /// one seat.
     pub together: bool,
-    /// Whether the sale starts with a presale (`presale.rs`): the first half of the buyers
-    /// claim the channel's sections under codes of their own.
-    pub presale: bool,
+    /// Whether the event sets its last sections aside for a presale's channel (`presale.rs`),
+    /// and who the buyers are then.
+    pub presale: Option<Buyers>,
+    /// The number of the first buyer (`buyer-<n>`), so that two runs on one event have buyers
+    /// of their own.
+    pub first_buyer: usize,
+}
+
+/// Who a presale's buyers are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buyers {
+    /// Code holders claiming the channel's sections, each under a code of its own.
+    CodeHolders,
+    /// The public, outside the channel's sections.
+    Public,
 }
 
 /// What the sale did, and the CPU time it took.
@@ -114,14 +126,14 @@ pub async fn create_event(
         })
         .collect::<Vec<_>>();
     let mut sections = sections;
-    if sale.presale {
+    if sale.presale.is_some() {
         let set_aside = sale.sections.saturating_sub(presale::CHANNEL_SECTIONS) as usize;
         for section in sections.iter_mut().skip(set_aside) {
             section.channel = Some(presale::CHANNEL.into());
         }
     }
     let event = NewEvent::parse(EventSpec {
-        channels: sale.presale.then(|| vec![presale::channel_spec()]),
+        channels: sale.presale.map(|_| vec![presale::channel_spec()]),
         event_id: event_id.into(),
         name: "capacity".into(),
         hold_seconds: Some(600),
@@ -151,16 +163,16 @@ pub fn intents(
         format!("{}-{row}-{number}", section_name(section))
     };
     // Public buyers stay out of the channel's sections.
-    let public_sections = if sale.presale {
+    let public_sections = if sale.presale.is_some() {
         sale.sections - presale::CHANNEL_SECTIONS
     } else {
         sale.sections
     };
-    (0..sale.buyers)
+    (sale.first_buyer..sale.first_buyer + sale.buyers)
         .map(|n| {
             let draw = rng.f64();
             let mut access = None;
-            let request = if sale.presale && n < sale.buyers / 2 {
+            let request = if sale.presale == Some(Buyers::CodeHolders) {
                 let named = (sale.sections, &seat, section_name);
                 let (request, code) =
                     presale::claim(n, event, named.0, named.1, named.2, (per_section, rng));
