@@ -16,6 +16,7 @@ const NEXT_STEP = {
   waitlist_closed: 'The waitlist has closed: the seats still free on the map can be reserved.',
   request_expired: 'Your request waited too long to be decided: send it again.',
   channel_seats: 'These seats are for a presale: enter your presale code, or choose seats of another section.',
+  channel_not_open: 'The presale has not started yet: try again when it opens.',
   access_code_unknown: 'Check the presale code: it is not one of this event\'s codes.',
   access_code_expired: 'Your presale code is not valid at this time.',
   access_code_used_up: 'Your presale code has no seats left.',

@@ -25,6 +25,15 @@ const CODE_SEATS: u32 = 5;
 /// An event whose section `F` (20 seats) is set aside for channel `fanclub` until `release_at`,
 /// beside a public section `A`.
 async fn presale(f: &Fixture, event: &str, release_at: Option<Timestamp>) -> EventId {
+    presale_from(f, event, (None, release_at)).await
+}
+
+/// [`presale`], the channel's own sale starting at `starts` if given.
+async fn presale_from(
+    f: &Fixture,
+    event: &str,
+    (starts, release_at): (Option<Timestamp>, Option<Timestamp>),
+) -> EventId {
     let section = |name: &str, channel: Option<&str>| SectionSpec {
         section: name.into(),
         rows: 1,
@@ -38,7 +47,7 @@ async fn presale(f: &Fixture, event: &str, release_at: Option<Timestamp>) -> Eve
         sections: Some(vec![section("F", Some("fanclub")), section("A", None)]),
         channels: Some(vec![ChannelSpec {
             name: "fanclub".into(),
-            sale_starts_at: None,
+            sale_starts_at: starts.map(|at| at.to_string()),
             release_at: release_at.map(|at| at.to_string()),
         }]),
         ..EventSpec::default()
@@ -198,6 +207,19 @@ pub async fn a_channels_seats_go_to_its_intents_until_its_release(f: Fixture) {
     f.clock.advance(SignedDuration::from_secs(3_601));
     let after = admitted(&f, &event, "public-after", "F", None).await;
     assert_eq!(decided(&f, &after).await.status, JobStatus::Held);
+}
+
+/// A channel's intent takes no seat before the channel's own sale starts: it is rejected
+/// naming that (`channel_not_open`) until then, and held from then on.
+pub async fn a_channel_sells_from_its_own_start(f: Fixture) {
+    let starts = f.backend.clock.now() + SignedDuration::from_secs(600);
+    let event = presale_from(&f, "presale-start", (Some(starts), None)).await;
+    let hash = code(&f, &event, "FAN-START", 4, false).await;
+    let early = admitted(&f, &event, "early-fan", "F", Some(&hash)).await;
+    assert_rejected(&decided(&f, &early).await, ReasonCode::ChannelNotOpen);
+    f.clock.advance(SignedDuration::from_secs(601));
+    let fan = admitted(&f, &event, "fan", "F", Some(&hash)).await;
+    assert_eq!(decided(&f, &fan).await.status, JobStatus::Held);
 }
 
 /// An unknown or revoked code is rejected naming it, and a binding code serves its first buyer

@@ -45,7 +45,7 @@ use crate::{Backend, app};
 use jiff::SignedDuration;
 
 pub use access::{
-    a_channels_seats_go_to_its_intents_until_its_release,
+    a_channel_sells_from_its_own_start, a_channels_seats_go_to_its_intents_until_its_release,
     an_events_tallies_count_its_codes_lines_and_lapsing_holds,
     codes_that_do_not_admit_are_rejected_naming_why,
     racing_claims_on_one_code_hold_no_more_than_its_seats,
@@ -260,6 +260,7 @@ macro_rules! port_contract {
             a_channels_seats_go_to_its_intents_until_its_release,
             codes_that_do_not_admit_are_rejected_naming_why,
             an_events_tallies_count_its_codes_lines_and_lapsing_holds,
+            a_channel_sells_from_its_own_start,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

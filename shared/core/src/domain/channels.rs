@@ -132,6 +132,15 @@ impl Channels {
         (!released).then_some(name)
     }
 
+    /// The start of `channel`'s own sale when it is still to come at `now`: an intent admitted
+    /// under it takes no seat before then.
+    #[must_use]
+    pub fn not_open(&self, channel: &ChannelName, now: Timestamp) -> Option<Timestamp> {
+        self.get(channel)?
+            .sale_starts_at
+            .filter(|starts| now < *starts)
+    }
+
     /// Whether `section` was a channel's and is public from its `release_at` at `now`: its
     /// seats go to the section's line first.
     #[must_use]

@@ -65,6 +65,7 @@ reason_codes! {
     ReservedForWaitlist => "reserved_for_waitlist", "The seats asked for by id belong to a section whose waitlist is served first.";
     WaitlistClosed => "waitlist_closed", "An operator closed the waitlist the job waited in.";
     ChannelSeats => "channel_seats", "The seats asked for are set aside for a sales channel the request was not admitted under (or the request's channel holds none of them).";
+    ChannelNotOpen => "channel_not_open", "The request's sales channel does not sell before its own sale_starts_at.";
     AccessCodeUnknown => "access_code_unknown", "The access code is not one of the event's codes.";
     AccessCodeExpired => "access_code_expired", "The access code is not valid at this time (before its valid_from or after its valid_until).";
     AccessCodeUsedUp => "access_code_used_up", "The access code's seats (its max_seats) are all held or sold.";

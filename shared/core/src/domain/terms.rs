@@ -178,8 +178,9 @@ impl SaleTerms {
     }
 
     /// The claim's decision for `intent` on `candidates` (the seats read for it), with every
-    /// rule of its channel: seats outside the channel refused or waited for, a channel's intent
-    /// decided on its seats alone, and a public one under its lines ([`Self::decide`]).
+    /// rule of its channel: nothing before the channel's own start, seats outside the channel
+    /// refused or waited for, a channel's intent decided on its seats alone, and a public one
+    /// under its lines ([`Self::decide`]).
     #[must_use]
     pub fn decide_intent(
         &self,
@@ -188,6 +189,13 @@ impl SaleTerms {
         now: Timestamp,
         has_line: impl Fn(&Section) -> bool,
     ) -> ClaimDecision {
+        let channel = intent.access.as_ref().map(|access| &access.channel);
+        if let Some(starts) = channel.and_then(|name| self.channels.not_open(name, now)) {
+            let text = format!("the channel's sale starts at {starts}");
+            return ClaimDecision::Reject {
+                reason: Reason::new(ReasonCode::ChannelNotOpen, text),
+            };
+        }
         let sections =
             (intent.request.section().into_iter()).chain(candidates.iter().map(|s| &s.section));
         if let Some(decision) = self.refuse_channel(intent, sections, now) {
