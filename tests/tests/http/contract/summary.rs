@@ -163,24 +163,21 @@ async fn the_summary_refuses_what_the_contract_says() {
     app.create_grid("e1", 1, 4, 300).await;
     let (status, _) = app.get("/v1/events/nope/summary").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    for bad in ["0", "86401", "-5"] {
+    let bad = [
+        ("0", 422),
+        ("86401", 422),
+        ("-5", 422),
+        ("soon", 400),
+        ("1&other=2", 400),
+    ];
+    for (value, status) in bad {
         let reply = app
             .request(
                 Method::GET,
-                &format!("/v1/events/e1/summary?expiring_within={bad}"),
+                &format!("/v1/events/e1/summary?expiring_within={value}"),
             )
             .send()
             .await;
-        assert_problem(&reply, StatusCode::UNPROCESSABLE_ENTITY);
-    }
-    for bad in ["soon", "1&other=2"] {
-        let reply = app
-            .request(
-                Method::GET,
-                &format!("/v1/events/e1/summary?expiring_within={bad}"),
-            )
-            .send()
-            .await;
-        assert_problem(&reply, StatusCode::BAD_REQUEST);
+        assert_problem(&reply, StatusCode::from_u16(status).unwrap());
     }
 }
