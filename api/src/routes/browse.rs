@@ -177,6 +177,8 @@ struct ChannelEntry {
     sections: Vec<String>,
     /// How many seats those sections hold.
     seats: usize,
+    /// Those seats counted by state, as of the event's seat map's snapshot.
+    seats_by_state: StateCounts,
 }
 
 /// `GET /v1/events`: every event with its seats counted by state, from the same snapshots.
@@ -197,7 +199,7 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
         .events()
         .await?
         .into_iter()
-        .map(|(info, seats)| EventEntry {
+        .map(|(info, snapshot)| EventEntry {
             event_id: info.event_id,
             name: info.name,
             hold_seconds: info.hold.as_secs(),
@@ -213,7 +215,7 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
                 .iter()
                 .map(|(section, price)| (section.to_string(), *price))
                 .collect(),
-            seats,
+            seats: snapshot.counts,
             channels: (info.channels.channels.iter())
                 .map(|channel| ChannelEntry {
                     name: channel.name.to_string(),
@@ -223,6 +225,7 @@ pub async fn list(State(maps): State<Arc<SeatMaps>>) -> Result<Response, ApiErro
                         .map(ToString::to_string)
                         .collect(),
                     seats: channel.seats,
+                    seats_by_state: snapshot.channel_counts(&channel.name),
                 })
                 .collect(),
         })

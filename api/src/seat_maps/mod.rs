@@ -121,13 +121,13 @@ impl SeatMaps {
         slot
     }
 
-    /// Every event with its snapshot's counts; the list is read again at most once per maximum age.
-    pub async fn events(&self) -> Result<Vec<(EventInfo, StateCounts)>, BackendError> {
+    /// Every event with its snapshot; the list is read again at most once per maximum age.
+    pub async fn events(&self) -> Result<Vec<(EventInfo, Arc<Snapshot>)>, BackendError> {
         let listed = self.listed().await?;
         let mut events = Vec::with_capacity(listed.len());
         for info in listed.iter() {
             if let Some(snapshot) = self.get(&info.event_id).await? {
-                events.push((info.clone(), snapshot.counts));
+                events.push((info.clone(), snapshot));
             }
         }
         Ok(events)

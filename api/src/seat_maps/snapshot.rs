@@ -154,6 +154,18 @@ impl Snapshot {
         &self.channels
     }
 
+    /// The seats of `channel`'s sections by state.
+    #[must_use]
+    pub fn channel_counts(&self, channel: &ChannelName) -> StateCounts {
+        let mut counts = StateCounts::default();
+        for section in self.channels.sections_of(channel) {
+            if let Some(seats) = self.by_section.get(section) {
+                counts.add_all(seats);
+            }
+        }
+        counts
+    }
+
     /// The whole map.
     #[must_use]
     pub fn whole(&self) -> &Rendered {

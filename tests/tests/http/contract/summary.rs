@@ -130,6 +130,11 @@ async fn the_summary_counts_what_the_seat_map_shows_after_a_race() {
         json!({"name": "fanclub", "released": false,
             "seats": {"AVAILABLE": 12 - CODE_SEATS, "HELD": CODE_SEATS - 1, "SOLD": 1}})
     );
+    let (_, list) = app.get("/v1/events").await;
+    assert_eq!(
+        list["events"][0]["channels"][0]["seats_by_state"], summary["channels"][0]["seats"],
+        "the event list counts the channel's seats as the summary does: {list}"
+    );
     assert_eq!(
         summary["seats"],
         json!({"AVAILABLE": 12 - CODE_SEATS, "HELD": 30 - 2 + CODE_SEATS - 1, "SOLD": 3})
