@@ -24,7 +24,7 @@ impl Inventory for EmbeddedStore {
         let intents = intents.to_vec();
         // One transaction for the whole batch: one durable commit (one fsync) decides every intent
         // in it, which is what makes batching pay on SQLite.
-        let decided: Vec<(ClaimOutcome, Option<Job>)> = self
+        let (decided, moved): (Vec<(ClaimOutcome, Option<Job>)>, Vec<Job>) = self
             .db
             .write(move |tx| {
                 let mut step = SqlStep::new(tx);
@@ -32,6 +32,7 @@ impl Inventory for EmbeddedStore {
                     .iter()
                     .map(|intent| claim_one(&mut step, intent, now))
                     .collect::<Result<Vec<_>, _>>()?;
+                let moved = std::mem::take(&mut step.moved);
                 let mut counts: HashMap<&EventId, usize> = HashMap::new();
                 for ((_, job), intent) in decided.iter().zip(&intents) {
                     *counts.entry(&intent.event_id).or_default() += usize::from(job.is_some());
@@ -39,18 +40,12 @@ impl Inventory for EmbeddedStore {
                 for (event_id, count) in counts {
                     count_decided(tx, event_id, count)?;
                 }
-                Ok(decided)
+                Ok((decided, moved))
             })
             .await?;
-        let outcomes = decided
-            .into_iter()
-            .map(|(outcome, job)| {
-                if let Some(job) = &job {
-                    self.decisions.announce(job);
-                }
-                outcome
-            })
-            .collect();
+        // The decided jobs, and any waiter a claim served from its line first.
+        self.announce_all(&moved);
+        let outcomes = decided.into_iter().map(|(outcome, _)| outcome).collect();
         // Every event is in the outbox with its transition: nothing is left to the caller.
         Ok(Claims {
             outcomes,

@@ -22,10 +22,13 @@ use seatclaim_core::ports::BackendError;
 use seatclaim_core::step::StepStore;
 
 /// A write transaction, as the core's step sees it. It remembers each event's terms for the
-/// rest of the transaction (a batch of claims reads them once per event).
+/// rest of the transaction (a batch of claims reads them once per event), and every job whose
+/// transition it saved, for the long polls once the transaction commits.
 pub(super) struct SqlStep<'a, 'conn> {
     tx: &'a Transaction<'conn>,
     terms: HashMap<EventId, SaleTerms>,
+    /// The jobs moved in this transaction, in the order they moved.
+    pub(super) moved: Vec<Job>,
 }
 
 impl<'a, 'conn> SqlStep<'a, 'conn> {
@@ -34,6 +37,7 @@ impl<'a, 'conn> SqlStep<'a, 'conn> {
         Self {
             tx,
             terms: HashMap::new(),
+            moved: Vec::new(),
         }
     }
 
@@ -42,6 +46,7 @@ impl<'a, 'conn> SqlStep<'a, 'conn> {
         Self {
             tx,
             terms: HashMap::from([(event, known)]),
+            moved: Vec::new(),
         }
     }
 }
@@ -139,7 +144,9 @@ impl StepStore for SqlStep<'_, '_> {
     }
 
     fn save_transition(&mut self, transition: &Transition) -> Result<(), BackendError> {
-        save_transition(self.tx, transition)
+        save_transition(self.tx, transition)?;
+        self.moved.push(transition.job.clone());
+        Ok(())
     }
 
     fn sections_of(

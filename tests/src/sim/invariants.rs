@@ -17,7 +17,7 @@ use seatclaim_core::domain::{
 use seatclaim_core::memory::{Lane, Memory, State};
 
 use super::ledger::Ledger;
-use super::lines::{Lines, check_served};
+use super::lines::{Lines, Since, check_served};
 use super::payments::check_paid;
 use super::presale::Presale;
 use super::rules::{
@@ -49,6 +49,8 @@ pub struct Observer {
     sold: BTreeMap<SeatId, JobId>,
     /// What the tables looked like at the last full check (see [`Observer::check`]).
     last_look: Option<Look>,
+    /// When each job was first seen waiting in a line (`lines::check_served`).
+    waiting_since: Since,
     /// The seed's presale and its event, whose invariants are checked too (`presale.rs`).
     presale: Option<(Presale, EventId)>,
     /// Whether the run decides as the AWS backend does, where a release and its line's serving
@@ -72,6 +74,7 @@ impl Observer {
             recorded: BTreeMap::new(),
             sold: BTreeMap::new(),
             last_look: None,
+            waiting_since: Since::new(),
             optimistic,
             presale: (plan.presale.clone()).map(|p| (p, plan.event.event_id.clone())),
         }
@@ -101,8 +104,15 @@ impl Observer {
             if let Some((presale, event_id)) = &self.presale {
                 presale.check(state, event_id, now)?;
             }
+            for job in state
+                .jobs()
+                .filter(|job| job.status == JobStatus::Waitlisted)
+            {
+                self.waiting_since.entry(job.job_id).or_insert(now);
+            }
             if !self.optimistic {
-                check_served(state, &self.terms, (&self.drawn, ledger.swept_at), now)?;
+                let since = (&self.drawn, ledger.swept_at, &self.waiting_since);
+                check_served(state, &self.terms, since, now)?;
             }
             check_paid(state, &ledger.payments, self.payments)?;
             check_audit(state, now)?;

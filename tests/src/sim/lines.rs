@@ -182,18 +182,27 @@ pub(super) fn place(state: &State, drawn: &BTreeMap<JobId, u64>, job: &Job) -> S
 /// the store's hand-out does, serve nobody.
 ///
 /// A channel's section is served from its release on (its seats are the channel's before): the
-/// release frees no seat in a step of its own, and the sweeper's first pass after it (`swept_at`:
-/// the last pass's instant) serves its line; a claim arriving in between joins the line's end.
+/// release frees no seat in a step of its own, and the sweeper's first pass begun after it, and
+/// after its line's last waiter was first seen (`swept_at`, `waiting_since`: a claim decided at
+/// an instant before the release may join the line after a pass), serves its line; a claim of
+/// the section in between serves the line first itself.
 pub(super) fn check_served(
     state: &State,
     terms: &SaleTerms,
-    (drawn, swept_at): (&BTreeMap<JobId, u64>, Option<Timestamp>),
+    (drawn, swept_at, waiting_since): (&BTreeMap<JobId, u64>, Option<Timestamp>, &Since),
     now: Timestamp,
 ) -> Result<(), String> {
-    let unserved = |section: &Section| {
+    let unserved = |section: &Section, line: &[Job]| {
         let released = terms.channels.released_at(section);
+        let joined = line
+            .iter()
+            .filter_map(|job| waiting_since.get(&job.job_id))
+            .max();
+        let swept_after = |at: Timestamp| swept_at.is_some_and(|swept| swept >= at);
         !terms.serves_line(section, now)
-            || released.is_some_and(|at| swept_at.is_none_or(|swept| swept < at))
+            || released.is_some_and(|at| {
+                !swept_after(at) || joined.is_some_and(|j| !swept_after(*j + ONE_MS))
+            })
     };
     let counted = counts(state, now);
     for (event_id, seats, _) in state.events() {
@@ -206,7 +215,7 @@ pub(super) fn check_served(
                 lines.entry(section).or_default().push(job.clone());
             }
         }
-        for (section, mut line) in lines.into_iter().filter(|(s, _)| !unserved(s)) {
+        for (section, mut line) in lines.into_iter().filter(|(s, line)| !unserved(s, line)) {
             line.sort_by_cached_key(|job| place(state, drawn, job));
             let free: Vec<Seat> = seats
                 .iter()
@@ -227,6 +236,12 @@ pub(super) fn check_served(
     }
     Ok(())
 }
+
+/// When the observer first saw each job waiting in a line.
+pub(super) type Since = BTreeMap<JobId, Timestamp>;
+
+/// A millisecond: a pass begun at the instant a waiter was seen may have run before it joined.
+const ONE_MS: jiff::SignedDuration = jiff::SignedDuration::from_millis(1);
 
 /// The seats each buyer counts against the limit at `now`: SOLD and live HELD (one event).
 fn counts(state: &State, now: Timestamp) -> BTreeMap<BuyerId, u32> {

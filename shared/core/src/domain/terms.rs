@@ -124,13 +124,6 @@ impl SaleTerms {
                     reason: Reason::reserved_for_waitlist(),
                 }
             }
-            // A channel's release hands its seats to the line first: the claim joins its end
-            // and the release's serving gives the line's waiters their turn, in order.
-            SeatRequest::Section { section, .. }
-                if has_line(section) && self.channels.released(section, now) =>
-            {
-                ClaimDecision::Waitlist
-            }
             SeatRequest::Section { section, .. } => {
                 let given_back: Vec<Seat>;
                 let seats = if has_line(section) {

@@ -115,6 +115,27 @@ fn bind_code(store: &mut impl StepStore, intent: &Intent) -> Result<(), BackendE
     Ok(())
 }
 
+/// Hands the seats a channel's release freed in the intent's section to the section's line
+/// first, in this step, if the sweeper has not yet: what the line's waiters ahead fit is theirs,
+/// and the claim decides on the rest.
+fn serve_release(
+    store: &mut impl StepStore,
+    intent: &Intent,
+    terms: &SaleTerms,
+    now: Timestamp,
+) -> Result<(), BackendError> {
+    let Some(section) = intent.request.section() else {
+        return Ok(());
+    };
+    if terms.waitlist.is_open()
+        && terms.channels.released(section, now)
+        && store.has_line(&intent.event_id, section)?
+    {
+        super::waitlist::serve_line(store, terms, &intent.event_id, section, now)?;
+    }
+    Ok(())
+}
+
 /// The domain's decision on the seats as read, written under the condition that they are still
 /// claimable; or the job's place at the end of its section's line.
 fn hold_or_reject(
@@ -124,6 +145,7 @@ fn hold_or_reject(
     terms: &SaleTerms,
     now: Timestamp,
 ) -> Result<Result<Transition, JobStatus>, BackendError> {
+    serve_release(store, intent, terms, now)?;
     let candidates = store.candidate_seats(intent, terms.best, now)?;
     let mut lined = BTreeSet::new();
     if terms.waitlist.is_open() {

@@ -35,8 +35,9 @@ pub fn serve_after(
 }
 
 /// Serves the lines of every section a channel has released by `now`: the release hands the
-/// channel's seats to the line first, in its order (a claim arriving meanwhile joins the line's
-/// end). The sweeper's pass; returns the jobs that left a line.
+/// channel's seats to the line first, in its order (a claim of the section arriving before this
+/// pass serves the line itself first, `claim.rs`). The sweeper's pass; returns the jobs that
+/// left a line.
 pub fn serve_released(
     store: &mut impl StepStore,
     now: Timestamp,
@@ -56,7 +57,7 @@ pub fn serve_released(
 }
 
 /// Serves one line, a page at a time, first fit, until no seat is left or the line ends.
-fn serve_line(
+pub(super) fn serve_line(
     store: &mut impl StepStore,
     terms: &SaleTerms,
     event_id: &EventId,

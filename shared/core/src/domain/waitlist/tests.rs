@@ -301,11 +301,6 @@ fn a_channels_section_is_waited_for_by_the_public_and_its_line_served_from_the_r
     );
     assert!(!with_channel.serves_line(&Section::parse("A").unwrap(), before));
     assert!(with_channel.serves_line(&Section::parse("A").unwrap(), after));
-    assert_eq!(
-        with_channel.decide_intent(&public, &two_free, after, |_| true),
-        ClaimDecision::Waitlist,
-        "released seats go to the line first: a newcomer joins its end"
-    );
     assert!(matches!(
         with_channel.decide_intent(&public, &two_free, after, no_line),
         ClaimDecision::Hold { .. }
