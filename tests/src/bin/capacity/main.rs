@@ -19,6 +19,7 @@ mod ledger;
 mod model;
 mod opening;
 mod presale;
+mod presale_phase;
 mod sale;
 
 use std::collections::HashMap;
@@ -282,7 +283,7 @@ async fn main() -> anyhow::Result<()> {
     let presale_phase = if cli.presale {
         let holders = cli.slice / 2;
         let ran = (&keys_sale, &event);
-        let phase = presale::run(
+        let phase = presale_phase::run(
             (&backend, &relays),
             ran,
             (cli.codes, holders),
@@ -350,7 +351,7 @@ async fn main() -> anyhow::Result<()> {
         "model": report,
     });
     let (presale_report, presale_text) = match &presale_phase {
-        Some(phase) => presale::report(phase, cli.codes, cli.rate),
+        Some(phase) => presale_phase::report(phase, cli.codes, cli.rate),
         None => (serde_json::Value::Null, String::new()),
     };
     let mut report = report;
