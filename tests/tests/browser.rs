@@ -346,7 +346,13 @@ async fn a_buyer_reserves_before_the_opening_waits_in_its_line_and_is_held_after
     );
     // The page's reservation went through the pre-queue, once: its second page's was refused.
     let event = seatclaim_core::domain::EventId::parse("op").unwrap();
-    let opening = app.backend.catalog.opening(&event).await.unwrap().unwrap();
+    let opening = app
+        .backend
+        .catalog
+        .opening(&event, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(opening.prequeued, 1, "{opening:?}");
     assert_eq!(opening.draw.map(|draw| draw.shuffled), Some(1));
     assert_eq!(seats_in(&app.seat_map("op").await, "HELD").len(), 1);

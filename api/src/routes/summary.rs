@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use jiff::{SignedDuration, Timestamp};
-use seatclaim_core::domain::{EventId, ValidationError};
-use seatclaim_core::ports::EventTallies;
+use seatclaim_core::domain::{ChannelName, EventId, ValidationError};
+use seatclaim_core::ports::{Catalog, EventTallies};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -54,6 +54,9 @@ pub struct ChannelSummary {
     released: bool,
     /// The seats of its sections by state.
     seats: StateCounts,
+    /// Intents waiting for the draw of its own opening (0 once drawn, or for a channel that
+    /// opens with the event).
+    prequeue: u64,
 }
 
 /// The event's codes.
@@ -96,7 +99,7 @@ pub struct Summary {
     codes: CodesSummary,
     /// Jobs waiting in its sections' lines.
     waitlist: u64,
-    /// Intents waiting for its opening's draw (0 once drawn, or without an opening).
+    /// Intents waiting for the draw of the event's own opening (0 once drawn, or without one).
     prequeue: u64,
     /// Holds about to lapse.
     holds_expiring: ExpiringSummary,
@@ -142,20 +145,33 @@ pub async fn show(
     let horizon = now + SignedDuration::from_secs(within);
     let catalog = &backend.catalog;
     let tallies = (catalog.tallies(&event_id, now, horizon).await?).ok_or_else(missing)?;
-    let opening = catalog.opening(&event_id).await?;
-    let prequeue = opening
-        .filter(|o| o.draw.is_none())
-        .map_or(0, |o| o.prequeued);
+    let mut prequeues = vec![waiting(catalog.as_ref(), &event_id, None).await?];
+    for channel in &snapshot.channels().channels {
+        prequeues.push(waiting(catalog.as_ref(), &event_id, Some(&channel.name)).await?);
+    }
     Ok(Json(summary(
-        event_id, &snapshot, &tallies, prequeue, within,
+        event_id, &snapshot, &tallies, &prequeues, within,
     )))
+}
+
+/// How many intents wait for the draw of one of the event's openings (0 once drawn, or
+/// without one).
+async fn waiting(
+    catalog: &dyn Catalog,
+    event_id: &EventId,
+    channel: Option<&ChannelName>,
+) -> Result<u64, ApiError> {
+    let opening = catalog.opening(event_id, channel).await?;
+    Ok(opening
+        .filter(|o| o.draw.is_none())
+        .map_or(0, |o| o.prequeued))
 }
 
 fn summary(
     event_id: EventId,
     snapshot: &Snapshot,
     tallies: &EventTallies,
-    prequeue: u64,
+    prequeues: &[u64],
     within: i64,
 ) -> Summary {
     let channels = snapshot.channels();
@@ -167,7 +183,8 @@ fn summary(
         })
         .collect();
     let channels = (channels.channels.iter())
-        .map(|channel| {
+        .zip(prequeues.iter().skip(1))
+        .map(|(channel, prequeue)| {
             let mut seats = StateCounts::default();
             for section in channels.sections_of(&channel.name) {
                 seats.add_all(
@@ -181,6 +198,7 @@ fn summary(
                 name: channel.name.to_string(),
                 released: channel.release_at.is_some_and(|at| at <= snapshot.as_of),
                 seats,
+                prequeue: *prequeue,
             }
         })
         .collect();
@@ -196,7 +214,7 @@ fn summary(
             seats_sold: tallies.code_seats_sold,
         },
         waitlist: tallies.waitlisted,
-        prequeue,
+        prequeue: prequeues.first().copied().unwrap_or(0),
         holds_expiring: ExpiringSummary {
             within_seconds: within,
             holds: tallies.holds_expiring,

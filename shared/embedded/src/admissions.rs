@@ -97,21 +97,27 @@ fn admit_one(
         at: now,
     };
     let pending = Job::pending(intent);
-    // Only an event that announced a start has an opening to look up.
-    let opens = event_terms.opens_at.is_some();
-    if opens && waits_for_opening(tx, &intent.event_id, now)? {
+    // Only a sale that announced a start has an opening to look up.
+    let start = event_terms.start_for(intent);
+    if let Some(start) = &start
+        && waits_for_opening(tx, &intent.event_id, start, now)?
+    {
         // It waits for the opening: its age counts from then.
         let waiting = Intent {
-            opens_at: event_terms.opens_at,
+            opens_at: Some(start.at),
             ..intent.clone()
         };
-        if let Some(queued) = park(tx, &waiting)? {
+        if let Some(queued) = park(tx, &waiting, start)? {
             return Ok(Admission::AlreadyQueued(queued));
         }
         insert_job(tx, &pending, &admitted)?;
         return Ok(Admission::Prequeued(intent.job_id));
     }
-    if decide && is_empty(tx)? && !(opens && opening_undrawn(tx, &intent.event_id)?) {
+    let undrawn = match &start {
+        Some(start) => opening_undrawn(tx, &intent.event_id, start)?,
+        None => false,
+    };
+    if decide && is_empty(tx)? && !undrawn {
         let mut step = SqlStep::knowing(tx, intent.event_id.clone(), event_terms);
         let transition = decide_pending(&mut step, &pending, intent, now)?;
         insert_decided(tx, &transition, &admitted)?;

@@ -2,6 +2,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension, params};
 
 use super::EmbeddedStore;
+use super::opening_draw;
 use crate::error::sqlite_error;
 use jiff::Timestamp;
 use seatclaim_core::codec::{
@@ -9,7 +10,7 @@ use seatclaim_core::codec::{
     event_info, from_ms, to_json, to_ms,
 };
 use seatclaim_core::domain::{
-    CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatLimit,
+    ChannelName, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatLimit,
 };
 use seatclaim_core::ports::{
     BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
@@ -64,6 +65,7 @@ impl Catalog for EmbeddedStore {
                     place.and_then(|p| p.row),
                 ]).map_err(sqlite_error)?;
             }
+            opening_draw::create(tx, &event.event_id, &event.channels)?;
             Ok(EventCreation::Created(event.seats.len()))
         });
         self.shapes.creating(&event_id, create).await
@@ -140,27 +142,29 @@ impl Catalog for EmbeddedStore {
             .await
     }
 
-    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
-        let event_id = event_id.clone();
+    async fn opening(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<Option<Opening>, BackendError> {
+        let (event_id, channel) = (event_id.clone(), channel.cloned());
         self.db
-            .read(move |tx| super::opening::opening(tx, &event_id))
+            .read(move |tx| opening_draw::opening(tx, &event_id, channel.as_ref()))
             .await
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
-        self.db.read(super::opening::unpublished).await
+        self.db.read(opening_draw::unpublished).await
     }
 
-    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
-        let event_id = event_id.clone();
+    async fn opening_published(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<(), BackendError> {
+        let (event_id, channel) = (event_id.clone(), channel.cloned());
         self.db
-            .write(move |tx| {
-                tx.prepare_cached("UPDATE events SET opening_published = 1 WHERE event_id = ?1")
-                    .map_err(sqlite_error)?
-                    .execute([event_id.as_str()])
-                    .map_err(sqlite_error)?;
-                Ok(())
-            })
+            .write(move |tx| opening_draw::published(tx, &event_id, channel.as_ref()))
             .await
     }
 

@@ -27,6 +27,7 @@ mod line_place;
 mod migrations;
 mod newer_events;
 mod opening;
+mod opening_draw;
 mod outbox;
 mod queue_depth;
 mod reapply;

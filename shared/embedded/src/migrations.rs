@@ -28,11 +28,12 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("migrations/v14.sql")),
         M::up(include_str!("migrations/v15.sql")),
         M::up(include_str!("migrations/v16.sql")),
+        M::up(include_str!("migrations/v17.sql")),
     ])
 }
 
 /// The schema version this build writes and reads: the number of migrations.
-pub(super) const SCHEMA_VERSION: usize = 16;
+pub(super) const SCHEMA_VERSION: usize = 17;
 
 /// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
 /// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,
@@ -234,6 +235,47 @@ mod tests {
             plan.iter().any(|step| step.contains("jobs_counted")),
             "{plan:?}"
         );
+    }
+
+    /// Version 17 gives each channel with a start of its own an opening, and keeps the
+    /// intents already pre-queued in their event's own.
+    #[test]
+    fn version_17_opens_the_channels_that_announced_a_start() {
+        let (_dir, mut conn) = file();
+        migrations().to_version(&mut conn, 16).expect("version 16");
+        conn.execute_batch(
+            r#"INSERT INTO events (event_id, name, hold_ms, created_at, channels)
+               VALUES ('e1', 'presale', 600000, 0, '{"channels": [
+                   {"name": "fanclub", "sale_starts_at": 5000, "seats": 2},
+                   {"name": "partner", "seats": 1}], "sections": {}}');
+               INSERT INTO prequeue (event_id, buyer_id, job_id, intent)
+               VALUES ('e1', 'b1', 'j1', '{}');"#,
+        )
+        .expect("a version 16 event");
+        migrate(&mut conn).expect("migrate");
+        let openings: Vec<(String, i64)> = conn
+            .prepare("SELECT channel, sale_starts_at FROM channel_openings")
+            .and_then(|mut select| {
+                select
+                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect()
+            })
+            .expect("channel openings");
+        assert_eq!(openings, [("fanclub".to_owned(), 5000)]);
+        let channel: Option<String> = conn
+            .query_row(
+                "SELECT channel FROM prequeue WHERE job_id = 'j1'",
+                [],
+                |row| row.get(0),
+            )
+            .expect("the pre-queued intent");
+        assert_eq!(channel, None, "it waits for the event's own start");
+        conn.execute(
+            "INSERT INTO prequeue (event_id, buyer_id, job_id, intent, channel)
+             VALUES ('e1', 'b1', 'j2', '{}', 'fanclub')",
+            [],
+        )
+        .expect("a buyer waits once in each pre-queue");
     }
 
     #[test]

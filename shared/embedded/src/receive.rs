@@ -8,7 +8,7 @@ use rusqlite::params;
 
 use super::EmbeddedStore;
 use super::intent_queue::{DEAD, MAIN, acknowledge};
-use super::opening::{any_due, open_due};
+use super::opening_draw::{any_due, open_due};
 use crate::error::sqlite_error;
 use seatclaim_core::codec::{decode_message, delivery_of, delivery_receipt, from_ms, to_ms};
 use seatclaim_core::domain::JobId;

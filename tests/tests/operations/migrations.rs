@@ -405,7 +405,7 @@ async fn an_older_folder_opens_at_once_and_its_section_claims_take_seats_in_the_
         events.iter().all(|e| e.sale_starts_at.is_none()),
         "{events:?}"
     );
-    assert_eq!(backend.catalog.opening(&e1).await.unwrap(), None);
+    assert_eq!(backend.catalog.opening(&e1, None).await.unwrap(), None);
     let seats = backend.catalog.seat_map(&e1).await.unwrap().unwrap();
     assert!(
         seats.iter().all(|seat| seat.place.is_none()),

@@ -87,7 +87,7 @@ async fn show(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCo
         eprintln!("event {event_id} does not exist");
         return Ok(ExitCode::from(1));
     };
-    let opening = backend.catalog.opening(&event_id).await?;
+    let opening = backend.catalog.opening(&event_id, None).await?;
     let draw = opening.as_ref().and_then(|opening| opening.draw.as_ref());
     let value = json!({
         "event_id": event_id,

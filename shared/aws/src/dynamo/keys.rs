@@ -119,15 +119,16 @@ pub(crate) fn line_shard(job_id: JobId) -> u32 {
     u32::try_from(shard_of(job_id, LINE_SHARDS)).unwrap_or(0)
 }
 
-/// The outbox-table partition of shard `shard` of `event_id`'s pre-queue (one entry per buyer).
-pub(crate) fn prequeue_key(event_id: &EventId, shard: u32) -> String {
-    format!("prequeue#{event_id}#{shard}")
+/// The outbox-table partition of shard `shard` of an opening's pre-queue (one entry per buyer);
+/// `opening` is [`OpeningOf::key_part`](crate::opening::state::OpeningOf::key_part).
+pub(crate) fn prequeue_key(opening: &str, shard: u32) -> String {
+    format!("prequeue#{opening}#{shard}")
 }
 
-/// The outbox-table partition of shard `shard` of `event_id`'s late list (intents admitted after
+/// The outbox-table partition of shard `shard` of an opening's late list (intents admitted after
 /// the start while the pre-queue was being released).
-pub(crate) fn late_key(event_id: &EventId, shard: u32) -> String {
-    format!("late#{event_id}#{shard}")
+pub(crate) fn late_key(opening: &str, shard: u32) -> String {
+    format!("late#{opening}#{shard}")
 }
 
 /// The pre-queue shard of a buyer: the buyer keys its entry, so one buyer has one.

@@ -17,7 +17,7 @@ use seatclaim_core::codec::{
     encode_prices, event_info, from_ms, seat_limit,
 };
 use seatclaim_core::domain::{
-    Best, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist,
+    Best, ChannelName, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatId, Waitlist,
 };
 use seatclaim_core::ports::{
     BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
@@ -307,8 +307,12 @@ impl Catalog for DynamoStore {
         Ok(events)
     }
 
-    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
-        self.opening_of(event_id).await
+    async fn opening(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<Option<Opening>, BackendError> {
+        self.opening_of(event_id, channel).await
     }
 
     async fn create_codes(
@@ -345,8 +349,12 @@ impl Catalog for DynamoStore {
         self.unpublished_draws().await
     }
 
-    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
-        self.draw_published(event_id).await
+    async fn opening_published(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<(), BackendError> {
+        self.draw_published(event_id, channel).await
     }
 
     async fn ping(&self) -> Result<(), BackendError> {

@@ -96,41 +96,38 @@ impl DynamoStore {
         else {
             return Ok(());
         };
-        let opens_at = self
-            .event_meta(&job.event_id)
-            .await?
-            .and_then(|m| m.opens_at);
-        if opens_at.is_some() && !self.sale_opened(&job.event_id).await? {
-            return Ok(());
-        }
-        let intent = Intent {
-            access: None,
+        let mut intent = Intent {
+            access: job.access,
             job_id: job.job_id,
             event_id: job.event_id,
             buyer_id: job.buyer_id,
             request: job.request,
             accepted_at: job.accepted_at,
-            // A pre-queued intent ages from the opening.
-            opens_at: opens_at.filter(|opens| job.accepted_at < *opens),
+            opens_at: None,
         };
+        if let Some(opening) = self.opening_for(&intent).await? {
+            if !self.sale_opened(&opening).await? {
+                return Ok(());
+            }
+            // A pre-queued intent ages from the opening.
+            intent.opens_at = Some(opening.start.at).filter(|opens| intent.accepted_at < *opens);
+        }
         self.queue.send(&[intent]).await
     }
 
-    /// An event that announced a start keeps the intents admitted before it in its pre-queue,
-    /// and those admitted after it in its late list while the pre-queue is being released
-    /// (`prequeue.rs`); the answer, or `None` to admit the intent straight to SQS.
+    /// A sale that announced a start (its channel's own, or its event's) keeps the intents
+    /// admitted before it in its pre-queue, and those admitted after it in its late list while
+    /// the pre-queue is being released (`prequeue.rs`); the answer, or `None` to admit the
+    /// intent straight to SQS.
     async fn wait_for_opening(
         &self,
         item: &Item,
         intent: &Intent,
     ) -> Result<Option<Admission>, BackendError> {
-        let Some(opens) = self
-            .event_meta(&intent.event_id)
-            .await?
-            .and_then(|meta| meta.opens_at)
-        else {
+        let Some(opening) = self.opening_for(intent).await? else {
             return Ok(None);
         };
+        let opens = opening.start.at;
         if self.clock.now() < opens {
             let mut waiting_item = item.clone();
             // Its place is drawn at the opening; it ages from then.
@@ -140,7 +137,8 @@ impl DynamoStore {
                 opens_at: Some(opens),
                 ..intent.clone()
             };
-            match self.park(List::Prequeue, waiting_item, &waiting).await? {
+            let list = (&opening, List::Prequeue);
+            match self.park(list, waiting_item, &waiting).await? {
                 Parked::Entered => return Ok(Some(Admission::Prequeued(intent.job_id))),
                 Parked::BuyerWaits(job_id) => return Ok(Some(Admission::AlreadyQueued(job_id))),
                 Parked::JobExists => {
@@ -153,10 +151,13 @@ impl DynamoStore {
                 Parked::GateClosed => {}
             }
         }
-        if self.sale_opened(&intent.event_id).await? {
+        if self.sale_opened(&opening).await? {
             return Ok(None);
         }
-        match self.park(List::Late, item.clone(), intent).await? {
+        match self
+            .park((&opening, List::Late), item.clone(), intent)
+            .await?
+        {
             Parked::Entered => Ok(Some(Admission::Accepted(intent.job_id))),
             Parked::JobExists => self.earlier(intent).await,
             Parked::GateClosed | Parked::BuyerWaits(_) => Ok(None),

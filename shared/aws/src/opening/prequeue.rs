@@ -1,9 +1,9 @@
-//! A sale's pre-queue on DynamoDB. An intent admitted before its event's `sale_starts_at` is
-//! not sent to SQS: its PENDING job is written together with the buyer's entry in the event's
-//! pre-queue (an outbox-table item keyed by the buyer in one of [`PREQUEUE_SHARDS`] partitions,
+//! A sale's pre-queue on DynamoDB. An intent admitted before its start (its channel's own, or
+//! its event's: an [`OpeningOf`]) is not sent to SQS: its PENDING job is written together with
+//! the buyer's entry in that opening's pre-queue (an outbox-table item keyed by the buyer in one of [`PREQUEUE_SHARDS`] partitions,
 //! so a buyer has one entry and a second one is refused), under a check that the shard's gate is
 //! still open. An intent admitted after the start while the pre-queue is still being released
-//! waits the same way in the event's late list, in admission order. The opening (`opening/state.rs`)
+//! waits the same way in the opening's late list, in admission order. The opening (`opening/state.rs`)
 //! closes a list's gates before it reads the list, so an admission lands in the list before the
 //! read, or fails its check and is admitted as one after it: none is missed.
 
@@ -16,8 +16,9 @@ use crate::dynamo::item::{
     Item, Transacted, count_all, get_n, get_s, n, put_new, query_items, s, transact,
 };
 use crate::dynamo::keys::{PREQUEUE_SHARDS, buyer_shard, late_key, late_shard, prequeue_key};
+use crate::opening::state::OpeningOf;
 use seatclaim_core::codec::encode_intent;
-use seatclaim_core::domain::{EventId, Intent, JobId};
+use seatclaim_core::domain::{Intent, JobId};
 use seatclaim_core::ports::BackendError;
 
 /// The sort key of a list shard's gate item: below every buyer id and every late entry (`#`
@@ -36,10 +37,11 @@ pub(crate) enum List {
 }
 
 impl List {
-    fn key(self, event_id: &EventId, shard: u32) -> String {
+    fn key(self, opening: &OpeningOf, shard: u32) -> String {
+        let part = opening.key_part();
         match self {
-            Self::Prequeue => prequeue_key(event_id, shard),
-            Self::Late => late_key(event_id, shard),
+            Self::Prequeue => prequeue_key(&part, shard),
+            Self::Late => late_key(&part, shard),
         }
     }
 }
@@ -67,11 +69,12 @@ fn admitted_ns(intent: &Intent) -> i64 {
 }
 
 impl DynamoStore {
-    /// Writes the PENDING job `job_item` and `intent`'s entry in `list`, on condition that the
-    /// job is new, the buyer has no entry yet (pre-queue) and the list's shard is open.
+    /// Writes the PENDING job `job_item` and `intent`'s entry in `opening`'s `list`, on
+    /// condition that the job is new, the buyer has no entry yet (pre-queue) and the list's
+    /// shard is open.
     pub(crate) async fn park(
         &self,
-        list: List,
+        (opening, list): (&OpeningOf, List),
         job_item: Item,
         intent: &Intent,
     ) -> Result<Parked, BackendError> {
@@ -82,7 +85,7 @@ impl DynamoStore {
                 format!("{:020}#{}", admitted_ns(intent), intent.job_id),
             ),
         };
-        let key = list.key(&intent.event_id, shard);
+        let key = list.key(opening, shard);
         let entry = Item::from([
             ("job_id".to_owned(), s(key.clone())),
             ("id".to_owned(), s(sort)),
@@ -109,15 +112,19 @@ impl DynamoStore {
         Ok(if at(0) {
             Parked::JobExists
         } else if at(1) {
-            Parked::BuyerWaits(self.waiting_job(intent).await?)
+            Parked::BuyerWaits(self.waiting_job(opening, intent).await?)
         } else {
             Parked::GateClosed
         })
     }
 
     /// The job of the buyer's pre-queue entry.
-    async fn waiting_job(&self, intent: &Intent) -> Result<JobId, BackendError> {
-        let key = prequeue_key(&intent.event_id, buyer_shard(&intent.buyer_id));
+    async fn waiting_job(
+        &self,
+        opening: &OpeningOf,
+        intent: &Intent,
+    ) -> Result<JobId, BackendError> {
+        let key = List::Prequeue.key(opening, buyer_shard(&intent.buyer_id));
         let output = self
             .db
             .get_item()
@@ -135,10 +142,10 @@ impl DynamoStore {
             .ok_or_else(|| BackendError::transient("a pre-queue entry vanished"))
     }
 
-    /// Closes every gate of `event_id`'s `list`: from now on no admission enters it.
+    /// Closes every gate of an opening's `list`: from now on no admission enters it.
     pub(crate) async fn close_gates(
         &self,
-        event_id: &EventId,
+        opening: &OpeningOf,
         list: List,
     ) -> Result<(), BackendError> {
         let mut puts = Vec::new();
@@ -147,7 +154,7 @@ impl DynamoStore {
                 .db
                 .put_item()
                 .table_name(&self.names.outbox_table)
-                .set_item(Some(gate_key(list.key(event_id, shard))));
+                .set_item(Some(gate_key(list.key(opening, shard))));
             puts.push(put.send());
         }
         futures_util::stream::iter(puts)
@@ -158,15 +165,15 @@ impl DynamoStore {
         Ok(())
     }
 
-    /// Every entry of `event_id`'s `list` (strongly consistent), as `(admitted, intent)` in
+    /// Every entry of an opening's `list` (strongly consistent), as `(admitted, intent)` in
     /// admission order.
     pub(crate) async fn entries(
         &self,
-        event_id: &EventId,
+        opening: &OpeningOf,
         list: List,
     ) -> Result<Vec<(i64, String)>, BackendError> {
         let shards = futures_util::stream::iter(0..PREQUEUE_SHARDS)
-            .map(|shard| self.shard_entries(list.key(event_id, shard)))
+            .map(|shard| self.shard_entries(list.key(opening, shard)))
             .buffer_unordered(SHARD_CALLS)
             .try_collect::<Vec<_>>()
             .await?;
@@ -203,10 +210,10 @@ impl DynamoStore {
             .collect()
     }
 
-    /// How many buyers wait in `event_id`'s pre-queue now (a count of every shard).
-    pub(crate) async fn prequeued_count(&self, event_id: &EventId) -> Result<u64, BackendError> {
+    /// How many buyers wait in an opening's pre-queue now (a count of every shard).
+    pub(crate) async fn prequeued_count(&self, opening: &OpeningOf) -> Result<u64, BackendError> {
         let counts = futures_util::stream::iter(0..PREQUEUE_SHARDS)
-            .map(|shard| self.shard_count(prequeue_key(event_id, shard)))
+            .map(|shard| self.shard_count(List::Prequeue.key(opening, shard)))
             .buffer_unordered(SHARD_CALLS)
             .try_collect::<Vec<_>>()
             .await?;

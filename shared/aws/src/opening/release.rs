@@ -15,9 +15,9 @@ use crate::DynamoStore;
 use crate::dynamo::error::classify;
 use crate::dynamo::item::{Item, n, opt_n, s};
 use crate::opening::prequeue::List;
-use crate::opening::state::{opening_key, recorded_draw};
+use crate::opening::state::{OpeningOf, opening_key, recorded_draw};
 use seatclaim_core::codec::decode_message;
-use seatclaim_core::domain::{Draw, EventId, Intent, JobId, Seed};
+use seatclaim_core::domain::{Draw, Intent, JobId, Seed};
 use seatclaim_core::ports::{BackendError, IntentQueue, Message};
 
 /// How long an opening's lease lasts unless renewed: the delay before another process resumes
@@ -39,15 +39,15 @@ fn decode(text: &str) -> Result<Intent, BackendError> {
 }
 
 impl DynamoStore {
-    /// Takes (or renews) the lease on `event_id`'s opening; its opening item as it now stands,
-    /// or `None` while another process holds it or the opening is made.
-    async fn lease_opening(&self, event_id: &EventId) -> Result<Option<Item>, BackendError> {
+    /// Takes (or renews) the lease on an opening; its opening item as it now stands, or `None`
+    /// while another process holds it or the opening is made.
+    async fn lease_opening(&self, opening: &OpeningOf) -> Result<Option<Item>, BackendError> {
         let now = self.clock.now().as_millisecond();
         let taken = self
             .db
             .update_item()
             .table_name(&self.names.outbox_table)
-            .set_key(Some(opening_key(event_id)))
+            .set_key(Some(opening_key(&opening.key_part())))
             .update_expression("SET opener = :me, opener_until = :until")
             .condition_expression(
                 "attribute_not_exists(opened) AND (attribute_not_exists(opener_until) \
@@ -75,7 +75,7 @@ impl DynamoStore {
     /// Records on the opening item, while this process holds the lease, `set` (with `values`).
     async fn record_opening(
         &self,
-        event_id: &EventId,
+        opening: &OpeningOf,
         set: &str,
         values: Vec<(&str, aws_sdk_dynamodb::types::AttributeValue)>,
     ) -> Result<(), BackendError> {
@@ -83,7 +83,7 @@ impl DynamoStore {
             .db
             .update_item()
             .table_name(&self.names.outbox_table)
-            .set_key(Some(opening_key(event_id)))
+            .set_key(Some(opening_key(&opening.key_part())))
             .update_expression(set)
             .condition_expression("opener = :me")
             .expression_attribute_values(":me", s(self.process.id.clone()));
@@ -97,21 +97,22 @@ impl DynamoStore {
         Ok(())
     }
 
-    /// The draw of `event_id`'s pre-queue `queued` (in admission order): the one its item
+    /// The draw of an opening's pre-queue `queued` (in admission order): the one its item
     /// records (a release taken over), or a fresh one, recorded before anything is sent.
     async fn draw(
         &self,
-        event_id: &EventId,
-        starts: Timestamp,
+        opening: &OpeningOf,
         item: &Item,
         queued: Vec<JobId>,
     ) -> Result<Draw, BackendError> {
-        if let Some(recorded) = recorded_draw(event_id, starts, item)? {
+        let event_id = opening.event_id.clone();
+        if let Some(recorded) = recorded_draw(opening, item)? {
             let seed = Seed::parse(&recorded.seed)
                 .ok_or_else(|| BackendError::permanent("a recorded seed does not parse"))?;
+            let start = opening.start.clone();
             return Ok(Draw::new(
-                event_id.clone(),
-                starts,
+                event_id,
+                start,
                 seed,
                 queued,
                 recorded.occurred_at,
@@ -121,10 +122,10 @@ impl DynamoStore {
             Seed::fresh().ok_or_else(|| BackendError::transient("no randomness for the draw"))?;
         let now = Timestamp::from_millisecond(self.clock.now().as_millisecond())
             .map_err(|e| BackendError::permanent(e.to_string()))?;
-        let draw = Draw::new(event_id.clone(), starts, seed, queued, now);
+        let draw = Draw::new(event_id, opening.start.clone(), seed, queued, now);
         let opened = &draw.opened;
         self.record_opening(
-            event_id,
+            opening,
             "SET seed = :seed, prequeued = :count, digest = :digest, drawn_at = :at, released = :zero",
             vec![
                 (":seed", s(opened.seed.clone())),
@@ -138,24 +139,20 @@ impl DynamoStore {
         Ok(draw)
     }
 
-    /// Makes `event_id`'s opening, or resumes it, if this process gets the lease.
-    pub(crate) async fn open_sale(
-        &self,
-        event_id: &EventId,
-        starts: Timestamp,
-    ) -> Result<(), BackendError> {
-        if self.lease_opening(event_id).await?.is_none() {
+    /// Makes an opening, or resumes it, if this process gets the lease.
+    pub(crate) async fn open_sale(&self, opening: &OpeningOf) -> Result<(), BackendError> {
+        if self.lease_opening(opening).await?.is_none() {
             return Ok(());
         }
-        self.close_gates(event_id, List::Prequeue).await?;
+        self.close_gates(opening, List::Prequeue).await?;
         // The item as the last renewal returned it: a lapsed lease taken back finds the draw
         // another process may have recorded meanwhile.
-        let listed = self.list_under_lease(event_id, List::Prequeue).await?;
+        let listed = self.list_under_lease(opening, List::Prequeue).await?;
         let Some((item, intents)) = listed else {
             return Ok(());
         };
         let queued = intents.iter().map(|intent| intent.job_id).collect();
-        let draw = self.draw(event_id, starts, &item, queued).await?;
+        let draw = self.draw(opening, &item, queued).await?;
         let mut by_job: HashMap<JobId, Intent> =
             intents.into_iter().map(|i| (i.job_id, i)).collect();
         let order: Vec<Intent> = draw
@@ -165,59 +162,59 @@ impl DynamoStore {
             .collect();
         let done = opt_n(&item, "released")?.map_or(0, |n| usize::try_from(n).unwrap_or(0));
         tracing::info!(
-            event = %event_id,
+            opening = %opening.key_part(),
             prequeued = draw.opened.shuffled,
             released = done,
             "the pre-queue is drawn; releasing it in that order"
         );
-        self.release_in_order(event_id, &order, done).await?;
-        if self.lease_opening(event_id).await?.is_none() {
+        self.release_in_order(opening, &order, done).await?;
+        if self.lease_opening(opening).await?.is_none() {
             return Ok(());
         }
-        self.close_gates(event_id, List::Late).await?;
-        let Some((_, late)) = self.list_under_lease(event_id, List::Late).await? else {
+        self.close_gates(opening, List::Late).await?;
+        let Some((_, late)) = self.list_under_lease(opening, List::Late).await? else {
             return Ok(());
         };
         for batch in late.chunks(10) {
             self.queue.send(batch).await?;
         }
         self.record_opening(
-            event_id,
+            opening,
             "SET opened = :yes REMOVE opener_until",
             vec![(":yes", n(1))],
         )
         .await?;
         tracing::info!(
-            event = %event_id,
+            opening = %opening.key_part(),
             prequeued = draw.opened.shuffled,
             seed = %draw.opened.seed,
             digest = %draw.opened.digest,
             "the sale opened: its pre-queue is drawn and released in that order"
         );
-        self.forget_state(event_id);
+        self.forget_state(opening);
         Ok(())
     }
 
-    /// The intents of `event_id`'s `list` (its gates closed), read with the opening's lease
+    /// The intents of an opening's `list` (its gates closed), read with the opening's lease
     /// renewed before and after, since closing and reading every shard of a list can outlast
     /// one lease on a slow store; with the opening item as the last renewal returned it, or
     /// `None` if another process has taken the opening over.
     async fn list_under_lease(
         &self,
-        event_id: &EventId,
+        opening: &OpeningOf,
         list: List,
     ) -> Result<Option<(Item, Vec<Intent>)>, BackendError> {
-        if self.lease_opening(event_id).await?.is_none() {
+        if self.lease_opening(opening).await?.is_none() {
             return Ok(None);
         }
         let intents = self
-            .entries(event_id, list)
+            .entries(opening, list)
             .await?
             .iter()
             .map(|(_, text)| decode(text))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(self
-            .lease_opening(event_id)
+            .lease_opening(opening)
             .await?
             .map(|item| (item, intents)))
     }
@@ -227,7 +224,7 @@ impl DynamoStore {
     /// (`waitlist.rs`), then its batches of ten side by side, then its count recorded.
     async fn release_in_order(
         &self,
-        event_id: &EventId,
+        opening: &OpeningOf,
         order: &[Intent],
         done: usize,
     ) -> Result<(), BackendError> {
@@ -257,7 +254,7 @@ impl DynamoStore {
             released += window.len();
             let until = self.clock.now().as_millisecond() + LEASE_MS;
             self.record_opening(
-                event_id,
+                opening,
                 "SET released = :released, opener_until = :until",
                 vec![
                     (":released", n(i64::try_from(released).unwrap_or(i64::MAX))),

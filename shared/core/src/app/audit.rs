@@ -28,7 +28,7 @@ pub async fn audit_event(
     };
     let jobs = backend.jobs.of_event(event_id).await?;
     let oldest_unpublished = backend.outbox.oldest_unpublished().await?;
-    let opening = backend.catalog.opening(event_id).await?;
+    let opening = backend.catalog.opening(event_id, None).await?;
     let limits = AuditLimits {
         opens_at: opening.map(|opening| opening.sale_starts_at),
         ..limits

@@ -51,7 +51,10 @@ async fn publish_openings(backend: &Backend) -> Result<usize, BackendError> {
             .publisher
             .publish_notice(&Notice::SaleOpened(opened.clone()))
             .await?;
-        backend.catalog.opening_published(&opened.event_id).await?;
+        backend
+            .catalog
+            .opening_published(&opened.event_id, opened.channel.as_ref())
+            .await?;
     }
     Ok(openings.len())
 }

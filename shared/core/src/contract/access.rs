@@ -25,15 +25,26 @@ const CODE_SEATS: u32 = 5;
 /// An event whose section `F` (20 seats) is set aside for channel `fanclub` until `release_at`,
 /// beside a public section `A`.
 async fn presale(f: &Fixture, event: &str, release_at: Option<Timestamp>) -> EventId {
-    presale_from(f, event, (None, release_at)).await
+    let times = Times {
+        release_at,
+        ..Times::default()
+    };
+    presale_from(f, event, times).await
 }
 
-/// [`presale`], the channel's own sale starting at `starts` if given.
-async fn presale_from(
-    f: &Fixture,
-    event: &str,
-    (starts, release_at): (Option<Timestamp>, Option<Timestamp>),
-) -> EventId {
+/// When a presale's sales start and its channel's seats are released.
+#[derive(Default)]
+pub(super) struct Times {
+    /// The event's own start.
+    pub(super) event_starts: Option<Timestamp>,
+    /// The channel's own start.
+    pub(super) channel_starts: Option<Timestamp>,
+    /// The channel's release.
+    pub(super) release_at: Option<Timestamp>,
+}
+
+/// [`presale`] at `times`.
+pub(super) async fn presale_from(f: &Fixture, event: &str, times: Times) -> EventId {
     let section = |name: &str, channel: Option<&str>| SectionSpec {
         section: name.into(),
         rows: 1,
@@ -47,9 +58,10 @@ async fn presale_from(
         sections: Some(vec![section("F", Some("fanclub")), section("A", None)]),
         channels: Some(vec![ChannelSpec {
             name: "fanclub".into(),
-            sale_starts_at: starts.map(|at| at.to_string()),
-            release_at: release_at.map(|at| at.to_string()),
+            sale_starts_at: times.channel_starts.map(|at| at.to_string()),
+            release_at: times.release_at.map(|at| at.to_string()),
         }]),
+        sale_starts_at: times.event_starts.map(|at| at.to_string()),
         ..EventSpec::default()
     })
     .expect("a valid event");
@@ -62,7 +74,13 @@ fn key() -> CodeKey {
 }
 
 /// Creates code `text` of channel fanclub with `max_seats`, binding or not.
-async fn code(f: &Fixture, event: &EventId, text: &str, max_seats: u32, bind: bool) -> CodeHash {
+pub(super) async fn code(
+    f: &Fixture,
+    event: &EventId,
+    text: &str,
+    max_seats: u32,
+    bind: bool,
+) -> CodeHash {
     let hash = key().hash(event, &AccessCode::parse(text).unwrap());
     let record = CodeRecord {
         hash: hash.clone(),
@@ -94,6 +112,19 @@ async fn admitted(
     section: &str,
     code: Option<&CodeHash>,
 ) -> Intent {
+    let (intent, admitted) = admit(f, event, buyer, section, code).await;
+    assert_eq!(admitted, Admission::Accepted(intent.job_id));
+    intent
+}
+
+/// [`admitted`], answered as the backend answers it.
+pub(super) async fn admit(
+    f: &Fixture,
+    event: &EventId,
+    buyer: &str,
+    section: &str,
+    code: Option<&CodeHash>,
+) -> (Intent, Admission) {
     let buyer_id = BuyerId::parse(buyer).unwrap();
     let key = IdempotencyKey::parse(&format!("access-{}", uuid::Uuid::new_v4())).unwrap();
     let intent = Intent {
@@ -109,8 +140,7 @@ async fn admitted(
         }),
     };
     let admitted = f.backend.admissions.admit(&key, &intent).await.unwrap();
-    assert_eq!(admitted, Admission::Accepted(intent.job_id));
-    intent
+    (intent, admitted)
 }
 
 /// Claims `batch` until it is decided, a transient failure claimed again as a redelivery.
@@ -125,12 +155,12 @@ async fn claim_until_decided(f: &Fixture, batch: &[Intent]) {
     panic!("a batch was still failing after {ATTEMPTS} attempts");
 }
 
-async fn decided(f: &Fixture, intent: &Intent) -> Job {
+pub(super) async fn decided(f: &Fixture, intent: &Intent) -> Job {
     claim_until_decided(f, std::slice::from_ref(intent)).await;
     f.backend.jobs.job(intent.job_id).await.unwrap().unwrap()
 }
 
-fn assert_rejected(job: &Job, code: ReasonCode) {
+pub(super) fn assert_rejected(job: &Job, code: ReasonCode) {
     assert_eq!(job.status, JobStatus::Rejected, "{job:?}");
     assert_eq!(job.reason_code, Some(code), "{job:?}");
 }
@@ -207,19 +237,6 @@ pub async fn a_channels_seats_go_to_its_intents_until_its_release(f: Fixture) {
     f.clock.advance(SignedDuration::from_secs(3_601));
     let after = admitted(&f, &event, "public-after", "F", None).await;
     assert_eq!(decided(&f, &after).await.status, JobStatus::Held);
-}
-
-/// A channel's intent takes no seat before the channel's own sale starts: it is rejected
-/// naming that (`channel_not_open`) until then, and held from then on.
-pub async fn a_channel_sells_from_its_own_start(f: Fixture) {
-    let starts = f.backend.clock.now() + SignedDuration::from_secs(600);
-    let event = presale_from(&f, "presale-start", (Some(starts), None)).await;
-    let hash = code(&f, &event, "FAN-START", 4, false).await;
-    let early = admitted(&f, &event, "early-fan", "F", Some(&hash)).await;
-    assert_rejected(&decided(&f, &early).await, ReasonCode::ChannelNotOpen);
-    f.clock.advance(SignedDuration::from_secs(601));
-    let fan = admitted(&f, &event, "fan", "F", Some(&hash)).await;
-    assert_eq!(decided(&f, &fan).await.status, JobStatus::Held);
 }
 
 /// An unknown or revoked code is rejected naming it, and a binding code serves its first buyer

@@ -15,6 +15,7 @@
 
 mod access;
 mod admissions;
+mod channel_openings;
 mod claims;
 mod dead_letters;
 mod extensions;
@@ -45,7 +46,7 @@ use crate::{Backend, app};
 use jiff::SignedDuration;
 
 pub use access::{
-    a_channel_sells_from_its_own_start, a_channels_seats_go_to_its_intents_until_its_release,
+    a_channels_seats_go_to_its_intents_until_its_release,
     an_events_tallies_count_its_codes_lines_and_lapsing_holds,
     codes_that_do_not_admit_are_rejected_naming_why,
     racing_claims_on_one_code_hold_no_more_than_its_seats,
@@ -54,6 +55,7 @@ pub use admissions::{
     admission_is_idempotent_and_checks_the_event,
     an_admission_may_decide_but_never_ahead_of_the_queue,
 };
+pub use channel_openings::a_channel_opens_its_own_pre_queue_before_the_public;
 pub use claims::{
     a_multi_seat_claim_is_all_or_none, a_redelivered_intent_never_holds_twice,
     a_seat_is_held_by_the_first_claim_only, holds_end_by_confirm_or_by_expiry,
@@ -260,7 +262,7 @@ macro_rules! port_contract {
             a_channels_seats_go_to_its_intents_until_its_release,
             codes_that_do_not_admit_are_rejected_naming_why,
             an_events_tallies_count_its_codes_lines_and_lapsing_holds,
-            a_channel_sells_from_its_own_start,
+            a_channel_opens_its_own_pre_queue_before_the_public,
         );
     };
     (@each $fixture:expr; $($check:ident),+ $(,)?) => {

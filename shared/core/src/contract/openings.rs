@@ -74,14 +74,14 @@ async fn admit(f: &Fixture, event: &EventId, buyer: &str, key: &str) -> (Intent,
 
 /// The event's draw, once made.
 async fn drawn(f: &Fixture, event: &EventId) -> Option<SaleOpened> {
-    let opening = f.backend.catalog.opening(event).await.unwrap();
+    let opening = f.backend.catalog.opening(event, None).await.unwrap();
     opening.expect("an event with a start").draw
 }
 
 /// Every message the queue has now, in the order first received. Nothing is acknowledged, so
 /// a slow run sees its first messages again after the visibility timeout: those redeliveries
 /// are left out, and a batch of nothing new ends the reading.
-async fn receive_all(f: &Fixture) -> Vec<JobId> {
+pub(super) async fn receive_all(f: &Fixture) -> Vec<JobId> {
     let mut received = Vec::new();
     loop {
         let batch = f.backend.queue.receive(10, Duration::ZERO).await.unwrap();
@@ -124,7 +124,13 @@ pub async fn a_sale_opens_in_the_order_its_seed_draws(f: Fixture) {
         [],
         "nothing is received before the start"
     );
-    let waiting = f.backend.catalog.opening(&event).await.unwrap().unwrap();
+    let waiting = f
+        .backend
+        .catalog
+        .opening(&event, None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((waiting.sale_starts_at, waiting.prequeued), (starts, 6));
     assert_eq!(waiting.draw, None);
 

@@ -43,7 +43,7 @@ pub use layout::{
 };
 pub use line::{DecisionRate, Line, QueuePosition};
 pub use money::{Currency, MAX_PRICE, Money, Payment, Prices, Tender};
-pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, digest, shuffle};
+pub use opening::{Draw, SALE_OPENED, SaleOpened, Seed, Start, digest, shuffle};
 pub use reapply::{NotReapplied, Reapplied, reapply};
 pub use reason::{
     REASON_EXPIRED, REASON_RESERVED, REASON_UNAVAILABLE, REASON_WAITLIST_CLOSED, Reason, ReasonCode,

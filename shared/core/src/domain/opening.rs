@@ -17,7 +17,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{EventId, JobId};
+use super::{ChannelName, EventId, JobId};
 
 /// The `detail-type` of [`SaleOpened`].
 pub const SALE_OPENED: &str = "SaleOpened";
@@ -107,6 +107,16 @@ pub fn digest(order: &[JobId]) -> String {
     hash.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
+/// The start an intent waits for, and whose pre-queue it waits in: its channel's own start
+/// when its channel announced one (a presale opens before the public), else its event's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Start {
+    /// The channel whose own start it is; `None` for the event's.
+    pub channel: Option<ChannelName>,
+    /// When that sale opens.
+    pub at: Timestamp,
+}
+
 /// An opening's draw: the pre-queue's order, and what is published of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Draw {
@@ -117,11 +127,12 @@ pub struct Draw {
 }
 
 impl Draw {
-    /// Draws the order of `queued` (the pre-queue in admission order) from `seed`.
+    /// Draws the order of `queued` (the pre-queue of `event_id`'s `start`, in admission order)
+    /// from `seed`.
     #[must_use]
     pub fn new(
         event_id: EventId,
-        sale_starts_at: Timestamp,
+        start: Start,
         seed: Seed,
         mut queued: Vec<JobId>,
         now: Timestamp,
@@ -130,7 +141,8 @@ impl Draw {
         let opened = SaleOpened {
             kind: SALE_OPENED.to_owned(),
             event_id,
-            sale_starts_at,
+            channel: start.channel,
+            sale_starts_at: start.at,
             seed: seed.to_string(),
             shuffled: queued.len() as u64,
             digest: digest(&queued),
@@ -152,6 +164,9 @@ pub struct SaleOpened {
     pub kind: String,
     /// The event that opened.
     pub event_id: EventId,
+    /// The channel whose own start this was; absent for the event's own opening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<ChannelName>,
     /// Its announced start.
     pub sale_starts_at: Timestamp,
     /// The draw's seed, 64 hex digits.
@@ -221,9 +236,13 @@ mod tests {
         let (a, b) = (JobId::time_ordered(), JobId::time_ordered());
         assert_ne!(digest(&[a, b]), digest(&[b, a]));
         assert_eq!(digest(&[]).len(), 64);
+        let start = Start {
+            channel: None,
+            at: Timestamp::UNIX_EPOCH,
+        };
         let draw = Draw::new(
             EventId::parse("e1").unwrap(),
-            Timestamp::UNIX_EPOCH,
+            start,
             seed(7),
             vec![a, b],
             Timestamp::UNIX_EPOCH,

@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{
     Best, ChannelName, Channels, ClaimDecision, Intent, Prices, Reason, ReasonCode, Seat,
-    SeatLimit, SeatRequest, SeatState, Section, decide_claim,
+    SeatLimit, SeatRequest, SeatState, Section, Start, decide_claim,
 };
 
 /// The terms a claim decides under.
@@ -168,6 +168,22 @@ impl SaleTerms {
             .ceiling_for(intent.request.quantity())
             .map(Some)
             .ok_or_else(|| limit.reason())
+    }
+
+    /// The start `intent` waits for, if its sale has one to come: its channel's own
+    /// `sale_starts_at` when the channel announced one, else the event's. An intent admitted
+    /// before it waits in that start's pre-queue.
+    #[must_use]
+    pub fn start_for(&self, intent: &Intent) -> Option<Start> {
+        let channel = intent.access.as_ref().map(|access| &access.channel);
+        let own = channel.and_then(|name| Some((name, self.channels.get(name)?.sale_starts_at?)));
+        match own {
+            Some((name, at)) => Some(Start {
+                channel: Some(name.clone()),
+                at,
+            }),
+            None => self.opens_at.map(|at| Start { channel: None, at }),
+        }
     }
 
     /// The claim's decision for `intent` on `candidates` (the seats read for it), with every

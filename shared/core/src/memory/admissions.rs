@@ -39,13 +39,14 @@ impl Admissions for MemoryStore {
                 intent.job_id
             )));
         }
-        if state.waits_for_opening(&intent.event_id, now) {
+        let start = (state.events.get(&intent.event_id)).and_then(|e| e.terms().start_for(intent));
+        if let Some(start) = start.filter(|s| state.waits_for_opening(&intent.event_id, s, now)) {
             // It waits for the opening: its age counts from then.
             let waiting = Intent {
-                opens_at: state.opens_at(&intent.event_id),
+                opens_at: Some(start.at),
                 ..intent.clone()
             };
-            if let Some(queued) = state.park(intent, encode_intent(&waiting)?) {
+            if let Some(queued) = state.park(intent, start, encode_intent(&waiting)?) {
                 return Ok(Admission::AlreadyQueued(queued));
             }
             state.keys.insert(record, key_record(intent));

@@ -6,8 +6,11 @@ use jiff::Timestamp;
 
 use super::MemoryStore;
 use super::codes;
+use super::opening::openings_of;
 use super::state::StoredEvent;
-use crate::domain::{CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatState};
+use crate::domain::{
+    ChannelName, CodeHash, CodeRecord, EventId, NewEvent, SaleOpened, Seat, SeatState,
+};
 use crate::ports::{
     BackendError, Catalog, CodeStanding, CodesCreation, EventCreation, EventInfo, EventTallies,
     Opening,
@@ -51,8 +54,7 @@ impl Catalog for MemoryStore {
                 created,
                 opens_at: event.sale_starts_at,
                 best: event.best,
-                opening: None,
-                opening_published: false,
+                openings: openings_of(event.sale_starts_at, &event.channels),
                 channels: event.channels.clone(),
             },
         );
@@ -87,30 +89,41 @@ impl Catalog for MemoryStore {
             .collect())
     }
 
-    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError> {
+    async fn opening(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<Option<Opening>, BackendError> {
         let state = self.lock();
-        Ok(state.events.get(event_id).and_then(|event| {
-            Some(Opening {
-                sale_starts_at: event.opens_at?,
-                prequeued: state.prequeued(event_id),
-                draw: event.opening.clone(),
-            })
+        let opening = (state.events.get(event_id)).and_then(|e| e.openings.get(&channel.cloned()));
+        Ok(opening.map(|opening| Opening {
+            sale_starts_at: opening.starts,
+            prequeued: state.prequeued(event_id, channel),
+            draw: opening.draw.clone(),
         }))
     }
 
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError> {
-        Ok(self
-            .lock()
+        let state = self.lock();
+        let openings = state
             .events
             .values()
-            .filter(|event| !event.opening_published)
-            .filter_map(|event| event.opening.clone())
+            .flat_map(|event| event.openings.values());
+        Ok(openings
+            .filter(|opening| !opening.published)
+            .filter_map(|opening| opening.draw.clone())
             .collect())
     }
 
-    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError> {
-        if let Some(event) = self.lock().events.get_mut(event_id) {
-            event.opening_published = true;
+    async fn opening_published(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<(), BackendError> {
+        let mut state = self.lock();
+        let event = state.events.get_mut(event_id);
+        if let Some(opening) = event.and_then(|e| e.openings.get_mut(&channel.cloned())) {
+            opening.published = true;
         }
         Ok(())
     }

@@ -9,9 +9,9 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::queue::Queue;
 use crate::domain::{
-    Best, BuyerId, Channels, CodeHash, CodeRecord, EventId, HoldExtension, Job, JobId, JobStatus,
-    Prices, ReservationEvent, SaleOpened, SaleTerms, Seat, SeatId, SeatLimit, SeatState,
-    Transition, Waitlist,
+    Best, BuyerId, ChannelName, Channels, CodeHash, CodeRecord, EventId, HoldExtension, Job, JobId,
+    JobStatus, Prices, ReservationEvent, SaleOpened, SaleTerms, Seat, SeatId, SeatLimit, SeatState,
+    Start, Transition, Waitlist,
 };
 use crate::ports::BackendError;
 
@@ -33,10 +33,8 @@ pub(super) struct StoredEvent {
     pub(super) opens_at: Option<Timestamp>,
     /// Which seats it prefers.
     pub(super) best: Best,
-    /// The opening's draw, once made.
-    pub(super) opening: Option<SaleOpened>,
-    /// Whether the relay published the draw.
-    pub(super) opening_published: bool,
+    /// Its openings: the event's own (`None`) and each channel's with a start of its own.
+    pub(super) openings: BTreeMap<Option<ChannelName>, StoredOpening>,
     /// Its sales channels.
     pub(super) channels: Channels,
 }
@@ -83,10 +81,21 @@ struct Undo {
     outbox: usize,
 }
 
-/// An intent waiting for its event's opening (`opening.rs`).
+/// One opening of an event (`opening.rs`): its start, and its draw once made.
+#[derive(Debug, Clone)]
+pub(super) struct StoredOpening {
+    pub(super) starts: Timestamp,
+    pub(super) draw: Option<SaleOpened>,
+    /// Whether the relay published the draw.
+    pub(super) published: bool,
+}
+
+/// An intent waiting for its opening (`opening.rs`).
 #[derive(Debug, Clone)]
 pub(super) struct Prequeued {
     pub(super) event_id: EventId,
+    /// The start it waits for.
+    pub(super) start: Start,
     pub(super) buyer_id: BuyerId,
     pub(super) job_id: JobId,
     pub(super) body: String,

@@ -4,8 +4,8 @@ use super::BackendError;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::domain::{
-    Channels, CodeHash, CodeRecord, EventId, HoldExtension, NewEvent, Prices, SaleOpened, Seat,
-    SeatLimit, Waitlist,
+    ChannelName, Channels, CodeHash, CodeRecord, EventId, HoldExtension, NewEvent, Prices,
+    SaleOpened, Seat, SeatLimit, Waitlist,
 };
 
 /// What creating an event did.
@@ -106,16 +106,24 @@ pub trait Catalog: Send + Sync {
     /// Advisory, like the seat map.
     async fn events(&self) -> Result<Vec<EventInfo>, BackendError>;
 
-    /// Where the event's opening stands: `None` for an unknown event, or one whose sale was
-    /// open from the start.
-    async fn opening(&self, event_id: &EventId) -> Result<Option<Opening>, BackendError>;
+    /// Where an opening of the event stands: its own (`channel` `None`) or a channel's with a
+    /// start of its own. `None` for an unknown event or channel, or a sale open from the start.
+    async fn opening(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<Option<Opening>, BackendError>;
 
     /// The openings drawn and not yet published, oldest first: the relay publishes each and
     /// then marks it with [`Catalog::opening_published`].
     async fn unpublished_openings(&self) -> Result<Vec<SaleOpened>, BackendError>;
 
-    /// Marks an event's opening published.
-    async fn opening_published(&self, event_id: &EventId) -> Result<(), BackendError>;
+    /// Marks an opening published: the event's own (`channel` `None`) or a channel's.
+    async fn opening_published(
+        &self,
+        event_id: &EventId,
+        channel: Option<&ChannelName>,
+    ) -> Result<(), BackendError>;
 
     /// Stores an event's new access codes (their hashes and terms), all or none: none if the
     /// event or the codes' channel does not exist or any code exists already.
