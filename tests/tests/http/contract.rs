@@ -12,6 +12,7 @@ use seatclaim_e2e::{AppOptions, TestApp, assert_problem, eventually};
 use seatclaim_runtime::loops::{BatchOutcome, Limits};
 use serde_json::{Value, json};
 
+mod channel_opening;
 mod channel_release;
 mod extend;
 mod opening;

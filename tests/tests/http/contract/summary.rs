@@ -127,7 +127,7 @@ async fn the_summary_counts_what_the_seat_map_shows_after_a_race() {
     assert_eq!(summary["sections"][1]["channel"], "fanclub", "{summary}");
     assert_eq!(
         summary["channels"][0],
-        json!({"name": "fanclub", "released": false,
+        json!({"name": "fanclub", "released": false, "prequeue": 0,
             "seats": {"AVAILABLE": 12 - CODE_SEATS, "HELD": CODE_SEATS - 1, "SOLD": 1}})
     );
     let (_, list) = app.get("/v1/events").await;
