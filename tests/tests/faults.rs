@@ -2,6 +2,7 @@
 //! delivery, killed processes, and a shutdown under load; and no fault injection in what ships.
 
 mod channel_opening;
+mod channel_release;
 mod crash;
 mod duplicates;
 mod injected;
