@@ -61,9 +61,7 @@ pub(super) async fn admit(
                     Some(Some(job_id))
                 }
                 // A buyer reserving again before the opening: one intent each in the pre-queue.
-                Ok(Admission::AlreadyQueued(_)) if ctx.plan.event.sale_starts_at.is_some() => {
-                    Some(None)
-                }
+                Ok(Admission::AlreadyQueued(_)) if ctx.plan.has_openings() => Some(None),
                 Ok(Admission::UnknownSeats(_)) if ctx.plan.is_typo(request) => Some(None),
                 Ok(other) => {
                     ledger.broken(format!("{} was refused: {other:?}", key.as_str()));

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use seatclaim_core::domain::{
-    EventId, JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section,
+    EventId, Job, JobId, JobStatus, ReservationEvent, SaleTerms, SeatId, Section,
 };
 use seatclaim_core::memory::{Lane, Memory, State};
 
@@ -191,11 +191,11 @@ impl Observer {
                 optimistic: self.optimistic,
             };
             lines.check_hold(job, event, &mut served)?;
-            if let Some(starts) = state.opens_at(&event.event_id)
+            if let Some(starts) = self.opens_for(job)
                 && event.occurred_at < starts
             {
                 return Err(format!(
-                    "job {} was decided at {} before the sale opened at {starts}",
+                    "job {} was decided at {} before its sale opened at {starts}",
                     job.job_id, event.occurred_at
                 ));
             }
@@ -229,6 +229,17 @@ impl Observer {
         }
         self.outbox_seen = state.outbox().len();
         Ok(())
+    }
+
+    /// When `job`'s sale opens, as the plan says (checked apart from the domain's
+    /// `SaleTerms::start_of`, which it holds to account): its channel's own start if it has
+    /// one, else the event's.
+    fn opens_for(&self, job: &Job) -> Option<Timestamp> {
+        let channels = &self.terms.channels;
+        let channel = job.access.as_ref().and_then(|a| channels.get(&a.channel));
+        channel
+            .and_then(|c| c.sale_starts_at)
+            .or(self.terms.opens_at)
     }
 
     /// The opening queues its pre-queue's intents in the drawn order, in one step: each

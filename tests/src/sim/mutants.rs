@@ -76,7 +76,7 @@ impl Mutant {
             Self::SellUnpaid => "SOLD without its payment",
             Self::StopAtFirstUnfit | Self::ReleaseUnserved => "AVAILABLE while job",
             Self::LineReversed | Self::DrawIgnored => "was served from section",
-            Self::PiecemealCommit => "over the limit of",
+            Self::PiecemealCommit => "but its job is",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! A seed's presale, when it draws one: section B set aside for channel `fanclub` (until a
-//! release some minutes into the run, or for good), and one access code of a few seats that the
+//! release some minutes into the run, or for good; its sale opening with the event's, or a few
+//! seconds into the run with a pre-queue of its own), and one access code of a few seats that the
 //! fans' section requests for B carry; the other buyers' section requests for B wait in its line
 //! (where the event keeps one) and exact requests for B come from the public, refused until the
 //! release. Its invariants, after every step: the code never counts more than its seats, and no
@@ -37,9 +38,15 @@ impl Presale {
         let release_at = dice.chance(0.6).then(|| {
             start + SignedDuration::from_secs(dice.between(10..150).try_into().unwrap_or(60))
         });
+        let code_seats = u32::try_from(dice.between(1..4)).unwrap_or(2);
+        // Most channels with a release open a pre-queue of their own, a tenth of the way to it:
+        // derived from what is drawn already, so every seed draws what it drew before.
+        let starts_at = release_at
+            .filter(|_| code_seats % 2 == 1)
+            .map(|at| start + (at.duration_since(start) / 10).max(SignedDuration::from_secs(1)));
         let spec = ChannelSpec {
             name: CHANNEL.into(),
-            sale_starts_at: None,
+            sale_starts_at: starts_at.map(|at| at.to_string()),
             release_at: release_at.map(|at| at.to_string()),
         };
         let sections = [("A", None), (SECTION, Some(CHANNEL))];
@@ -49,7 +56,7 @@ impl Presale {
         let key = CodeKey::new(vec![7; 32]).expect("a long key");
         let code = AccessCode::parse("SIM-FAN-CODE").expect("a valid code");
         Self {
-            code_seats: u32::try_from(dice.between(1..4)).unwrap_or(2),
+            code_seats,
             release_at,
             hash: key.hash(&event.event_id, &code),
         }

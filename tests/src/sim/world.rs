@@ -131,6 +131,13 @@ impl Plan {
         }
     }
 
+    /// Whether any sale of the event waits for a start: its own, or a channel's.
+    #[must_use]
+    pub fn has_openings(&self) -> bool {
+        let channels = &self.event.channels.channels;
+        self.event.sale_starts_at.is_some() || channels.iter().any(|c| c.sale_starts_at.is_some())
+    }
+
     /// The event's terms as a claim reads them, for the line's checks (`lines.rs`).
     #[must_use]
     pub fn terms(&self) -> SaleTerms {

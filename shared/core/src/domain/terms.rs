@@ -170,12 +170,18 @@ impl SaleTerms {
             .ok_or_else(|| limit.reason())
     }
 
-    /// The start `intent` waits for, if its sale has one to come: its channel's own
-    /// `sale_starts_at` when the channel announced one, else the event's. An intent admitted
-    /// before it waits in that start's pre-queue.
+    /// The start `intent` waits for, if its sale has one: [`Self::start_of`] its channel.
     #[must_use]
     pub fn start_for(&self, intent: &Intent) -> Option<Start> {
-        let channel = intent.access.as_ref().map(|access| &access.channel);
+        self.start_of(intent.access.as_ref().map(|access| &access.channel))
+    }
+
+    /// The start an intent admitted under `channel` (`None`: a public one) waits for, if its
+    /// sale announced one: its channel's own `sale_starts_at` when the channel has one, else the
+    /// event's. An intent admitted before it waits in that start's pre-queue, and none is
+    /// decided before it.
+    #[must_use]
+    pub fn start_of(&self, channel: Option<&ChannelName>) -> Option<Start> {
         let own = channel.and_then(|name| Some((name, self.channels.get(name)?.sale_starts_at?)));
         match own {
             Some((name, at)) => Some(Start {
@@ -273,5 +279,59 @@ fn channel_seats(channel: Option<&ChannelName>) -> Reason {
             format!("seats not in channel {name}"),
         ),
         None => Reason::new(ReasonCode::ChannelSeats, "seats set aside for a channel"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ChannelSpec;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::UNIX_EPOCH + SignedDuration::from_secs(seconds)
+    }
+
+    /// Terms of an event starting at 100 s with channels `early` (its own start at 50 s) and
+    /// `with-event` (none of its own).
+    fn terms() -> SaleTerms {
+        let spec = |name: &str, starts: Option<i64>| ChannelSpec {
+            name: name.into(),
+            sale_starts_at: starts.map(|s| at(s).to_string()),
+            release_at: None,
+        };
+        let specs = [spec("early", Some(50)), spec("with-event", None)];
+        let sections: [(&str, Option<&str>); 0] = [];
+        SaleTerms {
+            hold: SignedDuration::from_secs(60),
+            limit: None,
+            prices: Arc::default(),
+            extension: HoldExtension::NONE,
+            waitlist: Waitlist::None,
+            opens_at: Some(at(100)),
+            best: Best::FrontCenter,
+            channels: Arc::new(Channels::parse(Some(&specs), sections).unwrap()),
+        }
+    }
+
+    #[test]
+    fn a_channel_with_a_start_of_its_own_waits_for_it_and_every_other_intent_for_the_events() {
+        let terms = terms();
+        let name = |n: &str| ChannelName::parse(n).unwrap();
+        let start = |channel: Option<ChannelName>, s| Some(Start { channel, at: at(s) });
+        assert_eq!(
+            terms.start_of(Some(&name("early"))),
+            start(Some(name("early")), 50)
+        );
+        assert_eq!(terms.start_of(Some(&name("with-event"))), start(None, 100));
+        assert_eq!(terms.start_of(None), start(None, 100));
+        let open = SaleTerms {
+            opens_at: None,
+            ..terms
+        };
+        assert_eq!(open.start_of(None), None, "a sale open from the start");
+        assert_eq!(
+            open.start_of(Some(&name("early"))),
+            start(Some(name("early")), 50)
+        );
     }
 }

@@ -112,12 +112,13 @@ impl State {
             .filter(|p| &p.event_id == event_id && p.start.channel == start.channel)
             .map(|p| p.job_id)
             .collect();
-        let channel = start.channel.as_ref().map_or("", ChannelName::as_str);
+        // The event's own opening keeps the seed it always had: a seed's run repeats.
+        let opening = match &start.channel {
+            None => event_id.to_string(),
+            Some(channel) => format!("{event_id}#{channel}"),
+        };
         let seed = Sha256::new()
-            .chain_update(format!(
-                "memory opening {event_id} {channel} of {}",
-                queued.len()
-            ))
+            .chain_update(format!("memory opening {opening} of {}", queued.len()))
             .finalize();
         let key = start.channel.clone();
         let ready = start.at - SignedDuration::from_millis(1);
