@@ -259,6 +259,24 @@ impl TestApp {
         self.published_events().await
     }
 
+    /// The first published event of `detail_type` (`SaleOpened`, ...), once there is one;
+    /// fails after `within`.
+    pub async fn published_of(&self, detail_type: &str, within: Duration) -> Value {
+        crate::eventually(within, &format!("a published {detail_type}"), || async {
+            (self.published_events().await.into_iter()).find(|e| e["detail-type"] == detail_type)
+        })
+        .await
+    }
+
+    /// Creates an event's access codes (`POST /v1/events/{id}/codes` with `body`), asserting
+    /// the `201`; its answer.
+    pub async fn create_codes(&self, event_id: &str, body: &Value) -> Value {
+        let path = format!("/v1/events/{event_id}/codes");
+        let created = self.request(Method::POST, &path).json(body).send().await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+        created.json()
+    }
+
     /// The app's `host:port` when it is served on a socket.
     #[must_use]
     pub fn address(&self) -> Option<&str> {

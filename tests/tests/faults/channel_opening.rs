@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use futures_util::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_e2e::{AppOptions, ChildProcess, TestApp, eventually};
@@ -68,12 +68,11 @@ async fn killing_the_worker_at_a_channels_opening_loses_and_doubles_nothing() {
                 {"section": "A", "rows": 1, "seats_per_row": 10}]}))
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
-    let code = app
-        .request(Method::POST, "/v1/events/chk/codes")
-        .json(&json!({"channel": "fanclub", "codes": ["FAN-RACE"], "max_seats": CODE_SEATS}))
-        .send()
-        .await;
-    assert_eq!(code.status, StatusCode::CREATED, "{}", code.text());
+    app.create_codes(
+        "chk",
+        &json!({"channel": "fanclub", "codes": ["FAN-RACE"], "max_seats": CODE_SEATS}),
+    )
+    .await;
     let (fans, public) = post_all(&app).await;
     assert!(
         Timestamp::now() < channel_starts,
@@ -98,17 +97,9 @@ async fn killing_the_worker_at_a_channels_opening_loses_and_doubles_nothing() {
         },
     )
     .await;
-    let opened = eventually(
-        Duration::from_secs(60),
-        "the channel's SaleOpened",
-        || async {
-            app.published_events()
-                .await
-                .into_iter()
-                .find(|e| e["detail-type"] == "SaleOpened")
-        },
-    )
-    .await;
+    let opened = app
+        .published_of("SaleOpened", Duration::from_secs(60))
+        .await;
     let exit = worker.terminate(Duration::from_secs(20));
     assert!(
         exit.success(),

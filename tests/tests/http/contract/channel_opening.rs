@@ -13,7 +13,7 @@
 use axum::http::{Method, StatusCode};
 use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::ports::Clock;
-use seatclaim_e2e::{TestApp, eventually};
+use seatclaim_e2e::TestApp;
 use serde_json::{Value, json};
 
 use super::DECIDED_WITHIN;
@@ -55,12 +55,11 @@ async fn a_channels_pre_queue_opens_at_its_own_start_before_the_public() {
                 {"section": "A", "rows": 1, "seats_per_row": 4}]}))
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
-    let code = app
-        .request(Method::POST, "/v1/events/chop/codes")
-        .json(&json!({"channel": "fanclub", "codes": ["FAN-OPENS"], "max_seats": FANS}))
-        .send()
-        .await;
-    assert_eq!(code.status, StatusCode::CREATED, "{}", code.text());
+    app.create_codes(
+        "chop",
+        &json!({"channel": "fanclub", "codes": ["FAN-OPENS"], "max_seats": FANS}),
+    )
+    .await;
 
     let mut fans = Vec::new();
     for n in 0..FANS {
@@ -88,13 +87,7 @@ async fn a_channels_pre_queue_opens_at_its_own_start_before_the_public() {
         let job = app.decided(job_id, DECIDED_WITHIN).await;
         assert_eq!(job["status"], "HELD", "{job}");
     }
-    let opened = eventually(DECIDED_WITHIN, "the channel's SaleOpened", || async {
-        app.published_events()
-            .await
-            .into_iter()
-            .find(|e| e["detail-type"] == "SaleOpened")
-    })
-    .await;
+    let opened = app.published_of("SaleOpened", DECIDED_WITHIN).await;
     let detail = &opened["detail"];
     assert_eq!(
         (&detail["channel"], &detail["shuffled"]),

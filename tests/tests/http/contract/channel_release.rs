@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use futures_util::StreamExt;
 use jiff::SignedDuration;
 use seatclaim_core::ports::Clock;
@@ -77,12 +77,11 @@ async fn a_channels_seats_wait_for_the_release_then_go_to_the_line_in_order() {
     })
     .await;
     channel_until_release(&app).await;
-    let code = app
-        .request(Method::POST, "/v1/events/rel/codes")
-        .json(&json!({"channel": "fanclub", "codes": ["FAN-KEEP"], "max_seats": KEPT}))
-        .send()
-        .await;
-    assert_eq!(code.status, StatusCode::CREATED, "{}", code.text());
+    app.create_codes(
+        "rel",
+        &json!({"channel": "fanclub", "codes": ["FAN-KEEP"], "max_seats": KEPT}),
+    )
+    .await;
     let fan = decided_in_f(&app, "fan", KEPT, Some("FAN-KEEP")).await;
     assert_eq!(fan["status"], "HELD", "{fan}");
 

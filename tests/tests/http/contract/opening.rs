@@ -73,13 +73,7 @@ async fn a_pre_queue_waits_for_the_start_and_is_drawn_at_it() {
         "nothing is decided before the start"
     );
 
-    let opened = eventually(DECIDED_WITHIN, "the SaleOpened event", || async {
-        app.published_events()
-            .await
-            .into_iter()
-            .find(|e| e["detail-type"] == "SaleOpened")
-    })
-    .await;
+    let opened = app.published_of("SaleOpened", DECIDED_WITHIN).await;
     let detail = &opened["detail"];
     assert_eq!(
         (&detail["event_id"], &detail["shuffled"]),
