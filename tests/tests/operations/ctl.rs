@@ -193,7 +193,9 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
     std::fs::write(
         &spec,
         r#"{"event_id": "op", "name": "Opening", "sale_starts_at": "2020-01-01T00:00:00Z",
-            "sections": [{"section": "S", "rows": 1, "seats_per_row": 2}]}"#,
+            "channels": [{"name": "fanclub", "sale_starts_at": "2019-12-31T00:00:00Z"}],
+            "sections": [{"section": "S", "rows": 1, "seats_per_row": 2},
+                         {"section": "F", "rows": 1, "seats_per_row": 2, "channel": "fanclub"}]}"#,
     )
     .unwrap();
     ctl_in(
@@ -203,6 +205,10 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
     let before = ctl_in(data.path(), &["events", "show", "op"]);
     assert!(
         before.contains("sale starts at 2020-01-01T00:00:00Z; 0 intents wait"),
+        "{before}"
+    );
+    assert!(
+        before.contains("channel fanclub's sale starts at 2019-12-31T00:00:00Z; 0 intents wait"),
         "{before}"
     );
 
@@ -226,6 +232,10 @@ async fn events_show_prints_the_opening_and_after_it_the_draw() {
     );
     assert_eq!(after["seed"].as_str().unwrap().len(), 64, "{after}");
     assert_eq!(after["digest"].as_str().unwrap().len(), 64, "{after}");
+    let channel = &after["channel_openings"][0];
+    assert_eq!(channel["channel"], "fanclub", "{after}");
+    assert_eq!(channel["sale_starts_at"], "2019-12-31T00:00:00Z", "{after}");
+    assert_ne!(channel["seed"], after["seed"], "a draw of its own: {after}");
     let text = ctl_in(data.path(), &["events", "show", "op"]);
     assert!(text.contains("seed") && text.contains("digest"), "{text}");
 }

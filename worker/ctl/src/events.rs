@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{EventId, EventSpec, NewEvent};
-use seatclaim_core::ports::EventCreation;
+use seatclaim_core::ports::{EventCreation, Opening};
 use seatclaim_runtime::cli::EventDefaultsArgs;
 use serde_json::json;
 
@@ -88,38 +88,65 @@ async fn show(backend: &Backend, raw: &str, json: bool) -> anyhow::Result<ExitCo
         return Ok(ExitCode::from(1));
     };
     let opening = backend.catalog.opening(&event_id, None).await?;
-    let draw = opening.as_ref().and_then(|opening| opening.draw.as_ref());
-    let value = json!({
-        "event_id": event_id,
-        "name": info.name,
-        "hold_seconds": info.hold.as_secs(),
-        "max_seats_per_buyer": info.max_seats_per_buyer.map(|limit| limit.seats()),
-        "sale_starts_at": info.sale_starts_at,
-        "prequeued": opening.as_ref().map(|opening| opening.prequeued),
-        "opened_at": draw.map(|draw| draw.occurred_at),
-        "seed": draw.map(|draw| &draw.seed),
-        "digest": draw.map(|draw| &draw.digest),
+    let mut channels = Vec::new();
+    for channel in &info.channels.channels {
+        let name = &channel.name;
+        if let Some(own) = backend.catalog.opening(&event_id, Some(name)).await? {
+            channels.push((name, own));
+        }
+    }
+    let mut value = opening_json(opening.as_ref());
+    value["event_id"] = json!(event_id);
+    value["name"] = json!(info.name);
+    value["hold_seconds"] = json!(info.hold.as_secs());
+    value["max_seats_per_buyer"] = json!(info.max_seats_per_buyer.map(|limit| limit.seats()));
+    value["sale_starts_at"] = json!(info.sale_starts_at);
+    let channel_openings = channels.iter().map(|(name, own)| {
+        let mut value = opening_json(Some(own));
+        value["channel"] = json!(name);
+        value["sale_starts_at"] = json!(own.sale_starts_at);
+        value
     });
+    value["channel_openings"] = json!(channel_openings.collect::<Vec<_>>());
     emit(json, &value, || {
         let mut text = format!(
             "event {event_id} ({}): holds last {} s",
             info.name,
             info.hold.as_secs()
         );
-        match (&opening, draw) {
-            (None, _) => text.push_str("\nsale open from the start"),
-            (Some(opening), None) => text.push_str(&format!(
-                "\nsale starts at {}; {} intents wait in the pre-queue (not drawn yet)",
-                opening.sale_starts_at, opening.prequeued
-            )),
-            (Some(opening), Some(draw)) => text.push_str(&format!(
-                "\nsale started at {}; opened at {}: {} pre-queued intents drawn\nseed   {}\ndigest {}",
-                opening.sale_starts_at, draw.occurred_at, draw.shuffled, draw.seed, draw.digest
-            )),
+        text.push_str(&opening_text("sale", opening.as_ref()));
+        for (name, own) in &channels {
+            text.push_str(&opening_text(&format!("channel {name}'s sale"), Some(own)));
         }
         text
     });
     Ok(ExitCode::SUCCESS)
+}
+
+/// An opening's fields for `--json`: how many wait, and the draw once made.
+fn opening_json(opening: Option<&Opening>) -> serde_json::Value {
+    let draw = opening.and_then(|opening| opening.draw.as_ref());
+    json!({
+        "prequeued": opening.map(|opening| opening.prequeued),
+        "opened_at": draw.map(|draw| draw.occurred_at),
+        "seed": draw.map(|draw| &draw.seed),
+        "digest": draw.map(|draw| &draw.digest),
+    })
+}
+
+/// An opening in words: `what` (the sale, or a channel's) opens at its start, and its draw.
+fn opening_text(what: &str, opening: Option<&Opening>) -> String {
+    match (opening, opening.and_then(|opening| opening.draw.as_ref())) {
+        (None, _) => format!("\n{what} open from the start"),
+        (Some(opening), None) => format!(
+            "\n{what} starts at {}; {} intents wait in the pre-queue (not drawn yet)",
+            opening.sale_starts_at, opening.prequeued
+        ),
+        (Some(opening), Some(draw)) => format!(
+            "\n{what} started at {}; opened at {}: {} pre-queued intents drawn\nseed   {}\ndigest {}",
+            opening.sale_starts_at, draw.occurred_at, draw.shuffled, draw.seed, draw.digest
+        ),
+    }
 }
 
 async fn create(
