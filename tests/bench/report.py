@@ -54,6 +54,47 @@ def per_decision_us(name):
     return cpu_seconds(name) * 1e6 / max(1, json.loads(read(f"{name}.json"))["decided"])
 
 
+def pinned_table():
+    """The headline: decisions per server core, every server and its database on one core and the
+    load generator on another (tests/bench/pinned.sh), the median of its runs."""
+    import statistics
+    env = dict(kv.split("=", 1) for kv in read("pinned.env").split())
+    runs = int(env["RUNS"])
+    def closed(system, mode):
+        reports = [json.loads(read(f"pinned-{system}-{mode}-{n}.json")) for n in range(1, runs + 1)]
+        rates = [r["decided_per_sec"] for r in reports]
+        cpu = [int(read(f"pinned-{system}-{mode}-{n}.ticks").strip()) / clk * 1e6 / max(1, r["decided"])
+               for n, r in zip(range(1, runs + 1), reports)]
+        return statistics.median(rates), min(rates), max(rates), statistics.median(cpu)
+    rows = [
+        f"## Per server core (pinned: servers and their databases on core {env['SERVER_CORE']}, "
+        f"the load generator on core {env['CLIENT_CORE']}; median of {runs} runs of {env['DURATION']} each, "
+        "the systems alternating)",
+        "",
+        "| measure | seatclaim | Redis design (AOF always) | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+    targets = {"one": ">= 1.5x", "two": ">= 1.2x"}
+    names = {"one": "one request per decision (Prefer: wait)", "two": "two requests per decision"}
+    for mode in ("one", "two"):
+        ours, ours_lo, ours_hi, ours_cpu = closed("seatclaim", mode)
+        theirs, theirs_lo, theirs_hi, theirs_cpu = closed("redis", mode)
+        rows += [
+            f"| {names[mode]}: decisions/s per server core (runs: {ours_lo:,.0f} to {ours_hi:,.0f}; {theirs_lo:,.0f} to {theirs_hi:,.0f}) "
+            f"| {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {targets[mode]} |",
+            f"| {names[mode]}: CPU per decision (server and its database) | {ours_cpu:.0f} us | {theirs_cpu:.0f} us | "
+            f"{ours_cpu / theirs_cpu:.2f}x | {'<= 25 us' if mode == 'one' else ''} |",
+        ]
+    ours_half = json.loads(read("pinned-seatclaim-one-half.json"))["latency_ms"]["p99"]
+    theirs_half = json.loads(read("pinned-redis-one-half.json"))["latency_ms"]["p99"]
+    rows += [
+        f"| one request per decision: p99 POST-to-decision at half its own median rate | {ours_half:.1f} ms | {theirs_half:.1f} ms | "
+        f"{ours_half / theirs_half:.2f}x | < 10 ms |",
+        "",
+    ]
+    return rows
+
+
 # The end-to-end peers (tests/bench/peers.sh): the same load generator against synchronous designs.
 # Two modes each: two requests per decision (suffix "") and one (`Prefer: wait`, suffix "-prefer").
 peers = {}
@@ -116,6 +157,9 @@ lines = [
     "# seatclaim benchmark report",
     "",
     "Every ratio compares figures measured in the same run on the same machine.",
+    "",
+] + pinned_table() + [
+    "## Every benchmark",
     "",
     "| benchmark | seatclaim | baseline | ratio | target |",
     "|---|---|---|---|---|",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # seatclaim's benchmarks (docs/benchmarks.md): each figure is a ratio against a baseline measured
 # in the same run on the same machine. Writes target/bench/REPORT.md and target/bench/latency.svg.
-# Needs root for apt (PostgreSQL, Redis, wrk come from the OS packages) and takes ~10 minutes.
+# Needs root for apt (PostgreSQL, Redis, wrk come from the OS packages) and takes ~20 minutes.
+#   0. per core, the headline: seatclaim against the synchronous Redis design with every server and
+#      its database pinned to one core and the load generator to another (tests/bench/pinned.sh)
 #   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
 #      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
 #   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
@@ -50,6 +52,9 @@ trap cleanup EXIT
 # next one binds the same metrics port.
 stop() { kill "$@"; wait "$@" 2>/dev/null || true; }
 wait_http() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; log "$1 never answered"; return 1; }
+
+# ---- 0. per core, pinned ---------------------------------------------------------------------
+BENCH_OUT="$OUT" DURATION="$DURATION" bash "$HERE/pinned.sh"
 
 # ---- 1. claim step ----------------------------------------------------------------------------
 PGDATA="$OUT/pg"
