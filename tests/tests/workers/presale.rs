@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use futures_util::StreamExt;
 use seatclaim_e2e::{AppOptions, TestApp};
 use serde_json::{Value, json};
@@ -60,12 +60,11 @@ async fn a_thousand_buyers_racing_on_one_code_hold_exactly_its_seats() {
             {"section": "F", "rows": 4, "seats_per_row": 25, "channel": "fanclub"},
             {"section": "A", "rows": 2, "seats_per_row": 10}]});
     let (app, _workers) = sale_with_workers_as(options, event).await;
-    let created = app
-        .request(Method::POST, "/v1/events/presale/codes")
-        .json(&json!({"channel": "fanclub", "codes": [CODE], "max_seats": CODE_SEATS}))
-        .send()
-        .await;
-    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    app.create_codes(
+        "presale",
+        &json!({"channel": "fanclub", "codes": [CODE], "max_seats": CODE_SEATS}),
+    )
+    .await;
     let ended: Vec<Ended> = futures_util::stream::iter(0..BUYERS)
         .map(|n| buyer(&app, n))
         .buffer_unordered(IN_FLIGHT)
