@@ -57,7 +57,13 @@ async fn reserve(backend: &Backend, event: &EventId, buyer: &str) -> Intent {
 fn as_version_12_left_it(dir: &Path) {
     let file = rusqlite::Connection::open(dir.join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(
-        "DROP INDEX jobs_by_access_code;
+        "DROP TABLE channel_openings;
+         DROP INDEX prequeue_buyers;
+         DROP INDEX prequeue_order;
+         ALTER TABLE prequeue DROP COLUMN channel;
+         CREATE UNIQUE INDEX prequeue_buyers ON prequeue (event_id, buyer_id);
+         CREATE INDEX prequeue_order ON prequeue (event_id, drawn);
+         DROP INDEX jobs_by_access_code;
          DROP TABLE access_codes;
          ALTER TABLE jobs DROP COLUMN access;
          ALTER TABLE events DROP COLUMN channels;

@@ -471,7 +471,13 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
     // line ordered by job id.
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     file.execute_batch(&format!(
-        "DROP INDEX jobs_by_access_code;
+        "DROP TABLE channel_openings;
+         DROP INDEX prequeue_buyers;
+         DROP INDEX prequeue_order;
+         ALTER TABLE prequeue DROP COLUMN channel;
+         CREATE UNIQUE INDEX prequeue_buyers ON prequeue (event_id, buyer_id);
+         CREATE INDEX prequeue_order ON prequeue (event_id, drawn);
+         DROP INDEX jobs_by_access_code;
          DROP TABLE access_codes;
          ALTER TABLE jobs DROP COLUMN access;
          ALTER TABLE events DROP COLUMN channels;
