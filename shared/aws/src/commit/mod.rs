@@ -94,6 +94,15 @@ impl Commit for DynamoStore {
         self.flagged(event_id, section.as_str()).await
     }
 
+    async fn has_waiters(
+        &self,
+        event_id: &EventId,
+        section: &Section,
+    ) -> Result<bool, BackendError> {
+        let head = self.line_head(event_id, section.as_str(), 1, true).await?;
+        Ok(!head.is_empty())
+    }
+
     async fn waiting(
         &self,
         event_id: &EventId,

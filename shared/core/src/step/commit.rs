@@ -80,6 +80,18 @@ pub trait Commit: Send + Sync {
         section: &Section,
     ) -> Result<bool, BackendError>;
 
+    /// Whether anyone has a place in `section`'s line. A store whose reads of a place and of
+    /// its job are two requests answers from the places alone: a serving that commits between
+    /// them must not make the line look empty to a claim, which would then take the seats the
+    /// serving is handing out.
+    async fn has_waiters(
+        &self,
+        event_id: &EventId,
+        section: &Section,
+    ) -> Result<bool, BackendError> {
+        Ok(!self.waiting(event_id, section, 1).await?.is_empty())
+    }
+
     /// The first `depth` WAITLISTED jobs of `section`'s line, in line order.
     async fn waiting(
         &self,

@@ -52,11 +52,7 @@ pub(super) async fn of_claim(
             lines.forming.insert(section.clone());
             continue;
         }
-        let waits = !could_take
-            || !store
-                .waiting(&intent.event_id, section, 1)
-                .await?
-                .is_empty();
+        let waits = !could_take || store.has_waiters(&intent.event_id, section).await?;
         if waits {
             lines.lined.insert(section.clone());
         }
