@@ -330,9 +330,17 @@ impl TestApp {
             .await
     }
 
-    /// Reserves and returns the job id from the 202.
+    /// Reserves and returns the job id from the 202. A `503` (the request timed out: the
+    /// emulator is slow under a whole suite's load) is retried with the same key, as a client
+    /// is told to, a few times.
     pub async fn reserve_ok(&self, event_id: &str, key: &str, body: &Value) -> String {
-        let response = self.reserve(event_id, key, body).await;
+        let mut response = self.reserve(event_id, key, body).await;
+        for _ in 0..3 {
+            if response.status != StatusCode::SERVICE_UNAVAILABLE {
+                break;
+            }
+            response = self.reserve(event_id, key, body).await;
+        }
         assert_eq!(response.status, StatusCode::ACCEPTED, "{}", response.text());
         response.json()["job_id"]
             .as_str()
