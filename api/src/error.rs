@@ -85,6 +85,13 @@ pub enum ApiError {
     /// More requests are in flight than the API takes at once (503, load shedding).
     #[error("the service is at capacity; retry shortly")]
     Overloaded,
+    /// Seat-map reads spent this process's read budget for as long as this one could wait
+    /// (503, `Retry-After: 1`): reservations keep the machine.
+    #[error(
+        "too many seat-map reads at once; retry after Retry-After, or keep the map you have (it \
+         is advisory: a reservation re-checks every seat)"
+    )]
+    ReadsShed,
     /// The request took longer than the request timeout (503).
     #[error("the request took too long; retry")]
     TimedOut,

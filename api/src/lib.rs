@@ -31,7 +31,7 @@ pub use problem::ProblemType;
 pub use process::run;
 pub use rate::BuyerRate;
 pub use routes::router;
-pub use seat_maps::SeatMaps;
+pub use seat_maps::{ReadBudget, SeatMapLimits, SeatMaps};
 pub use settings::{ApiSettings, PaymentsMode, ServerLimits};
 pub use startup::Application;
 pub use state::{Access, AppState};

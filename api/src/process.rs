@@ -56,7 +56,7 @@ async fn serve<H: BackendHook>(cli: Cli<H>) -> anyhow::Result<()> {
     let state = AppState::new(
         backend,
         access,
-        cli.api.seat_map_max_age(),
+        cli.api.seat_map_limits(),
         in_process,
         document,
     );

@@ -4,6 +4,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::auth::AuthSettings;
+use crate::seat_maps::{DEFAULT_READ_WAIT_MS, DEFAULT_READS_PER_SEC, ReadBudget, SeatMapLimits};
 
 /// The API process's own settings (the backend's are shared with the worker).
 #[derive(Debug, Clone, Args)]
@@ -62,6 +63,18 @@ pub struct ApiSettings {
     #[arg(long, env = "SEATCLAIM_SEAT_MAP_MAX_AGE_MS", default_value_t = 1000)]
     pub seat_map_max_age_ms: u64,
 
+    /// The seat-map answers this process sends per second, in tokens: an answer costs one,
+    /// plus one per started 16 KiB of body it sends (a 304 one; the whole 10,000-seat map 33
+    /// uncompressed, 3 gzip-compressed). Past it a read waits its turn, then is shed with 503;
+    /// reservations never wait behind it. 0 sends every answer at once.
+    #[arg(long, env = "SEATCLAIM_SEAT_MAP_READS_PER_SEC", default_value_t = DEFAULT_READS_PER_SEC)]
+    pub seat_map_reads_per_sec: u32,
+
+    /// How long a seat-map read waits for its turn in the budget before it is answered 503 with
+    /// `Retry-After: 1`, in milliseconds.
+    #[arg(long, env = "SEATCLAIM_SEAT_MAP_READ_WAIT_MS", default_value_t = DEFAULT_READ_WAIT_MS)]
+    pub seat_map_read_wait_ms: u64,
+
     /// The OpenID Connect client the buyer web page signs in with (authorization code with
     /// PKCE against `SEATCLAIM_AUTH_ISSUER`); unset, the page takes a pasted token instead.
     #[arg(long, env = "SEATCLAIM_UI_OIDC_CLIENT_ID")]
@@ -111,12 +124,18 @@ pub struct ApiSettings {
 }
 
 impl ApiSettings {
-    /// The seat maps' maximum age.
+    /// The seat maps' maximum age and read budget.
     #[must_use]
-    pub fn seat_map_max_age(&self) -> jiff::SignedDuration {
-        jiff::SignedDuration::from_millis(
-            i64::try_from(self.seat_map_max_age_ms).unwrap_or(i64::MAX),
-        )
+    pub fn seat_map_limits(&self) -> SeatMapLimits {
+        SeatMapLimits {
+            max_age: jiff::SignedDuration::from_millis(
+                i64::try_from(self.seat_map_max_age_ms).unwrap_or(i64::MAX),
+            ),
+            budget: ReadBudget {
+                per_sec: self.seat_map_reads_per_sec,
+                wait: std::time::Duration::from_millis(self.seat_map_read_wait_ms),
+            },
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use axum::error_handling::HandleErrorLayer;
 use axum::http::Request;
+use axum::http::StatusCode;
 use axum::{BoxError, Router};
 use seatclaim_core::ports::BackendError;
 use seatclaim_runtime::loops::{Worker, serve_metrics};
@@ -14,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
+use tower_http::classify::ServerErrorsFailureClass;
 use tower_http::trace::TraceLayer;
-use tracing::{info, info_span, warn};
+use tracing::{debug, error, info, info_span, warn};
 
 use crate::error::ApiError;
 use crate::request_metrics;
@@ -67,14 +69,16 @@ impl Application {
             .layer(
                 // One span per request; handlers record the job id into it so a job can be followed
                 // from its POST through the worker's claim in the logs.
-                TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                    info_span!(
-                        "request",
-                        method = %request.method(),
-                        path = %crate::redact::path(request.uri().path()),
-                        job_id = tracing::field::Empty,
-                    )
-                }),
+                TraceLayer::new_for_http()
+                    .make_span_with(|request: &Request<_>| {
+                        info_span!(
+                            "request",
+                            method = %request.method(),
+                            path = %crate::redact::path(request.uri().path()),
+                            job_id = tracing::field::Empty,
+                        )
+                    })
+                    .on_failure(log_failure),
             );
         Ok(Self {
             listener,
@@ -150,5 +154,18 @@ async fn refusal(error: BoxError) -> ApiError {
         ApiError::TimedOut
     } else {
         ApiError::Backend(BackendError::permanent(error.to_string()))
+    }
+}
+
+/// Logs a request that failed on the server's side: at error, except a 503, which is the API
+/// shedding load or a backend asking for a retry, each also counted in `http_server_errors_total`;
+/// logged one by one at error, a storm that is shed would spend its CPU writing the log.
+fn log_failure(failure: ServerErrorsFailureClass, latency: Duration, _span: &tracing::Span) {
+    let latency_ms = latency.as_millis();
+    match failure {
+        ServerErrorsFailureClass::StatusCode(StatusCode::SERVICE_UNAVAILABLE) => {
+            debug!(latency_ms, "response shed or unavailable (503)");
+        }
+        failure => error!(%failure, latency_ms, "response failed"),
     }
 }

@@ -6,7 +6,7 @@ use crate::auth::Authenticator;
 use crate::long_poll::LongPolls;
 use crate::rate::BuyerRate;
 use crate::readiness::Readiness;
-use crate::seat_maps::SeatMaps;
+use crate::seat_maps::{SeatMapLimits, SeatMaps};
 use crate::settings::{ApiSettings, PaymentsMode};
 use crate::stripe::{StripeEndpoint, StripeScope, WebhookSecret};
 use axum::extract::FromRef;
@@ -40,14 +40,14 @@ pub struct Shared {
 }
 
 impl AppState {
-    /// The state of an API on `backend` under `access`, its seat maps at most `max_age` old;
+    /// The state of an API on `backend` under `access`, its seat maps kept within `seat_maps`;
     /// `runs_worker` when the worker runs in this process (admissions may then decide); it serves
     /// `document` as its OpenAPI document.
     #[must_use]
     pub fn new(
         backend: Backend,
         access: Access,
-        seat_map_max_age: jiff::SignedDuration,
+        seat_maps: SeatMapLimits,
         runs_worker: bool,
         document: axum::body::Bytes,
     ) -> Self {
@@ -56,7 +56,7 @@ impl AppState {
             document,
             readiness: Readiness::default(),
             line_rates: app::jobs::LineRates::default(),
-            seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_map_max_age)),
+            seat_maps: Arc::new(SeatMaps::new(backend.clone(), seat_maps)),
             backend,
             access: Arc::new(access),
         }))

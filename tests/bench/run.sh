@@ -6,7 +6,7 @@
 #      its database pinned to one core and the load generator to another (tests/bench/pinned.sh)
 #   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
 #      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
-#   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk)
+#   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk), pinned
 #   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half,
 #      each in two modes: two requests per decision (202, then polls) and one (Prefer: wait)
 #   4. AWS cost: requests per reservation on the emulator (tests/tests/aws/requests.rs), priced
@@ -92,17 +92,18 @@ done
 
 # ---- 2. admission -----------------------------------------------------------------------------
 log "admission: the real endpoint"
-SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:28080 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn "$BIN/seatclaim-api" &
+# Pinned, as the headline: the server on one core, wrk on the other.
+SEATCLAIM_DATA_DIR="$OUT/admission" SEATCLAIM_LISTEN=127.0.0.1:28080 SEATCLAIM_EMBEDDED_WORKER=false RUST_LOG=warn taskset -c 0 "$BIN/seatclaim-api" &
 pids+=($!)
 wait_http http://127.0.0.1:28080/healthz
 curl -s -X POST localhost:28080/v1/events -H 'content-type: application/json' \
     -d '{"event_id": "adm", "name": "admission", "max_seats_per_buyer": 0, "sections": [{"section": "S0", "rows": 50, "seats_per_row": 20}]}' >/dev/null
-wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
+taskset -c 1 wrk -t1 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28080/v1/events/adm/reservations > "$OUT/wrk-real.txt"
 log "admission: the bare handler"
-"$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 &
+taskset -c 0 "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 &
 pids+=($!)
 sleep 0.5
-wrk -t2 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
+taskset -c 1 wrk -t1 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
 stop "${pids[-1]}" "${pids[-2]}"
 
 # ---- 3 and 5. end to end, CPU and memory ---------------------------------------------------------

@@ -8,7 +8,8 @@ use jiff::SignedDuration;
 use axum::http::{Method, StatusCode, header};
 use seatclaim_api::auth::{AuthSettings, Authenticator};
 use seatclaim_api::{
-    Access, AppState, Application, BuyerRate, LongPolls, PaymentsMode, ServerLimits,
+    Access, AppState, Application, BuyerRate, LongPolls, PaymentsMode, ReadBudget, SeatMapLimits,
+    ServerLimits,
 };
 use seatclaim_core::Backend;
 use seatclaim_embedded::EVENT_LOG_FILE;
@@ -54,6 +55,9 @@ pub struct AppOptions {
     /// `SEATCLAIM_SEAT_MAP_MAX_AGE_MS`; 0 (the tests' default) reads the backend at every
     /// request, so a suite sees its own changes at once.
     pub seat_map_max_age_ms: i64,
+    /// `SEATCLAIM_SEAT_MAP_READS_PER_SEC` and `SEATCLAIM_SEAT_MAP_READ_WAIT_MS`: the shipped
+    /// defaults unless a suite says otherwise.
+    pub read_budget: ReadBudget,
     /// `SEATCLAIM_PAYMENTS_STRIPE_WEBHOOK_SECRET`.
     pub stripe_webhook_secret: Option<String>,
     /// `SEATCLAIM_PAYMENTS`.
@@ -80,6 +84,7 @@ impl Default for AppOptions {
             max_event_seats: seatclaim_core::domain::MAX_SEATS_PER_EVENT,
             default_max_seats_per_buyer: seatclaim_core::domain::DEFAULT_SEAT_LIMIT,
             seat_map_max_age_ms: 0,
+            read_budget: ReadBudget::default(),
             stripe_webhook_secret: None,
             payments: None,
             stripe_livemode: false,
@@ -146,7 +151,10 @@ impl TestApp {
         let state = AppState::new(
             api_backend,
             access(&options).await,
-            SignedDuration::from_millis(options.seat_map_max_age_ms),
+            SeatMapLimits {
+                max_age: SignedDuration::from_millis(options.seat_map_max_age_ms),
+                budget: options.read_budget,
+            },
             worker.is_some() && options.decide_on_admission,
             seatclaim_api::openapi::json(options.auth.is_some()),
         );

@@ -64,7 +64,7 @@ impl ApiError {
                 (StatusCode::TOO_MANY_REQUESTS, ProblemType::TooManyRequests),
                 ReasonCode::TooManyLongPolls,
             ),
-            Self::Overloaded => (
+            Self::Overloaded | Self::ReadsShed => (
                 (StatusCode::SERVICE_UNAVAILABLE, ProblemType::Overloaded),
                 ReasonCode::Overloaded,
             ),

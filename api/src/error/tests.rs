@@ -32,6 +32,7 @@ fn one_of_each() -> Vec<ApiError> {
         ApiError::TooManyRequests { retry_after: 2 },
         ApiError::TooManyLongPolls { held: 4 },
         ApiError::Overloaded,
+        ApiError::ReadsShed,
         ApiError::TimedOut,
         ApiError::BodyTooSlow(std::time::Duration::from_secs(10)),
         ApiError::PaymentRequired(seatclaim_core::domain::Money {
@@ -68,6 +69,7 @@ fn every_error_has_a_status_its_problem_type_is_documented_with() {
             | ApiError::TooManyRequests { .. }
             | ApiError::TooManyLongPolls { .. }
             | ApiError::Overloaded
+            | ApiError::ReadsShed
             | ApiError::TimedOut
             | ApiError::BodyTooSlow(_)
             | ApiError::PaymentRequired(_)

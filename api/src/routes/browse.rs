@@ -16,7 +16,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::extract::ApiPath;
-use crate::seat_maps::{Rendered, SeatMaps, StateCounts};
+use crate::seat_maps::{Rendered, SeatMaps, Shed, StateCounts};
 
 /// How long a client or CDN may reuse an answer without asking again.
 const CACHE_CONTROL: &str = "public, max-age=1";
@@ -57,6 +57,8 @@ struct Conditional {
             second).", body = crate::seat_maps::SeatMapBody, headers(
             ("ETag" = String, description = "A weak tag named by the seats' states."),
             ("Cache-Control" = String, description = "`public, max-age=1`."),
+            ("Content-Encoding" = String, description = "`gzip` when the request's \
+                `Accept-Encoding` accepts it (compressed once per snapshot); absent otherwise."),
         )),
         (status = 304, description = "`If-None-Match` names the map: unchanged.", headers(
             ("ETag" = String, description = "The map's tag."),
@@ -65,6 +67,10 @@ struct Conditional {
         (status = 400, description = "A malformed query (e.g. `section` given twice), or a \
             path that is not UTF-8 once percent-decoded."),
         (status = 404, description = "No such event, or no such section in it."),
+        (status = 503, description = "Seat-map reads spent this process's read budget \
+            (`SEATCLAIM_SEAT_MAP_READS_PER_SEC`) for as long as this one could wait \
+            (`SEATCLAIM_SEAT_MAP_READ_WAIT_MS`): retry after `Retry-After`; reservations keep \
+            the machine."),
     ),
 )]
 pub async fn seat_map(
@@ -85,35 +91,95 @@ pub async fn seat_map(
             snapshot.section(&section)?.ok_or_else(no_section)?
         }
     };
-    Ok(cacheable(&headers, rendered))
+    let answer = Answer::to(&headers, &rendered);
+    maps.admit_read(answer.bytes(&rendered))
+        .await
+        .map_err(|Shed| ApiError::ReadsShed)?;
+    Ok(answer.into_response(&rendered))
 }
 
-/// The answer to a conditional GET: 304 when the client's tag still names the map.
-fn cacheable(headers: &HeaderMap, rendered: Rendered) -> Response {
-    let etag = HeaderValue::from_str(&rendered.etag).ok();
-    let cache = [(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(CACHE_CONTROL),
-    )];
-    let matches = headers
-        .get_all(header::IF_NONE_MATCH)
+/// How a seat-map request is answered: 304 when the client's tag still names the map, else the
+/// body, gzip-compressed (once, with the snapshot) when the client accepts it.
+#[derive(Clone, Copy)]
+enum Answer {
+    NotModified,
+    Gzip,
+    Identity,
+}
+
+impl Answer {
+    fn to(headers: &HeaderMap, rendered: &Rendered) -> Self {
+        let matches = headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|tag| tag.trim() == rendered.etag || tag.trim() == "*");
+        if matches {
+            Self::NotModified
+        } else if accepts_gzip(headers) {
+            Self::Gzip
+        } else {
+            Self::Identity
+        }
+    }
+
+    /// The body bytes this answer sends (none for a 304), which its read budget counts.
+    fn bytes(self, rendered: &Rendered) -> usize {
+        match self {
+            Self::NotModified => 0,
+            Self::Gzip => rendered.gzip.len(),
+            Self::Identity => rendered.body.len(),
+        }
+    }
+
+    fn into_response(self, rendered: &Rendered) -> Response {
+        let cache = (
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(CACHE_CONTROL),
+        );
+        let vary = (header::VARY, HeaderValue::from_static("accept-encoding"));
+        let json = (
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let gzip = (header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        let mut response = match self {
+            Self::NotModified => (StatusCode::NOT_MODIFIED, [cache, vary]).into_response(),
+            Self::Gzip => {
+                let headers = [cache, vary, json, gzip];
+                (StatusCode::OK, headers, rendered.gzip.clone()).into_response()
+            }
+            Self::Identity => {
+                let headers = [cache, vary, json];
+                (StatusCode::OK, headers, rendered.body.clone()).into_response()
+            }
+        };
+        if let Ok(etag) = HeaderValue::from_str(&rendered.etag) {
+            response.headers_mut().insert(header::ETAG, etag);
+        }
+        response
+    }
+}
+
+/// Whether `Accept-Encoding` accepts gzip (by name or `*`, with a quality above zero).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|tag| tag.trim() == rendered.etag || tag.trim() == "*");
-    let mut response = if matches {
-        (StatusCode::NOT_MODIFIED, cache).into_response()
-    } else {
-        let json = [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )];
-        (StatusCode::OK, cache, json, rendered.body).into_response()
-    };
-    if let Some(etag) = etag {
-        response.headers_mut().insert(header::ETAG, etag);
-    }
-    response
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|param| {
+                param
+                    .strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 /// The event list.

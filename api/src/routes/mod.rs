@@ -72,7 +72,7 @@ fn bounded() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(base())
         .routes(routes!(events::create).layer(DefaultBodyLimit::max(EVENT_BODY_LIMIT)))
         .routes(routes!(browse::list).layer(CompressionLayer::new()))
-        .routes(routes!(browse::seat_map).layer(CompressionLayer::new()))
+        .routes(routes!(browse::seat_map))
         .routes(routes!(reservations::reserve).layer(DefaultBodyLimit::max(RESERVATION_BODY_LIMIT)))
         .routes(routes!(jobs::show))
         .routes(routes!(jobs::confirm).layer(DefaultBodyLimit::max(PAYMENT_BODY_LIMIT)))

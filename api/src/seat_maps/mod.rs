@@ -5,6 +5,7 @@
 //! Memory stays bounded whatever clients ask: an unknown event or section keeps nothing, and a
 //! snapshot unread for [`IDLE`], or the least recently read past [`MOST_SNAPSHOTS`], is dropped.
 
+mod gate;
 mod snapshot;
 
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ use seatclaim_core::Backend;
 use seatclaim_core::domain::EventId;
 use seatclaim_core::ports::{BackendError, EventInfo};
 
+pub use gate::{DEFAULT_READ_WAIT_MS, DEFAULT_READS_PER_SEC, ReadBudget, Shed};
 pub(crate) use snapshot::SeatMapBody;
 pub use snapshot::{Rendered, Snapshot, StateCounts};
 
@@ -55,25 +57,41 @@ impl Slot {
 /// The event list, kept like a snapshot.
 type Listed = Option<(Timestamp, Arc<Vec<EventInfo>>)>;
 
+/// How old a seat map may be, and how much of them this process answers.
+#[derive(Debug, Clone, Copy)]
+pub struct SeatMapLimits {
+    /// The oldest a snapshot may be (zero: rebuilt at every request).
+    pub max_age: SignedDuration,
+    /// The read budget.
+    pub budget: ReadBudget,
+}
+
 /// Every event's snapshot in this process.
 pub struct SeatMaps {
     backend: Backend,
     max_age: SignedDuration,
     slots: Mutex<HashMap<EventId, Arc<Slot>>>,
     list: tokio::sync::Mutex<Listed>,
+    gate: gate::ReadGate,
 }
 
 impl SeatMaps {
     /// Snapshots of `backend`'s seat maps, each rebuilt at most once per `max_age` (zero: at
-    /// every request, reading the backend each time).
+    /// every request, reading the backend each time), answered within its read budget.
     #[must_use]
-    pub fn new(backend: Backend, max_age: SignedDuration) -> Self {
+    pub fn new(backend: Backend, limits: SeatMapLimits) -> Self {
         Self {
             backend,
-            max_age,
+            max_age: limits.max_age,
             slots: Mutex::new(HashMap::new()),
             list: tokio::sync::Mutex::new(None),
+            gate: gate::ReadGate::new(limits.budget),
         }
+    }
+
+    /// Waits until an answer with `bytes` of body fits the read budget, or sheds it.
+    pub async fn admit_read(&self, bytes: usize) -> Result<(), Shed> {
+        self.gate.admit(bytes).await
     }
 
     /// The event's snapshot, rebuilt first if it is older than the maximum age; `None` for an
@@ -100,7 +118,16 @@ impl SeatMaps {
         let listed = self.listed().await?;
         let info = listed.iter().find(|info| &info.event_id == event_id);
         let channels = info.map(|info| info.channels.clone()).unwrap_or_default();
-        let snapshot = Arc::new(Snapshot::build(event_id.clone(), (seats, channels), as_of)?);
+        // Rendering and compressing a large map takes milliseconds: on a blocking thread, the
+        // async workers go on answering reservations meanwhile.
+        let id = event_id.clone();
+        let snapshot =
+            tokio::task::spawn_blocking(move || Snapshot::build(id, (seats, channels), as_of))
+                .await
+                .map_err(|e| {
+                    BackendError::transient(format!("the seat map's rendering ended: {e}"))
+                })??;
+        let snapshot = Arc::new(snapshot);
         *slot.current.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&snapshot));
         Ok(Some(snapshot))
     }

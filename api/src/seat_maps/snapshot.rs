@@ -3,9 +3,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Write;
 use std::sync::{Mutex, PoisonError};
 
 use axum::body::Bytes;
+use flate2::Compression;
+use flate2::write::GzEncoder;
 use jiff::Timestamp;
 use seatclaim_core::domain::{ChannelName, Channels, EventId, Seat, SeatView, Section};
 use seatclaim_core::ports::BackendError;
@@ -83,11 +86,14 @@ fn seat_view_schema() -> impl Into<RefOr<Schema>> {
         .enum_values(Some(names))
 }
 
-/// A seat map answer: its JSON body and its (weak) entity tag.
+/// A seat map answer: its JSON body, the same compressed once, and its (weak) entity tag.
 #[derive(Debug, Clone)]
 pub struct Rendered {
     /// The JSON body.
     pub body: Bytes,
+    /// The body gzip-compressed when the snapshot was built, so that a storm of readers costs
+    /// a copy of bytes each instead of a compression each.
+    pub gzip: Bytes,
     /// `W/"..."`, named by the seats' states alone, so an unchanged map keeps its tag across
     /// rebuilds and a polling client gets 304s.
     pub etag: String,
@@ -216,7 +222,19 @@ fn render<'a>(
     })
     .map_err(|e| BackendError::permanent(format!("cannot encode the seat map: {e}")))?;
     Ok(Rendered {
+        gzip: gzip(&body)?,
         body: Bytes::from(body),
         etag: format!("W/\"{:016x}\"", hasher.finish()),
     })
+}
+
+/// `body` gzip-compressed at the fastest level: a seat map's JSON repeats itself, so even that
+/// level makes it a tenth of its size, and it is compressed once per snapshot.
+fn gzip(body: &[u8]) -> Result<Bytes, BackendError> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(body.len() / 8), Compression::fast());
+    encoder
+        .write_all(body)
+        .and_then(|()| encoder.finish())
+        .map(Bytes::from)
+        .map_err(|e| BackendError::permanent(format!("cannot compress the seat map: {e}")))
 }

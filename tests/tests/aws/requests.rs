@@ -13,7 +13,9 @@ use jiff::SignedDuration;
 
 use aws_config::BehaviorVersion;
 use reqwest::StatusCode;
-use seatclaim_api::{Access, AppState, Application, BuyerRate, LongPolls, ServerLimits};
+use seatclaim_api::{
+    Access, AppState, Application, BuyerRate, LongPolls, ReadBudget, SeatMapLimits, ServerLimits,
+};
 use seatclaim_core::Backend;
 use seatclaim_core::domain::{BuyerId, EventId, Intent, JobId, SeatRequest};
 use seatclaim_core::identity::DEFAULT_ADMIN_SCOPE;
@@ -106,7 +108,10 @@ async fn serve(backend: Backend) -> String {
             payments_required: false,
             code_key: None,
         },
-        SignedDuration::ZERO,
+        SeatMapLimits {
+            max_age: SignedDuration::ZERO,
+            budget: ReadBudget::default(),
+        },
         false,
         seatclaim_api::openapi::json(false),
     );

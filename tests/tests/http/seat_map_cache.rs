@@ -1,7 +1,8 @@
 //! The seat-map read path over HTTP: a crowd of readers costs the backend one seat-map read per
 //! interval (counted by `seatclaim_seat_map_rebuilds_total`), an unchanged map keeps its entity
 //! tag across rebuilds so conditional GETs get 304, `?section=` answers one section, answers are
-//! compressed (gzip and brotli) when asked, and the event list counts seats by state.
+//! compressed when asked (the seat map gzip, compressed once per snapshot; the event list gzip or
+//! brotli), and the event list counts seats by state.
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -155,20 +156,38 @@ async fn a_section_is_answered_alone(app: &TestApp) {
 
 async fn answers_are_compressed_when_asked(app: &TestApp) {
     let plain = get(app, "/v1/events/e1/seats", &[]).await;
-    let gzip = get(app, "/v1/events/e1/seats", &[("accept-encoding", "gzip")]).await;
+    assert_eq!(plain.header("vary"), "accept-encoding");
+    let gzip = get(
+        app,
+        "/v1/events/e1/seats",
+        &[("accept-encoding", "br, gzip;q=0.5")],
+    )
+    .await;
     assert_eq!(gzip.header("content-encoding"), "gzip");
+    assert_eq!(gzip.header("vary"), "accept-encoding");
+    assert_eq!(gzip.header("etag"), plain.header("etag"));
     let mut unzipped = Vec::new();
     flate2::read::GzDecoder::new(&gzip.body[..])
         .read_to_end(&mut unzipped)
         .unwrap();
     assert_eq!(unzipped, plain.body);
-    let br = get(app, "/v1/events/e1/seats", &[("accept-encoding", "br")]).await;
+    // Compressed once, with the snapshot: every reader gets the same bytes.
+    let again = get(app, "/v1/events/e1/seats", &[("accept-encoding", "gzip")]).await;
+    assert_eq!(again.body, gzip.body);
+    for refused in ["br", "gzip;q=0", "identity"] {
+        let reply = get(app, "/v1/events/e1/seats", &[("accept-encoding", refused)]).await;
+        assert!(reply.headers.get("content-encoding").is_none(), "{refused}");
+        assert_eq!(reply.body, plain.body, "{refused}");
+    }
+    // The event list is compressed as asked, brotli included.
+    let list = get(app, "/v1/events", &[]).await;
+    let br = get(app, "/v1/events", &[("accept-encoding", "br")]).await;
     assert_eq!(br.header("content-encoding"), "br");
     let mut unbrotlied = Vec::new();
     brotli_decompressor::Decompressor::new(&br.body[..], 4096)
         .read_to_end(&mut unbrotlied)
         .unwrap();
-    assert_eq!(unbrotlied, plain.body);
+    assert_eq!(unbrotlied, list.body);
 }
 
 async fn the_event_list_counts_seats_by_state(app: &TestApp) {

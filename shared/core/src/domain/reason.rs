@@ -98,7 +98,7 @@ reason_codes! {
     Forbidden => "forbidden", "The token may not do this.";
     RateLimited => "rate_limited", "The buyer sends reservations faster than its rate allows.";
     TooManyLongPolls => "too_many_long_polls", "The buyer already holds its share of waiting long polls.";
-    Overloaded => "overloaded", "More requests are in flight than the service takes at once.";
+    Overloaded => "overloaded", "More requests are in flight, or seat-map reads asked, than the service takes at once.";
     TimedOut => "timed_out", "The request took longer than the request timeout.";
     BodyTooSlow => "body_too_slow", "The request body did not arrive within the body-read timeout.";
     InvalidSignature => "invalid_signature", "A webhook's signature is missing, wrong or stale.";

@@ -393,14 +393,27 @@ pub(crate) async fn read_seats(
     Ok(seats_of(&read_map(client, url, event_id).await?))
 }
 
+/// The event's seat map; a read the API sheds (503, its read budget spent by a storm of
+/// readers) is asked again after its `Retry-After`, as a page would.
 async fn read_map(client: &reqwest::Client, url: &str, event_id: &str) -> anyhow::Result<Value> {
-    Ok(client
-        .get(format!("{url}/v1/events/{event_id}/seats"))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?)
+    let mut shed = 0;
+    loop {
+        let response = client
+            .get(format!("{url}/v1/events/{event_id}/seats"))
+            .send()
+            .await?;
+        if response.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE && shed < 60 {
+            shed += 1;
+            let after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok()?.parse().ok())
+                .unwrap_or(1);
+            tokio::time::sleep(std::time::Duration::from_secs(after)).await;
+            continue;
+        }
+        return Ok(response.error_for_status()?.json().await?);
+    }
 }
 
 fn seats_of(map: &Value) -> Vec<Seat> {
