@@ -71,8 +71,17 @@ impl ReadGate {
         }
     }
 
-    /// Waits until an answer of `bytes` of body may be sent, or sheds it.
+    /// Waits until an answer of `bytes` of body may be sent, or sheds it (counted in
+    /// `seatclaim_seat_map_reads_shed_total`).
     pub(super) async fn admit(&self, bytes: usize) -> Result<(), Shed> {
+        let admitted = self.turn(bytes).await;
+        if admitted.is_err() {
+            metrics::counter!("seatclaim_seat_map_reads_shed_total").increment(1);
+        }
+        admitted
+    }
+
+    async fn turn(&self, bytes: usize) -> Result<(), Shed> {
         if self.budget.per_sec == 0 {
             return Ok(());
         }

@@ -1,7 +1,8 @@
 //! Reservations first under a browse storm: seat-map reads past the process's read budget
 //! (`SEATCLAIM_SEAT_MAP_READS_PER_SEC`) wait their turn for at most
-//! `SEATCLAIM_SEAT_MAP_READ_WAIT_MS`, then are shed with 503, `Retry-After` and a problem, while
-//! reservations, which never pass through that gate, are answered as before.
+//! `SEATCLAIM_SEAT_MAP_READ_WAIT_MS`, then are shed with 503, `Retry-After` and a problem, and
+//! counted in `seatclaim_seat_map_reads_shed_total`; reservations, which never pass through that
+//! gate, are answered as before.
 //!
 //! Backends: both (`tests/run.sh` reruns this suite on the AWS emulator).
 
@@ -51,6 +52,12 @@ async fn reads_past_the_budget_are_shed_and_reservations_go_on() {
     let problem = assert_problem(shed, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(problem["reason_code"], "overloaded", "{problem}");
     assert_eq!(shed.header("retry-after"), "1");
+    let metrics = app.metrics().await;
+    let counted = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("seatclaim_seat_map_reads_shed_total "))
+        .map_or(0.0, |n| n.trim().parse::<f64>().unwrap());
+    assert!(counted >= 1.0, "the shed read is counted: {counted}");
 
     let reserved = app
         .reserve(
