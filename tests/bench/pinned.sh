@@ -9,6 +9,7 @@
 # then an open loop at half of each system's median rate. Writes to $BENCH_OUT:
 #   pinned-{seatclaim,redis}-{two,one}-N.json    the closed loop's report, run N
 #   pinned-{seatclaim,redis}-{two,one}-N.ticks   CPU ticks of the server and its database in it
+#   pinned-{seatclaim,redis}-{two,one}-N.decider-ticks   those of the thread deciding every write
 #   pinned-{seatclaim,redis}-one-half.json       the open loop at half its median rate
 #   pinned.env                                   the cores and the number of runs
 # Run as BENCH_OUT=<dir> bash tests/bench/pinned.sh (run.sh does, as its headline). Fails if a
@@ -46,6 +47,18 @@ ticks() {
     echo "$sum"
 }
 # taskset execs its command: the pid `$!` gives is the server's own, whose ticks are counted.
+# CPU ticks of the one thread of PID named COMM: the thread that decides every write, seatclaim's
+# SQLite writer or Redis's main thread, whose core is where each system stops scaling.
+thread_ticks() {
+    local pid=$1 comm=$2 task
+    for task in /proc/"$pid"/task/*; do
+        if [ "$(cat "$task/comm" 2>/dev/null)" = "$comm" ]; then
+            sed 's/.*) //' "$task/stat" | awk '{print $12 + $13}'
+            return
+        fi
+    done
+    echo 0
+}
 
 rm -rf "$OUT/pinned-e2e" "$OUT/pinned-redis-data" && mkdir -p "$OUT/pinned-redis-data"
 SEATCLAIM_DATA_DIR="$OUT/pinned-e2e" SEATCLAIM_LISTEN=127.0.0.1:28181 RUST_LOG=warn taskset -c "$SERVER_CORE" "$BIN/seatclaim-api" &
@@ -63,15 +76,17 @@ for pid in "${pids[@]}"; do
 done
 declare -A URL=([seatclaim]=http://127.0.0.1:28181 [redis]=http://127.0.0.1:28191)
 declare -A CPU=([seatclaim]="$api" [redis]="$peer $redis_pid")
+declare -A DECIDER=([seatclaim]="$api seatclaim-write" [redis]="$redis_pid redis-server")
 declare -A MODE=([two]="" [one]="--prefer-wait 5")
 
 # run SYSTEM NAME LOADGEN_ARGS...: the load generator on its own core, the server's ticks around it.
 run() {
     local system=$1 name=$2; shift 2
-    local before; before=$(ticks ${CPU[$system]})
+    local before decider; before=$(ticks ${CPU[$system]}); decider=$(thread_ticks ${DECIDER[$system]})
     taskset -c "$CLIENT_CORE" "$BIN/seatclaim-loadgen" --url "${URL[$system]}" --seats 10000 \
         --duration "$DURATION" --quiet --json "$OUT/$name.json" "$@" > "$OUT/$name.txt"
     echo $(( $(ticks ${CPU[$system]}) - before )) > "$OUT/$name.ticks"
+    echo $(( $(thread_ticks ${DECIDER[$system]}) - decider )) > "$OUT/$name.decider-ticks"
     python3 - "$OUT/$name.json" <<'EOF' >&2
 import json, sys
 r = json.load(open(sys.argv[1]))
