@@ -11,6 +11,14 @@ use seatclaim_core::codec::{SeatRecord, to_ms};
 use seatclaim_core::domain::{Best, BlockSearch, Intent, Seat, SeatRequest, Section};
 use seatclaim_core::ports::BackendError;
 
+/// A section's free seats, best first: read through the partial index of free seats only
+/// (`seats_free_best`, schema version 18), which a hold leaves by one delete.
+pub(crate) const FREE_BY_PREFERENCE: &str = "FROM seats
+    WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY preference";
+/// A section's free seats row by row from the front (`seats_free_rows`, likewise partial).
+pub(crate) const FREE_BY_ROWS: &str = "FROM seats
+    WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY row_order, position";
+
 /// The seats the decision needs: the requested ones for an exact request; for a section request,
 /// free seats first and then lapsed holds, enough of them to satisfy it if possible. (The
 /// statements step only as far as they need instead of saying `LIMIT ?`: a bound LIMIT makes
@@ -53,10 +61,7 @@ pub(super) fn candidate_seats(
             // The best few of each kind are the best of all.
             let wanted = usize::from(*quantity);
             let mut free = tx
-                .prepare_cached(&format!(
-                    "SELECT {SEAT_COLUMNS} FROM seats
-                 WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE' ORDER BY preference"
-                ))
+                .prepare_cached(&format!("SELECT {SEAT_COLUMNS} {FREE_BY_PREFERENCE}"))
                 .map_err(sqlite_error)?;
             let mut lapsed = tx
                 .prepare_cached(&format!(
@@ -108,11 +113,7 @@ fn block_candidates(
     lapsed.sort_by_key(at);
     let mut lapsed = lapsed.into_iter().peekable();
     let mut free = tx
-        .prepare_cached(&format!(
-            "SELECT {SEAT_COLUMNS} FROM seats
-         WHERE event_id = ?1 AND section = ?2 AND state = 'AVAILABLE'
-         ORDER BY row_order, position"
-        ))
+        .prepare_cached(&format!("SELECT {SEAT_COLUMNS} {FREE_BY_ROWS}"))
         .map_err(sqlite_error)?;
     let mut rows = RowByRow::new(BlockSearch::new(usize::from(quantity), best));
     for record in free

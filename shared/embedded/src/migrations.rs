@@ -29,11 +29,12 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("migrations/v15.sql")),
         M::up(include_str!("migrations/v16.sql")),
         M::up(include_str!("migrations/v17.sql")),
+        M::up(include_str!("migrations/v18.sql")),
     ])
 }
 
 /// The schema version this build writes and reads: the number of migrations.
-pub(super) const SCHEMA_VERSION: usize = 17;
+pub(super) const SCHEMA_VERSION: usize = 18;
 
 /// The columns of version 1, checked before a file at `user_version` 0 that already has tables is
 /// stamped version 1: a file from a build older than the 407513e one also has `user_version` 0,
@@ -235,6 +236,31 @@ mod tests {
             plan.iter().any(|step| step.contains("jobs_counted")),
             "{plan:?}"
         );
+    }
+
+    /// A section claim reads its free seats through the partial indexes of free seats, in the
+    /// order it needs, with nothing left to sort.
+    #[test]
+    fn a_claims_free_seats_are_read_through_the_partial_indexes() {
+        let (_dir, mut conn) = file();
+        migrate(&mut conn).expect("migrate");
+        for (tail, index) in [
+            (crate::candidates::FREE_BY_PREFERENCE, "seats_free_best"),
+            (crate::candidates::FREE_BY_ROWS, "seats_free_rows"),
+        ] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN SELECT seat_id {tail}"))
+                .expect("plan")
+                .query_map(["e1", "A"], |row| row.get(3))
+                .expect("rows")
+                .collect::<Result<_, _>>()
+                .expect("plan rows");
+            assert!(plan.iter().any(|step| step.contains(index)), "{plan:?}");
+            assert!(
+                !plan.iter().any(|step| step.contains("TEMP B-TREE")),
+                "{plan:?}"
+            );
+        }
     }
 
     /// Version 17 gives each channel with a start of its own an opening, and keeps the
