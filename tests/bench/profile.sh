@@ -5,13 +5,17 @@
 # the middle of the run. The release binary has no frame pointers; perf unwinds it from its
 # .eh_frame. Writes $OUT/profile.data and prints the breakdown (profile_breakdown.py): the
 # writer thread against the async workers, and inside each, the parts a change of the decision
-# path moves. Needs perf (Debian's linux-perf) and taskset.
+# path moves. PROFILE_SEATS (default 10,000, sold out in the first second, after which nearly
+# every decision is a refusal) set to 150000 profiles the sell-out instead: the 256 buyers cannot
+# sell that many seats in the run, so nearly every decision holds a seat. Needs perf (Debian's
+# linux-perf) and taskset.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${BENCH_OUT:-target/bench}
 SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 SECONDS_PROFILED=${SECONDS_PROFILED:-4}
+SEATS=${PROFILE_SEATS:-10000}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 log() { echo "profile: $*" >&2; }
@@ -25,7 +29,7 @@ SEATCLAIM_DATA_DIR="$OUT/profile-data" SEATCLAIM_LISTEN=127.0.0.1:28185 SEATCLAI
 api=$!
 trap 'kill $api 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:28185/healthz && break; sleep 0.1; done
-taskset -c "$CLIENT_CORE" "$BIN/seatclaim-loadgen" --url http://127.0.0.1:28185 --seats 10000 \
+taskset -c "$CLIENT_CORE" "$BIN/seatclaim-loadgen" --url http://127.0.0.1:28185 --seats "$SEATS" \
     --duration $((SECONDS_PROFILED + 8))s --concurrency 256 --prefer-wait 5 --quiet \
     --json "$OUT/profile-load.json" > /dev/null &
 load=$!
