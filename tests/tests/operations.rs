@@ -6,4 +6,5 @@ mod ctl;
 mod expiry;
 mod line_upgrade;
 mod migrations;
+mod older_schema;
 mod retention;

@@ -18,6 +18,8 @@ use seatclaim_core::ports::{Clock, EventCreation, Settled};
 use seatclaim_runtime::backend;
 use seatclaim_runtime::config::BackendSettings;
 
+use super::older_schema::take_back;
+
 /// A clock the test sets, so each admission has an instant of its own.
 struct SetClock(Mutex<Timestamp>);
 
@@ -56,28 +58,7 @@ async fn reserve(backend: &Backend, event: &EventId, buyer: &str) -> Intent {
 /// the seat limit's index as version 5 made it.
 fn as_version_12_left_it(dir: &Path) {
     let file = rusqlite::Connection::open(dir.join("seatclaim.sqlite3")).unwrap();
-    file.execute_batch(
-        "DROP TABLE channel_openings;
-         DROP INDEX prequeue_buyers;
-         DROP INDEX prequeue_order;
-         ALTER TABLE prequeue DROP COLUMN channel;
-         CREATE UNIQUE INDEX prequeue_buyers ON prequeue (event_id, buyer_id);
-         CREATE INDEX prequeue_order ON prequeue (event_id, drawn);
-         DROP INDEX jobs_by_access_code;
-         DROP TABLE access_codes;
-         ALTER TABLE jobs DROP COLUMN access;
-         ALTER TABLE events DROP COLUMN channels;
-         DROP INDEX jobs_counted;
-         CREATE INDEX jobs_holding ON jobs (event_id, buyer_id) WHERE status IN ('HELD', 'SOLD');
-         DROP INDEX jobs_waitlisted;
-         ALTER TABLE jobs DROP COLUMN line_place;
-         ALTER TABLE jobs DROP COLUMN reason_code;
-         CREATE INDEX jobs_waitlisted
-             ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
-             WHERE status = 'WAITLISTED';
-         PRAGMA user_version = 12;",
-    )
-    .unwrap();
+    take_back(&file, 12);
 }
 
 #[tokio::test]

@@ -22,6 +22,8 @@ use seatclaim_e2e::process_batch;
 use seatclaim_runtime::config::BackendSettings;
 use seatclaim_runtime::loops::Limits;
 
+use super::older_schema::take_back;
+
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/v1");
 
 /// "Now" stands still just after the fixture was written, so its holds are live and its queued
@@ -470,27 +472,11 @@ async fn a_sale_an_older_build_recorded_is_found_by_its_payment() {
     // As schema version 11 left it: the sale's payment recorded, no index of it yet, and the
     // line ordered by job id.
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
-    file.execute_batch(&format!(
-        "DROP TABLE channel_openings;
-         DROP INDEX prequeue_buyers;
-         DROP INDEX prequeue_order;
-         ALTER TABLE prequeue DROP COLUMN channel;
-         CREATE UNIQUE INDEX prequeue_buyers ON prequeue (event_id, buyer_id);
-         CREATE INDEX prequeue_order ON prequeue (event_id, drawn);
-         DROP INDEX jobs_by_access_code;
-         DROP TABLE access_codes;
-         ALTER TABLE jobs DROP COLUMN access;
-         ALTER TABLE events DROP COLUMN channels;
-         DROP INDEX jobs_sold_by_payment;
-         DROP INDEX jobs_waitlisted;
-         ALTER TABLE jobs DROP COLUMN line_place;
-         ALTER TABLE jobs DROP COLUMN reason_code;
-         CREATE INDEX jobs_waitlisted
-             ON jobs (event_id, json_extract(request, '$.section.section'), job_id)
-             WHERE status = 'WAITLISTED';
-         UPDATE jobs SET payment = '{{\"payment_ref\":\"pi_before\"}}' WHERE job_id = '{sold}';
-         PRAGMA user_version = 11;"
-    ))
+    take_back(&file, 11);
+    file.execute(
+        "UPDATE jobs SET payment = '{\"payment_ref\":\"pi_before\"}' WHERE job_id = ?1",
+        [sold.to_string()],
+    )
     .unwrap();
     drop(file);
 
