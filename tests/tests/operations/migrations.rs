@@ -285,6 +285,47 @@ async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() 
     );
 }
 
+/// Schema version 18 keeps only the free seats in the indexes a claim reads them through: an
+/// older folder's free seats are all in both, its held and sold seats in neither, and the index
+/// by state is gone.
+#[tokio::test]
+async fn an_older_folders_free_seats_are_all_in_the_free_seat_indexes() {
+    let dir = copy_of_fixture();
+    drop(open(dir.path(), Timestamp::now()).await);
+    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
+    let count = |sql: &str| -> i64 { file.query_row(sql, [], |row| row.get(0)).unwrap() };
+    let free = count("SELECT count(*) FROM seats WHERE state = 'AVAILABLE'");
+    let taken = count("SELECT count(*) FROM seats WHERE state <> 'AVAILABLE'");
+    assert!(
+        free > 0 && taken > 0,
+        "the fixture has free and taken seats"
+    );
+    for index in ["seats_free_best", "seats_free_rows"] {
+        assert_eq!(
+            count(&format!(
+                "SELECT count(*) FROM seats INDEXED BY {index} WHERE state = 'AVAILABLE'"
+            )),
+            free,
+            "{index}"
+        );
+        assert_eq!(
+            count(&format!(
+                "SELECT count(*) FROM sqlite_master
+                 WHERE name = '{index}' AND sql LIKE '%WHERE state = ''AVAILABLE''%'"
+            )),
+            1,
+            "{index} holds the free seats only"
+        );
+    }
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM sqlite_master
+             WHERE name IN ('seats_by_section_state', 'seats_best')"
+        ),
+        0
+    );
+}
+
 /// Schema version 6 adds prices and payments: an older folder's events are free and its jobs
 /// owe nothing (its live hold is still the buyer's to confirm), and a priced event created after
 /// the upgrade keeps a hold's amount due across a restart.
