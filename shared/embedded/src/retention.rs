@@ -21,18 +21,8 @@ pub(super) fn purge(
     let cutoff = to_ms(cutoff);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let names: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
-    let marks = vec!["?"; names.len()].join(", ");
     let mut select = tx
-        .prepare(&format!(
-            "SELECT job_id FROM jobs WHERE status IN ({marks}) AND updated_at < ?{n} \
-           AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = jobs.job_id \
-                           AND o.seq > (SELECT published_through FROM relay_cursor) \
-                           AND o.published_at IS NULL) \
-           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.job_id = jobs.job_id) \
-         ORDER BY updated_at LIMIT ?{m}",
-            n = names.len() + 1,
-            m = names.len() + 2,
-        ))
+        .prepare(&expiring_jobs(names.len()))
         .map_err(sqlite_error)?;
     let values = names
         .iter()
@@ -78,4 +68,58 @@ pub(super) fn purge(
     .execute(params![cutoff, limit])
     .map_err(sqlite_error)?;
     Ok(jobs.len())
+}
+
+/// The select of [`purge`]'s jobs for `statuses` bound as `?1..`, the cutoff and the limit after
+/// them. The statuses are a chain of comparisons, as the partial index `jobs_decided` states its
+/// condition (schema 19): bound in that order ([`Retention::EXPIRING`]), SQLite matches each
+/// parameter's value to the index's and walks only the decided jobs, oldest first.
+///
+/// [`Retention::EXPIRING`]: seatclaim_core::domain::Retention::EXPIRING
+fn expiring_jobs(statuses: usize) -> String {
+    let one_of: Vec<String> = (1..=statuses).map(|k| format!("status = ?{k}")).collect();
+    format!(
+        "SELECT job_id FROM jobs WHERE ({one_of}) AND updated_at < ?{n} \
+           AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = jobs.job_id \
+                           AND o.seq > (SELECT published_through FROM relay_cursor) \
+                           AND o.published_at IS NULL) \
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.job_id = jobs.job_id) \
+         ORDER BY updated_at LIMIT ?{m}",
+        one_of = one_of.join(" OR "),
+        n = statuses + 1,
+        m = statuses + 2,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seatclaim_core::domain::Retention;
+
+    /// The periodic delete walks the index of decided jobs, not every job of the file.
+    #[test]
+    fn expiring_jobs_are_found_through_the_index_of_decided_jobs() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut conn = rusqlite::Connection::open(dir.path().join("f.sqlite3")).expect("open");
+        crate::migrations::migrate(&mut conn).expect("migrate");
+        let values = Retention::EXPIRING
+            .iter()
+            .map(|status| rusqlite::types::Value::Text(status.as_str().to_owned()))
+            .chain([0_i64.into(), 500_i64.into()]);
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                expiring_jobs(Retention::EXPIRING.len())
+            ))
+            .expect("plan")
+            .query_map(params_from_iter(values), |row| row.get(3))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("plan rows");
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("USING INDEX jobs_decided")),
+            "{plan:?}"
+        );
+    }
 }

@@ -71,11 +71,12 @@ pub(super) fn terms(
     .transpose()
 }
 
-/// The count of [`counted_seats`], read through the partial index `jobs_counted` (schema 14).
+/// The count of [`counted_seats`], read through the partial index `jobs_counted` (schema 14; its
+/// condition as a chain of comparisons since 19, which this one repeats so the planner uses it).
 pub(crate) const COUNTED_SEATS: &str = "SELECT COALESCE(SUM(CASE status
          WHEN 'WAITLISTED' THEN json_extract(request, '$.section.quantity')
          ELSE json_array_length(seat_ids) END), 0) FROM jobs
-     WHERE event_id = ?1 AND buyer_id = ?2 AND status IN ('HELD', 'SOLD', 'WAITLISTED')
+     WHERE event_id = ?1 AND buyer_id = ?2 AND (status = 'HELD' OR status = 'SOLD' OR status = 'WAITLISTED')
        AND (status <> 'HELD' OR hold_until > ?3)";
 
 /// The seats `buyer` counts against the event's limit at `now`: those of their SOLD jobs, of

@@ -267,7 +267,7 @@ async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() 
     drop(open(dir.path(), Timestamp::now()).await);
     let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
     let count = |sql: &str| -> i64 { file.query_row(sql, [], |row| row.get(0)).unwrap() };
-    let counted = "status IN ('HELD', 'SOLD', 'WAITLISTED')";
+    let counted = "status = 'HELD' OR status = 'SOLD' OR status = 'WAITLISTED'";
     let holding = count(&format!("SELECT count(*) FROM jobs WHERE {counted}"));
     assert!(holding >= 2, "the fixture has a HELD and a SOLD job");
     assert_eq!(

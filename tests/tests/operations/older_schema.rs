@@ -8,6 +8,15 @@
 /// What undoes each version, newest first: `(version, SQL)`.
 const UNDO: &[(usize, &str)] = &[
     (
+        19,
+        "DROP INDEX jobs_decided;
+         DROP INDEX jobs_counted;
+         CREATE INDEX jobs_decided ON jobs (updated_at)
+             WHERE status IN ('REJECTED', 'FAILED', 'EXPIRED', 'CANCELLED');
+         CREATE INDEX jobs_counted ON jobs (event_id, buyer_id)
+             WHERE status IN ('HELD', 'SOLD', 'WAITLISTED');",
+    ),
+    (
         18,
         "DROP INDEX seats_free_rows;
          DROP INDEX seats_free_best;
