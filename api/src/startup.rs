@@ -63,12 +63,13 @@ impl Application {
                 limits.max_in_flight.max(1),
             ))
             .timeout(Duration::from_secs(limits.request_timeout_secs.max(1)));
-        let router = routes::router_under(state, bounds)
-            // Outside the bounds, so the refusals past them are counted too.
-            .layer(axum::middleware::from_fn(request_metrics::record))
+        let headers = crate::security_headers::layer(&state.access.page_origins);
+        // The layers every answer passes through, as one: each layer a router is given wraps
+        // each of its routes in a boxed service of its own, which every request clones.
+        let answers = ServiceBuilder::new()
             .layer(
-                // One span per request; handlers record the job id into it so a job can be followed
-                // from its POST through the worker's claim in the logs.
+                // One span per request; handlers record the job id into it so a job can be
+                // followed from its POST through the worker's claim in the logs.
                 TraceLayer::new_for_http()
                     .make_span_with(|request: &Request<_>| {
                         info_span!(
@@ -79,7 +80,11 @@ impl Application {
                         )
                     })
                     .on_failure(log_failure),
-            );
+            )
+            // Outside the bounds, so the refusals past them are counted too.
+            .layer(axum::middleware::from_fn(request_metrics::record))
+            .layer(headers);
+        let router = routes::router_under(state, bounds).layer(answers);
         Ok(Self {
             listener,
             router,

@@ -101,13 +101,15 @@ fn with_probes(routes: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
         .routes(routes!(health::ready))
 }
 
-/// Every route, with the backend and the access policy as shared state, and no bounds.
+/// Every route, with the backend and the access policy as shared state, every answer with the
+/// security headers, and no bounds.
 pub fn router(state: AppState) -> Router {
-    router_under(state, Identity::new())
+    let headers = crate::security_headers::layer(&state.access.page_origins);
+    router_under(state, Identity::new()).layer(headers)
 }
 
-/// Every route, the ones of buyers and operators under `bounds` and the probes outside them,
-/// every answer with the security headers.
+/// Every route, the ones of buyers and operators under `bounds` and the probes outside them;
+/// the caller adds the security headers, in one layer with its others.
 pub(crate) fn router_under<L>(state: AppState, bounds: L) -> Router
 where
     L: Layer<Route> + Clone + Send + Sync + 'static,
@@ -117,12 +119,10 @@ where
     <L::Service as Service<Request>>::Future: Send + 'static,
 {
     let (router, _document) = with_probes(bounded().layer(bounds)).split_for_parts();
-    let origins = state.access.page_origins.clone();
-    let router = router
+    router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state);
-    crate::security_headers::add(router, &origins)
+        .with_state(state)
 }
 
 async fn not_found() -> ApiError {
