@@ -7,8 +7,9 @@
 # writer thread against the async workers, and inside each, the parts a change of the decision
 # path moves. PROFILE_SEATS (default 10,000, sold out in the first second, after which nearly
 # every decision is a refusal) set to 150000 profiles the sell-out instead: the 256 buyers cannot
-# sell that many seats in the run, so nearly every decision holds a seat. Needs perf (Debian's
-# linux-perf) and taskset.
+# sell that many seats in the run, so nearly every decision holds a seat. PROFILE_RATE=R profiles
+# an open loop of R reservations per second instead of the closed loop, as the half-rate runs
+# load the server. Needs perf (Debian's linux-perf) and taskset.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${BENCH_OUT:-target/bench}
@@ -16,6 +17,7 @@ SERVER_CORE=${SERVER_CORE:-0}
 CLIENT_CORE=${CLIENT_CORE:-1}
 SECONDS_PROFILED=${SECONDS_PROFILED:-4}
 SEATS=${PROFILE_SEATS:-10000}
+if [ -n "${PROFILE_RATE:-}" ]; then LOAD=(--rate "$PROFILE_RATE"); else LOAD=(--concurrency 256); fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 log() { echo "profile: $*" >&2; }
@@ -30,7 +32,7 @@ api=$!
 trap 'kill $api 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:28185/healthz && break; sleep 0.1; done
 taskset -c "$CLIENT_CORE" "$BIN/seatclaim-loadgen" --url http://127.0.0.1:28185 --seats "$SEATS" \
-    --duration $((SECONDS_PROFILED + 8))s --concurrency 256 --prefer-wait 5 --quiet \
+    --duration $((SECONDS_PROFILED + 8))s "${LOAD[@]}" --prefer-wait 5 --quiet \
     --json "$OUT/profile-load.json" > /dev/null &
 load=$!
 # The first seconds create the event and warm the caches; the profile is of the steady state.

@@ -26,7 +26,9 @@ for workload in ("uniform", "hot"):
 pairs = {r: json.loads(read(f"claim-seatclaim-{r}.json"))["claims_per_sec"] for r in ("section", "together")}
 real = number(r"Requests/sec:\s+([\d.]+)", read("wrk-real.txt"))
 bare = number(r"Requests/sec:\s+([\d.]+)", read("wrk-bare.txt"))
-non2xx = number(r"Non-2xx or 3xx responses: (\d+)", read("wrk-real.txt"))
+# wrk prints the line only when there were any.
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", read("wrk-real.txt"))
+non2xx = int(non2xx.group(1)) if non2xx else 0
 closed = json.loads(read("e2e-closed.json"))
 half = json.loads(read("e2e-half.json"))
 closed_prefer = json.loads(read("e2e-closed-prefer.json"))
