@@ -174,11 +174,36 @@ pub(super) fn schema_version(conn: &Connection) -> Result<usize, BackendError> {
         .map_err(|_| BackendError::permanent(format!("invalid schema version {version}")))
 }
 
+/// What the tests of statements' query plans share: a migrated file, and a statement's plan.
+#[cfg(test)]
+pub(crate) mod plans {
+    use rusqlite::{Connection, Params};
+
+    /// A new file in a temporary folder, migrated to this build's schema version.
+    pub(crate) fn migrated_file() -> (tempfile::TempDir, Connection) {
+        let (dir, mut conn) = super::tests::file();
+        super::migrate(&mut conn).expect("migrate");
+        (dir, conn)
+    }
+
+    /// The steps of `sql`'s query plan with `params` bound (the planner may use their values).
+    pub(crate) fn query_plan(conn: &Connection, sql: &str, params: impl Params) -> Vec<String> {
+        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .expect("plan")
+            .query_map(params, |row| row.get(3))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("plan rows")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::plans::{migrated_file, query_plan};
     use super::*;
 
-    fn file() -> (tempfile::TempDir, Connection) {
+    /// A new, empty file in a temporary folder.
+    pub(super) fn file() -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().expect("temp dir");
         let conn = Connection::open(dir.path().join("db.sqlite3")).expect("open");
         (dir, conn)
@@ -200,18 +225,8 @@ mod tests {
 
     #[test]
     fn a_sale_is_found_by_its_payment_through_the_index() {
-        let (_dir, mut conn) = file();
-        migrate(&mut conn).expect("migrate");
-        let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                crate::jobs::SOLD_BY_PAYMENT
-            ))
-            .expect("plan")
-            .query_map(["pi_1"], |row| row.get(3))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("plan rows");
+        let (_dir, conn) = migrated_file();
+        let plan = query_plan(&conn, crate::jobs::SOLD_BY_PAYMENT, ["pi_1"]);
         assert!(
             plan.iter()
                 .any(|step| step.contains("jobs_sold_by_payment")),
@@ -221,18 +236,12 @@ mod tests {
 
     #[test]
     fn a_buyers_seats_are_counted_through_the_index() {
-        let (_dir, mut conn) = file();
-        migrate(&mut conn).expect("migrate");
-        let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                crate::terms::COUNTED_SEATS
-            ))
-            .expect("plan")
-            .query_map(rusqlite::params!["e1", "b1", 0], |row| row.get(3))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("plan rows");
+        let (_dir, conn) = migrated_file();
+        let plan = query_plan(
+            &conn,
+            crate::terms::COUNTED_SEATS,
+            rusqlite::params!["e1", "b1", 0],
+        );
         assert!(
             plan.iter().any(|step| step.contains("jobs_counted")),
             "{plan:?}"
@@ -244,8 +253,7 @@ mod tests {
     /// which SQLite would evaluate through a temporary B-tree built for each statement.
     #[test]
     fn a_job_write_opens_no_temporary_table() {
-        let (_dir, mut conn) = file();
-        migrate(&mut conn).expect("migrate");
+        let (_dir, conn) = migrated_file();
         for write in [
             "INSERT INTO jobs (job_id, event_id, buyer_id, request, status, seat_ids, accepted_at,
                                updated_at)
@@ -271,19 +279,12 @@ mod tests {
     /// order it needs, with nothing left to sort.
     #[test]
     fn a_claims_free_seats_are_read_through_the_partial_indexes() {
-        let (_dir, mut conn) = file();
-        migrate(&mut conn).expect("migrate");
+        let (_dir, conn) = migrated_file();
         for (tail, index) in [
             (crate::candidates::FREE_BY_PREFERENCE, "seats_free_best"),
             (crate::candidates::FREE_BY_ROWS, "seats_free_rows"),
         ] {
-            let plan: Vec<String> = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN SELECT seat_id {tail}"))
-                .expect("plan")
-                .query_map(["e1", "A"], |row| row.get(3))
-                .expect("rows")
-                .collect::<Result<_, _>>()
-                .expect("plan rows");
+            let plan = query_plan(&conn, &format!("SELECT seat_id {tail}"), ["e1", "A"]);
             assert!(plan.iter().any(|step| step.contains(index)), "{plan:?}");
             assert!(
                 !plan.iter().any(|step| step.contains("TEMP B-TREE")),

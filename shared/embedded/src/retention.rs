@@ -94,28 +94,22 @@ fn expiring_jobs(statuses: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::migrations::plans::{migrated_file, query_plan};
     use seatclaim_core::domain::Retention;
 
     /// The periodic delete walks the index of decided jobs, not every job of the file.
     #[test]
     fn expiring_jobs_are_found_through_the_index_of_decided_jobs() {
-        let dir = tempfile::tempdir().expect("dir");
-        let mut conn = rusqlite::Connection::open(dir.path().join("f.sqlite3")).expect("open");
-        crate::migrations::migrate(&mut conn).expect("migrate");
+        let (_dir, conn) = migrated_file();
         let values = Retention::EXPIRING
             .iter()
             .map(|status| rusqlite::types::Value::Text(status.as_str().to_owned()))
             .chain([0_i64.into(), 500_i64.into()]);
-        let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                expiring_jobs(Retention::EXPIRING.len())
-            ))
-            .expect("plan")
-            .query_map(params_from_iter(values), |row| row.get(3))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("plan rows");
+        let plan = query_plan(
+            &conn,
+            &expiring_jobs(Retention::EXPIRING.len()),
+            params_from_iter(values),
+        );
         assert!(
             plan.iter()
                 .any(|step| step.contains("USING INDEX jobs_decided")),

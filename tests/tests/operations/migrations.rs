@@ -63,6 +63,20 @@ async fn open(dir: &Path, now: Timestamp) -> Backend {
     seatclaim_e2e::running(opened)
 }
 
+/// A copy of the fixture opened once by this build (so migrated to its schema version), and its
+/// file, for a test that reads the upgraded file's tables and indexes directly.
+async fn upgraded_fixture() -> (tempfile::TempDir, rusqlite::Connection) {
+    let dir = copy_of_fixture();
+    drop(open(dir.path(), Timestamp::now()).await);
+    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
+    (dir, file)
+}
+
+/// The single number `sql` selects from `file`.
+fn count_of(file: &rusqlite::Connection, sql: &str) -> i64 {
+    file.query_row(sql, [], |row| row.get(0)).unwrap()
+}
+
 #[tokio::test]
 async fn a_version_one_folder_opens_and_every_record_reads_back() {
     let dir = copy_of_fixture();
@@ -263,10 +277,8 @@ async fn a_version_one_folder_keeps_its_records_until_the_retention_deletes_what
 /// and waiting jobs are all in `jobs_counted`, and the older indexes are gone.
 #[tokio::test]
 async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() {
-    let dir = copy_of_fixture();
-    drop(open(dir.path(), Timestamp::now()).await);
-    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
-    let count = |sql: &str| -> i64 { file.query_row(sql, [], |row| row.get(0)).unwrap() };
+    let (_dir, file) = upgraded_fixture().await;
+    let count = |sql: &str| count_of(&file, sql);
     let counted = "status = 'HELD' OR status = 'SOLD' OR status = 'WAITLISTED'";
     let holding = count(&format!("SELECT count(*) FROM jobs WHERE {counted}"));
     assert!(holding >= 2, "the fixture has a HELD and a SOLD job");
@@ -285,15 +297,42 @@ async fn an_older_folders_held_and_sold_jobs_are_all_in_the_seat_limits_index() 
     );
 }
 
+/// Schema version 19 states the condition of `jobs_decided` (the index the retention delete walks)
+/// as a chain of comparisons instead of an `IN` list: an older folder's rejected, failed, expired
+/// and cancelled jobs are all in it, and no job index keeps an `IN` list.
+#[tokio::test]
+async fn an_older_folders_decided_jobs_are_all_in_the_retention_index() {
+    let (_dir, file) = upgraded_fixture().await;
+    let count = |sql: &str| count_of(&file, sql);
+    let decided =
+        "status = 'REJECTED' OR status = 'FAILED' OR status = 'EXPIRED' OR status = 'CANCELLED'";
+    let jobs = count(&format!("SELECT count(*) FROM jobs WHERE {decided}"));
+    assert_eq!(
+        jobs, 4,
+        "the fixture has a job in each of the four statuses"
+    );
+    assert_eq!(
+        count(&format!(
+            "SELECT count(*) FROM jobs INDEXED BY jobs_decided WHERE {decided}"
+        )),
+        jobs
+    );
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM sqlite_master
+             WHERE type = 'index' AND tbl_name = 'jobs' AND sql LIKE '% IN (%'"
+        ),
+        0
+    );
+}
+
 /// Schema version 18 keeps only the free seats in the indexes a claim reads them through: an
 /// older folder's free seats are all in both, its held and sold seats in neither, and the index
 /// by state is gone.
 #[tokio::test]
 async fn an_older_folders_free_seats_are_all_in_the_free_seat_indexes() {
-    let dir = copy_of_fixture();
-    drop(open(dir.path(), Timestamp::now()).await);
-    let file = rusqlite::Connection::open(dir.path().join("seatclaim.sqlite3")).unwrap();
-    let count = |sql: &str| -> i64 { file.query_row(sql, [], |row| row.get(0)).unwrap() };
+    let (_dir, file) = upgraded_fixture().await;
+    let count = |sql: &str| count_of(&file, sql);
     let free = count("SELECT count(*) FROM seats WHERE state = 'AVAILABLE'");
     let taken = count("SELECT count(*) FROM seats WHERE state <> 'AVAILABLE'");
     assert!(
