@@ -6,8 +6,10 @@ import { chromium } from 'playwright-core';
 
 /** The Chromium the install step puts there (tests/browser/install.sh). */
 const CHROMIUM = process.env.SEATCLAIM_CHROMIUM ?? '/usr/bin/chromium';
-/** How long one wait may take before the scenario fails: generous, as the emulator is slow. */
-export const WAIT_MS = Number(process.env.SEATCLAIM_BROWSER_WAIT_MS ?? 20_000);
+/** How long one wait may take before the scenario fails: generous, as the emulator is slow, and
+ * slower still while the AWS suite's other tests load it at once (a wait ends as soon as its
+ * condition holds, so a passing run takes no longer). */
+export const WAIT_MS = Number(process.env.SEATCLAIM_BROWSER_WAIT_MS ?? 60_000);
 /** A scenario that runs longer than this is stuck: it fails rather than hang the Rust test. */
 const SCENARIO_MS = 180_000;
 
