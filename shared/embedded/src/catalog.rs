@@ -193,9 +193,10 @@ impl Catalog for EmbeddedStore {
 
     async fn revoke_code(&self, event_id: &EventId, hash: &CodeHash) -> Result<bool, BackendError> {
         let (event_id, hash) = (event_id.clone(), hash.clone());
-        let revoke = super::codes::Change::Revoke;
         self.db
-            .write(move |tx| super::codes::update(tx, &event_id, &hash, revoke))
+            .write(move |tx| {
+                super::codes::update(tx, &event_id, &hash, super::codes::Change::Revoke)
+            })
             .await
     }
 

@@ -54,10 +54,11 @@ impl Db {
         writer
             .pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
             .map_err(sqlite_error)?;
-        // Every write runs in a savepoint (`writer.rs`), which copies each page it first touches
-        // into a statement journal: kept in memory, that copy is a memcpy instead of a write to a
-        // temporary file. It is never needed after a crash (the round's transaction rolls back
-        // whole), so nothing durable depends on it.
+        // A savepoint (each write of a round run again after one of them failed, `writer.rs`;
+        // a multi-seat hold, `hold.rs`) copies each page it first touches into a statement
+        // journal: kept in memory, that copy is a memcpy instead of a write to a temporary file.
+        // It is never needed after a crash (the round's transaction rolls back whole), so nothing
+        // durable depends on it.
         writer
             .pragma_update(None, "temp_store", "MEMORY")
             .map_err(sqlite_error)?;
@@ -74,11 +75,12 @@ impl Db {
 
     /// Runs `work` in an IMMEDIATE transaction (the write lock is taken up front, so a read inside
     /// `work` cannot be invalidated by another writer), shared with the writes queued beside it,
-    /// and returns once that transaction is durably committed.
+    /// and returns once that transaction is durably committed. `work` may run twice, the first
+    /// run rolled back (`writer.rs`): it keeps nothing outside the transaction.
     pub(super) async fn write<T, F>(&self, work: F) -> Result<T, BackendError>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
+        F: Fn(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
     {
         self.writer.write(work).await
     }

@@ -43,12 +43,13 @@ impl Outbox for EmbeddedStore {
     }
 
     async fn mark_published(&self, entries: &[OutboxEntry]) -> Result<(), BackendError> {
-        let seqs = entries
+        let mut seqs = entries
             .iter()
             .map(|entry| outbox_seq(&entry.id))
             .collect::<Result<Vec<_>, _>>()?;
+        seqs.sort_unstable();
         let now = to_ms(self.clock.now());
-        self.db.write(move |tx| advance(tx, seqs, now)).await
+        self.db.write(move |tx| advance(tx, &seqs, now)).await
     }
 
     async fn record(
@@ -103,15 +104,10 @@ impl Outbox for EmbeddedStore {
     }
 }
 
-/// Marks `seqs` published: the cursor moves over every entry up to the first unpublished one not
+/// Marks `seqs` (in order) published: the cursor moves over every entry up to the first unpublished one not
 /// among them (the whole page, unless the publisher refused an entry of it); only the entries
 /// past such a gap are marked one by one, until the gap is published too.
-fn advance(
-    tx: &rusqlite::Transaction<'_>,
-    mut seqs: Vec<i64>,
-    now: i64,
-) -> Result<(), BackendError> {
-    seqs.sort_unstable();
+fn advance(tx: &rusqlite::Transaction<'_>, seqs: &[i64], now: i64) -> Result<(), BackendError> {
     let Some(&last) = seqs.last() else {
         return Ok(());
     };
