@@ -94,11 +94,19 @@ def pinned_table():
             f"| {1e6 / ours_decider:,.0f}/s on {ours_cpu / ours_decider:.1f} cores | {1e6 / theirs_decider:,.0f}/s on {theirs_cpu / theirs_decider:.1f} cores "
             f"| {theirs_decider / ours_decider:.2f}x | |",
         ]
-    ours_half = json.loads(read("pinned-seatclaim-one-half.json"))["latency_ms"]["p99"]
-    theirs_half = json.loads(read("pinned-redis-one-half.json"))["latency_ms"]["p99"]
+    def half_run(system):
+        """The open loop's p99, and what else it says: the rate it asked for (half the median) and
+        decided, and the requests that got no decision (refused connections, 503s)."""
+        run = json.loads(read(f"pinned-{system}-one-half.json"))
+        asked = max(1, round(closed(system, "one")[0] / 2))
+        errors = ", ".join(f"{kind} {n:,}" for kind, n in run["http_errors"].items()) or "none"
+        return run["latency_ms"]["p99"], f"{asked:,}/s asked, {run['decided_per_sec']:,.0f}/s decided, requests without a decision: {errors}"
+    ours_half, ours_half_said = half_run("seatclaim")
+    theirs_half, theirs_half_said = half_run("redis")
+    ours_half_said, theirs_half_said = f"seatclaim {ours_half_said}", f"the Redis design {theirs_half_said}"
     rows += [
-        f"| one request per decision: p99 POST-to-decision at half its own median rate | {ours_half:.1f} ms | {theirs_half:.1f} ms | "
-        f"{ours_half / theirs_half:.2f}x | < 10 ms |",
+        f"| one request per decision: p99 POST-to-decision at half its own median rate ({ours_half_said}; {theirs_half_said}) "
+        f"| {ours_half:.1f} ms | {theirs_half:.1f} ms | {ours_half / theirs_half:.2f}x | < 10 ms |",
         f"| admission (202, made durable) per server core vs a bare axum 202 handler per core: POST req/s | {real:,.0f} | {bare:,.0f} | "
         f"{real / bare:.0%} | >= 50% |",
         f"| reservation p99 with 1,000 readers pulling the whole map vs without (read path, pinned; without: the median of 3 runs, {quiet_runs[0]:.1f} to {quiet_runs[-1]:.1f} ms) | {storm_p99:.1f} ms | {quiet_p99:.1f} ms | "
