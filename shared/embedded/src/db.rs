@@ -38,6 +38,10 @@ const BUSY_RETRIES: u128 = BUSY_TIMEOUT.as_micros() / BUSY_STEP.as_micros();
 /// from about 24 to 30 ms), and a restart after a crash replays at most this much WAL.
 const WAL_PAGES: i64 = 16_000;
 
+/// Dirty pages (4 KiB each, so 16 MiB) a transaction may keep in memory before SQLite writes
+/// them to the WAL ahead of its commit.
+const SPILL_PAGES: i64 = 4_096;
+
 /// The database: one writer and a few readers on the same file.
 pub(super) struct Db {
     /// Dropped first: its thread closes the write connection before the folder lock is released.
@@ -66,6 +70,14 @@ impl Db {
         // durable depends on it.
         writer
             .pragma_update(None, "temp_store", "MEMORY")
+            .map_err(sqlite_error)?;
+        // A round that dirties more pages than the page cache holds (2 MiB) spilled them into the
+        // WAL before its commit, and wrote many of them again at the commit: a sell-out's rounds
+        // of holds did (about 12% more `pwrite` calls, 4% fewer holds per second). Up to
+        // [`SPILL_PAGES`] dirty pages now wait in memory for the commit; a bigger transaction
+        // (an event of many seats being created) still spills past them.
+        writer
+            .pragma_update(None, "cache_spill", SPILL_PAGES)
             .map_err(sqlite_error)?;
         let readers = (0..READERS)
             .map(|_| connect(path).map(Mutex::new))
