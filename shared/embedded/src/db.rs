@@ -73,7 +73,7 @@ impl Db {
             .map_err(sqlite_error)?;
         // A round that dirties more pages than the page cache holds (2 MiB) spilled them into the
         // WAL before its commit, and wrote many of them again at the commit: a sell-out's rounds
-        // of holds did (about 12% more `pwrite` calls, 4% fewer holds per second). Up to
+        // of holds did (about a fifth more `pwrite` calls, 4% fewer holds per second). Up to
         // [`SPILL_PAGES`] dirty pages now wait in memory for the commit; a bigger transaction
         // (an event of many seats being created) still spills past them.
         writer

@@ -104,9 +104,9 @@ impl Outbox for EmbeddedStore {
     }
 }
 
-/// Marks `seqs` (in order) published: the cursor moves over every entry up to the first unpublished one not
-/// among them (the whole page, unless the publisher refused an entry of it); only the entries
-/// past such a gap are marked one by one, until the gap is published too.
+/// Marks `seqs` (in order) published: the cursor moves over every entry up to the first
+/// unpublished one not among them (the whole page, unless the publisher refused an entry of it);
+/// only the entries past such a gap are marked one by one, until the gap is published too.
 fn advance(tx: &rusqlite::Transaction<'_>, seqs: &[i64], now: i64) -> Result<(), BackendError> {
     let Some(&last) = seqs.last() else {
         return Ok(());
