@@ -13,6 +13,11 @@ use seatclaim_core::ports::{BackendError, Outbox, OutboxEntry};
 
 #[async_trait]
 impl Outbox for EmbeddedStore {
+    /// One relay reads the whole outbox by sequence number.
+    fn short_page_drains(&self) -> bool {
+        true
+    }
+
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db

@@ -158,6 +158,10 @@ impl Inventory for Gated<dyn Inventory> {
 
 #[async_trait]
 impl Outbox for Gated<dyn Outbox> {
+    fn short_page_drains(&self) -> bool {
+        self.inner.short_page_drains()
+    }
+
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
         let work = self.inner.unpublished(limit);
         self.gate.call("outbox.unpublished", Part::Read, work).await

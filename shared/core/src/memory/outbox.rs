@@ -14,6 +14,11 @@ use crate::ports::{BackendError, EventPublisher, Outbox, OutboxEntry};
 
 #[async_trait]
 impl Outbox for MemoryStore {
+    /// One relay reads the whole outbox in order.
+    fn short_page_drains(&self) -> bool {
+        true
+    }
+
     async fn unpublished(&self, limit: usize) -> Result<Vec<OutboxEntry>, BackendError> {
         Ok(self
             .lock()

@@ -43,4 +43,12 @@ pub trait Outbox: Send + Sync {
     /// When the oldest unpublished event happened, over every relay's share: the audit's
     /// measure of a stuck relay.
     async fn oldest_unpublished(&self) -> Result<Option<Timestamp>, BackendError>;
+
+    /// Whether a page of [`Outbox::unpublished`] shorter than its limit means the outbox is
+    /// drained: true where one relay reads the whole outbox in order (SQLite), so the relay may
+    /// rest after it and publish what follows in larger pages; false where a page is one relay's
+    /// share of some shards (DynamoDB) and more may wait in the others.
+    fn short_page_drains(&self) -> bool {
+        false
+    }
 }

@@ -36,6 +36,8 @@ pub struct WorkerSettings {
 
     /// Milliseconds the event relay rests when the outbox is empty; the pause grows to eight
     /// times this while round after round finds nothing, and drops back at the first event.
+    /// Where a short page means the outbox is drained (embedded), it also rests this long after
+    /// one, so a steady stream of decisions is published in full pages.
     #[arg(long, env = "SEATCLAIM_RELAY_INTERVAL_MS", default_value_t = RELAY_INTERVAL_MS)]
     pub relay_interval_ms: u64,
 
