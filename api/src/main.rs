@@ -9,5 +9,6 @@ use seatclaim_runtime::cli::AsOpened;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
+    seatclaim_runtime::pages::use_small_pages();
     seatclaim_api::run::<AsOpened>()
 }

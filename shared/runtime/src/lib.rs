@@ -17,5 +17,6 @@ pub mod config;
 mod drivers;
 pub mod executor;
 pub mod loops;
+pub mod pages;
 pub mod shutdown;
 pub mod telemetry;
