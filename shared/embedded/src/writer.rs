@@ -4,6 +4,12 @@
 //! commit for every write, not only for admissions). A write that fails is undone without
 //! touching the others of its round, and each is answered only once its round is durable.
 //!
+//! While writes arrive faster than rounds commit, a round that found only a few of them queued
+//! waits [`GATHER_WINDOW`] for more before it starts: each round costs about as much again as
+//! its writes (the fsync, the commit, and the switches between this thread and the async
+//! workers that hand it writes and take its answers), so fewer, fuller rounds cost less per
+//! write. A write that arrives alone after a round of one starts at once.
+//!
 //! A round first runs its writes one after the other in the bare transaction. Only if one of
 //! them fails is the transaction rolled back and the round run again with each write in a
 //! savepoint of its own. A savepoint copies every page its write first touches into a statement
@@ -14,6 +20,7 @@
 use crate::error::sqlite_error;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
@@ -22,6 +29,14 @@ use seatclaim_core::ports::BackendError;
 
 /// The most writes in one round, so that one transaction's commit stays short.
 const ROUND_LIMIT: usize = 512;
+
+/// How long a round waits for more writes when the round before it had several. In an open loop
+/// of 9,343 reservations a second (pinned, one core), 1 ms took the CPU per decision from 87 to
+/// 72 µs (rounds of about 15 writes instead of 7) and the median from 1.6 to 2.6 ms.
+const GATHER_WINDOW: Duration = Duration::from_millis(1);
+
+/// A round that finds this many writes queued starts at once: waiting would save it little.
+const GATHER_ENOUGH: usize = 32;
 
 /// A queued write: run in its round's transaction (twice if another write of the round failed
 /// the first time), then answered once the round's commit has succeeded or failed.
@@ -126,15 +141,27 @@ impl Drop for Writer {
 
 /// Commits rounds until every sender is gone.
 fn serve(mut conn: Connection, incoming: &mpsc::Receiver<Box<dyn Queued>>) {
+    let mut previous = 0;
     while let Ok(first) = incoming.recv() {
         let mut round: Vec<Box<dyn Queued>> = std::iter::once(first)
             .chain(incoming.try_iter().take(ROUND_LIMIT - 1))
             .collect();
+        if gathers(previous, round.len()) {
+            std::thread::sleep(GATHER_WINDOW);
+            round.extend(incoming.try_iter().take(ROUND_LIMIT - round.len()));
+        }
+        previous = round.len();
         let failed = commit_round(&mut conn, &mut round);
         for queued in round {
             queued.answer(failed.as_ref());
         }
     }
+}
+
+/// Whether a round that found `queued` writes waits [`GATHER_WINDOW`] for more, after a round of
+/// `previous` writes: only while writes come faster than one a round, and the round is small.
+fn gathers(previous: usize, queued: usize) -> bool {
+    previous > 1 && queued < GATHER_ENOUGH
 }
 
 /// Runs a round's writes in one transaction and commits it, first without savepoints and, if a
@@ -314,6 +341,15 @@ mod tests {
             "the round ran again, each write in a savepoint, once one of its writes failed"
         );
         assert_eq!(rows(&path), [1, 4]);
+    }
+
+    #[test]
+    fn a_round_waits_for_more_writes_only_after_a_round_of_several_and_while_it_is_small() {
+        assert!(!gathers(0, 1), "the first write of a quiet writer starts at once");
+        assert!(!gathers(1, 1), "a write after a round of one starts at once");
+        assert!(gathers(2, 1), "after a round of two, a small round waits");
+        assert!(gathers(40, GATHER_ENOUGH - 1));
+        assert!(!gathers(40, GATHER_ENOUGH), "a full enough round starts at once");
     }
 
     #[tokio::test]
