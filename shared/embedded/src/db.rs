@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+use super::checkpointer::Checkpointer;
 use super::folder_lock::FolderLock;
 use super::migrations;
 use super::writer::Writer;
@@ -48,6 +49,8 @@ pub(super) struct Db {
     writer: Writer,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
+    /// Copies the WAL back into the file beside the writer (`checkpointer.rs`).
+    _checkpointer: Checkpointer,
     /// Held while the file is open, so a restore never writes under this process.
     _folder: FolderLock,
 }
@@ -83,6 +86,7 @@ impl Db {
             .map(|_| connect(path).map(Mutex::new))
             .collect::<Result<_, _>>()?;
         Ok(Self {
+            _checkpointer: Checkpointer::start(connect(path)?)?,
             writer: Writer::start(writer)?,
             readers,
             next_reader: AtomicUsize::new(0),

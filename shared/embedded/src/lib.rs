@@ -8,6 +8,7 @@ mod admissions;
 mod backup;
 mod candidates;
 mod catalog;
+mod checkpointer;
 mod codes;
 mod db;
 mod dead_letter_queue;

@@ -345,11 +345,20 @@ mod tests {
 
     #[test]
     fn a_round_waits_for_more_writes_only_after_a_round_of_several_and_while_it_is_small() {
-        assert!(!gathers(0, 1), "the first write of a quiet writer starts at once");
-        assert!(!gathers(1, 1), "a write after a round of one starts at once");
+        assert!(
+            !gathers(0, 1),
+            "the first write of a quiet writer starts at once"
+        );
+        assert!(
+            !gathers(1, 1),
+            "a write after a round of one starts at once"
+        );
         assert!(gathers(2, 1), "after a round of two, a small round waits");
         assert!(gathers(40, GATHER_ENOUGH - 1));
-        assert!(!gathers(40, GATHER_ENOUGH), "a full enough round starts at once");
+        assert!(
+            !gathers(40, GATHER_ENOUGH),
+            "a full enough round starts at once"
+        );
     }
 
     #[tokio::test]
