@@ -145,4 +145,32 @@ mod tests {
         let wal = checkpoint(&writer).expect("checkpoint");
         assert_eq!(wal.frames, wal.copied, "nothing is left to copy: {wal:?}");
     }
+
+    #[test]
+    fn the_wal_still_starts_over_while_the_checkpointer_copies_beside_a_busy_writer() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("db.sqlite3");
+        let writer = Connection::open(&path).expect("open");
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+                 PRAGMA wal_autocheckpoint = 100;
+                 CREATE TABLE t (n INTEGER PRIMARY KEY, body BLOB)",
+            )
+            .expect("schema");
+        let _checkpointer =
+            Checkpointer::start(Connection::open(&path).expect("open")).expect("start");
+        // About 3,000 commits of a page each: without a restart the WAL would hold them all.
+        for n in 0..3_000 {
+            writer
+                .execute("INSERT INTO t VALUES (?1, zeroblob(4000))", [n])
+                .expect("insert");
+        }
+        let wal = std::fs::metadata(dir.path().join("db.sqlite3-wal")).expect("the WAL");
+        assert!(
+            wal.len() < 1_000 * 4_120,
+            "the WAL grew to {} bytes: it was not restarted after its checkpoints",
+            wal.len()
+        );
+    }
 }
