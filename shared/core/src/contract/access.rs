@@ -5,8 +5,7 @@
 use futures_util::future::join_all;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::app;
-use crate::contract::Fixture;
+use crate::contract::{Fixture, claim_as_redelivered};
 use crate::domain::{
     Access, AccessCode, BuyerId, ChannelName, ChannelSpec, CodeHash, CodeKey, CodeRecord,
     CodeTerms, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
@@ -17,8 +16,6 @@ use crate::testkit::seeded_rng;
 
 /// Worker loops claiming at once.
 const LOOPS: usize = 4;
-/// Attempts at a batch whose claim failed transiently, as the worker's redelivery would make.
-const ATTEMPTS: usize = 50;
 /// The code's seats in the race.
 const CODE_SEATS: u32 = 5;
 
@@ -143,20 +140,8 @@ pub(super) async fn admit(
     (intent, admitted)
 }
 
-/// Claims `batch` until it is decided, a transient failure claimed again as a redelivery.
-async fn claim_until_decided(f: &Fixture, batch: &[Intent]) {
-    for _ in 0..ATTEMPTS {
-        match app::claim(&f.backend, batch, f.backend.clock.now()).await {
-            Ok(_) => return,
-            Err(error) if error.is_transient() => {}
-            Err(error) => panic!("the claim failed for good: {error}"),
-        }
-    }
-    panic!("a batch was still failing after {ATTEMPTS} attempts");
-}
-
 pub(super) async fn decided(f: &Fixture, intent: &Intent) -> Job {
-    claim_until_decided(f, std::slice::from_ref(intent)).await;
+    claim_as_redelivered(f, std::slice::from_ref(intent)).await;
     f.backend.jobs.job(intent.job_id).await.unwrap().unwrap()
 }
 
@@ -179,7 +164,7 @@ pub async fn racing_claims_on_one_code_hold_no_more_than_its_seats(f: Fixture) {
     let shares: Vec<Vec<Intent>> = (0..LOOPS)
         .map(|l| intents.iter().skip(l).step_by(LOOPS).cloned().collect())
         .collect();
-    join_all(shares.iter().map(|share| claim_until_decided(&f, share))).await;
+    join_all(shares.iter().map(|share| claim_as_redelivered(&f, share))).await;
     let mut held = Vec::new();
     for intent in &intents {
         let job = f.backend.jobs.job(intent.job_id).await.unwrap().unwrap();

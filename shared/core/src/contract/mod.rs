@@ -212,6 +212,27 @@ pub(crate) async fn claim(f: &Fixture, intent: &Intent) -> ClaimOutcome {
     outcomes.remove(0)
 }
 
+/// How often a batch whose claim failed transiently is claimed again before the check fails.
+const REDELIVERIES: usize = 50;
+
+/// Claims `batch` as the worker's queue delivers it: a transient failure (racing transactions on
+/// a buyer's count, or a section claim that kept losing its seats to other loops while the
+/// emulator was slow, on DynamoDB) leaves the intents to be delivered again, and the batch is
+/// claimed again; what an earlier attempt decided stays decided. Returns the batch's outcomes.
+pub(crate) async fn claim_as_redelivered(f: &Fixture, batch: &[Intent]) -> Vec<ClaimOutcome> {
+    let mut redelivered = 0;
+    loop {
+        match app::claim(&f.backend, batch, f.backend.clock.now()).await {
+            Ok(outcomes) => return outcomes,
+            Err(error) if error.is_transient() && redelivered < REDELIVERIES => {
+                redelivered += 1;
+                eprintln!("claimed again after a transient failure ({redelivered}): {error}");
+            }
+            Err(error) => panic!("the claim failed after {redelivered} redeliveries: {error}"),
+        }
+    }
+}
+
 async fn status(f: &Fixture, intent: &Intent) -> JobStatus {
     f.backend
         .jobs

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use crate::app;
 use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, Seat, SeatId,
     SeatRequest, SeatState, SectionSpec,
@@ -12,7 +11,7 @@ use crate::domain::{
 use crate::ports::{Admission, ClaimOutcome};
 use futures_util::future::join_all;
 
-use crate::contract::Fixture;
+use crate::contract::{Fixture, claim_as_redelivered};
 use crate::testkit::seeded_rng;
 
 /// How many worker loops claim at once, each a batch of ten at a time, as a worker task does.
@@ -91,9 +90,7 @@ pub(crate) async fn claim_from_loops(
     let loops = shares.iter().map(|share| async move {
         let mut outcomes = Vec::new();
         for batch in share.chunks(BATCH) {
-            let decided = app::claim(&f.backend, batch, f.backend.clock.now())
-                .await
-                .unwrap();
+            let decided = claim_as_redelivered(f, batch).await;
             outcomes.extend(batch.iter().map(|i| i.job_id).zip(decided));
         }
         outcomes

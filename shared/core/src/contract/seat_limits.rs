@@ -2,7 +2,6 @@
 //! one buyer racing claims from several worker loops gets no more seats than the limit, and
 //! seats given back (cancelled, or a hold that lapsed) make room again.
 
-use crate::app;
 use crate::domain::{
     BuyerId, EventId, EventSpec, IdempotencyKey, Intent, Job, JobAction, JobStatus, NewEvent,
     SeatRequest, SectionSpec, Tender,
@@ -11,15 +10,13 @@ use crate::ports::{Admission, Settled};
 use futures_util::future::join_all;
 use jiff::SignedDuration;
 
-use crate::contract::Fixture;
+use crate::contract::{Fixture, claim_as_redelivered};
 use crate::testkit::seeded_rng;
 
 const LIMIT: u32 = 2;
 const HOLD_SECONDS: u32 = 60;
 /// Worker loops claiming the buyer's intents at once.
 const LOOPS: usize = 4;
-/// Attempts at a batch whose claim failed transiently, as the worker's redelivery would make.
-const ATTEMPTS: usize = 50;
 
 /// Creates an event of one 20-seat section `L` with a limit of [`LIMIT`] seats per buyer.
 async fn limited_event(f: &Fixture) -> EventId {
@@ -62,26 +59,13 @@ async fn admitted(f: &Fixture, event: &EventId, buyer: &str, quantity: i64) -> I
     intent
 }
 
-/// Claims `batch` until it is decided; a transient failure (racing transactions on the buyer's
-/// count cancel each other on DynamoDB) is claimed again, as a redelivery would be.
-async fn claim_until_decided(f: &Fixture, batch: &[Intent]) {
-    for _ in 0..ATTEMPTS {
-        match app::claim(&f.backend, batch, f.backend.clock.now()).await {
-            Ok(_) => return,
-            Err(error) if error.is_transient() => {}
-            Err(error) => panic!("the claim failed for good: {error}"),
-        }
-    }
-    panic!("a batch was still failing after {ATTEMPTS} attempts");
-}
-
 async fn job(f: &Fixture, intent: &Intent) -> Job {
     f.backend.jobs.job(intent.job_id).await.unwrap().unwrap()
 }
 
 /// Claims one intent and returns its job as decided.
 async fn decided(f: &Fixture, intent: &Intent) -> Job {
-    claim_until_decided(f, std::slice::from_ref(intent)).await;
+    claim_as_redelivered(f, std::slice::from_ref(intent)).await;
     job(f, intent).await
 }
 
@@ -104,7 +88,7 @@ pub async fn a_buyer_racing_claims_gets_no_more_seats_than_the_limit(f: Fixture)
     let shares: Vec<Vec<Intent>> = (0..LOOPS)
         .map(|l| intents.iter().skip(l).step_by(LOOPS).cloned().collect())
         .collect();
-    join_all(shares.iter().map(|share| claim_until_decided(&f, share))).await;
+    join_all(shares.iter().map(|share| claim_as_redelivered(&f, share))).await;
     let mut held = Vec::new();
     for intent in &intents {
         let job = job(&f, intent).await;
