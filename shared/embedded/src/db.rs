@@ -108,27 +108,26 @@ impl Db {
 
     /// Runs a point read (a row by its key) on the calling thread when a read connection is free:
     /// it takes microseconds, less than handing it to the blocking pool and back. Anything that
-    /// scans goes through [`Db::read`], so an async worker thread is never held for long.
+    /// scans goes through [`Db::read`], so an async worker thread is never held for long. The read
+    /// is one statement, SQLite's own read transaction: a `BEGIN` and its end around it were
+    /// parsed and run on every call, a sixth of a job's read.
     pub(super) async fn lookup<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T, BackendError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, BackendError> + Send + 'static,
     {
         for reader in &self.readers {
-            if let Ok(mut conn) = reader.try_lock() {
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Deferred)
-                    .map_err(sqlite_error)?;
-                return work(&tx);
+            if let Ok(conn) = reader.try_lock() {
+                return work(&conn);
             }
         }
-        self.read(work).await
+        self.read(move |tx| work(tx)).await
     }
 
     /// Fails unless the file is at this build's schema version: backs `/readyz`, so an instance
     /// whose file was changed under it (a restore, a newer build's migration) takes no traffic.
     pub(super) async fn check_schema(self: &Arc<Self>) -> Result<(), BackendError> {
-        let version = self.lookup(|tx| migrations::schema_version(tx)).await?;
+        let version = self.lookup(migrations::schema_version).await?;
         if version == migrations::SCHEMA_VERSION {
             Ok(())
         } else {

@@ -4,14 +4,14 @@
 
 use crate::error::sqlite_error;
 use jiff::Timestamp;
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use seatclaim_core::codec::{JobRecord, encode_event, to_ms};
 use seatclaim_core::domain::{EventId, IdempotencyKey, Job, JobId, JobStatus, Line, Transition};
 use seatclaim_core::ports::BackendError;
 
 /// Reads one job inside a transaction.
-pub(super) fn load_job(tx: &Transaction<'_>, job_id: JobId) -> Result<Option<Job>, BackendError> {
+pub(super) fn load_job(tx: &Connection, job_id: JobId) -> Result<Option<Job>, BackendError> {
     let record = tx
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,

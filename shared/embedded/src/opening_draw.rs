@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::intent_queue::enqueue_body;
 use crate::error::sqlite_error;
@@ -54,7 +54,7 @@ pub(super) fn create(
 }
 
 /// Whether any opening is due at `now`: a receive that finds one draws it.
-pub(super) fn any_due(tx: &Transaction<'_>, now: i64) -> Result<bool, BackendError> {
+pub(super) fn any_due(tx: &Connection, now: i64) -> Result<bool, BackendError> {
     tx.prepare_cached(UNDRAWN)
         .map_err(sqlite_error)?
         .exists([now])
