@@ -108,9 +108,10 @@ impl Db {
 
     /// Runs a point read (a row by its key) on the calling thread when a read connection is free:
     /// it takes microseconds, less than handing it to the blocking pool and back. Anything that
-    /// scans goes through [`Db::read`], so an async worker thread is never held for long. The read
-    /// is one statement, SQLite's own read transaction: a `BEGIN` and its end around it were
-    /// parsed and run on every call, a sixth of a job's read.
+    /// scans goes through [`Db::read`], so an async worker thread is never held for long. Each
+    /// statement runs in SQLite's own read transaction (a `BEGIN` and its end around it were
+    /// parsed and run on every call, a sixth of a job's read): a caller whose statements must
+    /// see one snapshot uses [`Db::read`]; the queue's readiness hint reads two without one.
     pub(super) async fn lookup<T, F>(self: &Arc<Self>, work: F) -> Result<T, BackendError>
     where
         T: Send + 'static,
