@@ -16,6 +16,7 @@ use jiff::{SignedDuration, Timestamp};
 use seatclaim_core::Backend;
 use seatclaim_core::domain::EventId;
 use seatclaim_core::ports::{BackendError, EventInfo};
+use seatclaim_runtime::background::Background;
 
 pub use gate::{DEFAULT_READ_WAIT_MS, DEFAULT_READS_PER_SEC, ReadBudget, Shed};
 pub(crate) use snapshot::SeatMapBody;
@@ -73,6 +74,7 @@ pub struct SeatMaps {
     slots: Mutex<HashMap<EventId, Arc<Slot>>>,
     list: tokio::sync::Mutex<Listed>,
     gate: gate::ReadGate,
+    renderer: Background,
 }
 
 impl SeatMaps {
@@ -86,6 +88,7 @@ impl SeatMaps {
             slots: Mutex::new(HashMap::new()),
             list: tokio::sync::Mutex::new(None),
             gate: gate::ReadGate::new(limits.budget),
+            renderer: Background::default(),
         }
     }
 
@@ -118,15 +121,14 @@ impl SeatMaps {
         let listed = self.listed().await?;
         let info = listed.iter().find(|info| &info.event_id == event_id);
         let channels = info.map(|info| info.channels.clone()).unwrap_or_default();
-        // Rendering and compressing a large map takes milliseconds: on a blocking thread, the
-        // async workers go on answering reservations meanwhile.
+        // Rendering and compressing a large map takes milliseconds of a core: on the background
+        // thread, at the lowest priority, so the reservations that arrive meanwhile go first.
         let id = event_id.clone();
-        let snapshot =
-            tokio::task::spawn_blocking(move || Snapshot::build(id, (seats, channels), as_of))
-                .await
-                .map_err(|e| {
-                    BackendError::transient(format!("the seat map's rendering ended: {e}"))
-                })??;
+        let snapshot = self
+            .renderer
+            .run(move || Snapshot::build(id, (seats, channels), as_of))
+            .await
+            .map_err(|e| BackendError::transient(format!("the seat map's rendering: {e}")))??;
         let snapshot = Arc::new(snapshot);
         *slot.current.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&snapshot));
         Ok(Some(snapshot))

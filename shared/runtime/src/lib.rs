@@ -12,6 +12,7 @@ compile_error!(
 );
 
 pub mod backend;
+pub mod background;
 pub mod cli;
 pub mod config;
 mod drivers;
