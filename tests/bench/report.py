@@ -84,7 +84,7 @@ def pinned_table():
         theirs, theirs_lo, theirs_hi, theirs_cpu, theirs_decider = closed("redis", mode)
         rows += [
             f"| {names[mode]}: decisions/s per server core (runs: {ours_lo:,.0f} to {ours_hi:,.0f}; {theirs_lo:,.0f} to {theirs_hi:,.0f}) "
-            f"| {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {targets[mode]} |",
+            f"| {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.3f}x | {targets[mode]} |",
             f"| {names[mode]}: CPU per decision (server and its database) | {ours_cpu:.0f} us | {theirs_cpu:.0f} us | "
             f"{ours_cpu / theirs_cpu:.2f}x | {'<= 25 us' if mode == 'one' else ''} |",
             f"| {names[mode]}: CPU per decision of the one thread deciding every write (seatclaim's SQLite writer, Redis's main thread) "
