@@ -10,9 +10,9 @@ use seatclaim_core::codec::{JobRecord, encode_event, to_ms};
 use seatclaim_core::domain::{EventId, IdempotencyKey, Job, JobId, JobStatus, Line, Transition};
 use seatclaim_core::ports::BackendError;
 
-/// Reads one job inside a transaction.
-pub(super) fn load_job(tx: &Connection, job_id: JobId) -> Result<Option<Job>, BackendError> {
-    let record = tx
+/// Reads one job, on its own or inside a transaction (which derefs to its connection).
+pub(super) fn load_job(conn: &Connection, job_id: JobId) -> Result<Option<Job>, BackendError> {
+    let record = conn
         .prepare_cached(
             "SELECT job_id, event_id, buyer_id, request, status, seat_ids, hold_until, reason,
                     accepted_at, first_error, last_error, payment, hold_extensions, reason_code,

@@ -54,8 +54,8 @@ pub(super) fn create(
 }
 
 /// Whether any opening is due at `now`: a receive that finds one draws it.
-pub(super) fn any_due(tx: &Connection, now: i64) -> Result<bool, BackendError> {
-    tx.prepare_cached(UNDRAWN)
+pub(super) fn any_due(conn: &Connection, now: i64) -> Result<bool, BackendError> {
+    conn.prepare_cached(UNDRAWN)
         .map_err(sqlite_error)?
         .exists([now])
         .map_err(sqlite_error)

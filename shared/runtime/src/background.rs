@@ -51,13 +51,11 @@ impl Background {
 
     fn send(&self, job: Job) -> Result<(), Unavailable> {
         let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
-        if jobs.is_none() {
-            *jobs = Some(start()?);
-        }
-        jobs.as_ref()
-            .ok_or(Unavailable("could not be started"))?
-            .send(job)
-            .map_err(|_| Unavailable("has ended"))
+        let sender = match jobs.as_ref() {
+            Some(sender) => sender,
+            None => jobs.insert(start()?),
+        };
+        sender.send(job).map_err(|_| Unavailable("has ended"))
     }
 }
 
