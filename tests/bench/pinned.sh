@@ -6,11 +6,15 @@
 # in-process worker); the peer is the synchronous Redis design (tests/bench/peers, one Lua script,
 # AOF appendfsync always). Both modes: two requests per decision (`two`: the 202, then long polls)
 # and one (`one`: Prefer: wait). Each mode runs $RUNS times per system, the systems alternating,
-# then an open loop at half of each system's median rate. Writes to $BENCH_OUT:
+# then an open loop at half of each system's median rate. Last, the floor: a bare axum server that
+# stores and decides nothing (`seatclaim-bench bare`), pinned the same way, once in each mode: what
+# the HTTP exchange alone costs a server core, and the most decisions per second this load
+# generator can ask of any server from its one core. Writes to $BENCH_OUT:
 #   pinned-{seatclaim,redis}-{two,one}-N.json    the closed loop's report, run N
 #   pinned-{seatclaim,redis}-{two,one}-N.ticks   CPU ticks of the server and its database in it
 #   pinned-{seatclaim,redis}-{two,one}-N.decider-ticks   those of the thread deciding every write
 #   pinned-{seatclaim,redis}-one-half.json       the open loop at half its median rate
+#   pinned-bare-{two,one}.{json,ticks}           the floor's closed loop and its CPU ticks
 #   pinned.env                                   the cores and the number of runs
 # Run as BENCH_OUT=<dir> bash tests/bench/pinned.sh (run.sh does, as its headline). Fails if a
 # run's invariants do not hold.
@@ -28,7 +32,7 @@ command -v taskset >/dev/null || { log "taskset (util-linux) is needed"; exit 1;
 command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 [ "$(nproc)" -ge 2 ] || { log "needs two cores, one for the servers and one for the load generator"; exit 1; }
 
-cargo build --release --locked --bin seatclaim-api --bin seatclaim-loadgen 2>&1 | tail -1 >&2
+cargo build --release --locked --bin seatclaim-api --bin seatclaim-loadgen --bin seatclaim-bench 2>&1 | tail -1 >&2
 cargo build --release --locked --manifest-path tests/bench/peers/Cargo.toml --target-dir target 2>&1 | tail -1 >&2
 BIN=target/release
 echo "SERVER_CORE=$SERVER_CORE CLIENT_CORE=$CLIENT_CORE RUNS=$RUNS DURATION=$DURATION" > "$OUT/pinned.env"
@@ -74,9 +78,10 @@ wait_http http://127.0.0.1:28191/healthz
 for pid in "${pids[@]}"; do
     kill -0 "$pid" 2>/dev/null || { log "a server exited as it started (is its port taken?)"; exit 1; }
 done
-declare -A URL=([seatclaim]=http://127.0.0.1:28181 [redis]=http://127.0.0.1:28191)
+declare -A URL=([seatclaim]=http://127.0.0.1:28181 [redis]=http://127.0.0.1:28191 [bare]=http://127.0.0.1:28193)
 declare -A CPU=([seatclaim]="$api" [redis]="$peer $redis_pid")
-declare -A DECIDER=([seatclaim]="$api seatclaim-write" [redis]="$redis_pid redis-server")
+# The bare server has no thread that decides: its decider ticks are 0.
+declare -A DECIDER=([seatclaim]="$api seatclaim-write" [redis]="$redis_pid redis-server" [bare]="$$ none")
 declare -A MODE=([two]="" [one]="--prefer-wait 5")
 
 # run SYSTEM NAME LOADGEN_ARGS...: the load generator on its own core, the server's ticks around it.
@@ -111,5 +116,14 @@ for system in seatclaim redis; do
     half=$(median_half "$OUT"/pinned-$system-one-[0-9]*.json)
     log "$system, one request per decision: open loop at $half/s"
     run "$system" "pinned-$system-one-half" --rate "$half" --prefer-wait 5
+done
+kill "$api" "$peer" "$redis_pid"
+taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 &
+bare=$!; pids+=("$bare"); CPU[bare]=$bare
+wait_http http://127.0.0.1:28193/v1/events/any/seats
+for mode in two one; do
+    log "the floor (a bare axum server), $mode request(s) per decision"
+    # shellcheck disable=SC2086
+    run bare "pinned-bare-$mode" --concurrency 256 ${MODE[$mode]}
 done
 log "done: $OUT/pinned-*"

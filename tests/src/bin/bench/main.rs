@@ -6,11 +6,11 @@
 //!   per batch) or the whole worker path (receive, decide, acknowledge) until every intent is
 //!   decided. Prints claims per second as JSON.
 //! - `readers`: paced readers of a seat map, as the web page reads it (`readers.rs`).
-//! - `bare`: an axum server whose reservation route answers the same 202 JSON as seatclaim's
-//!   without storing anything, and whose seat-map route answers a seat map of the same shape and
-//!   size from memory: the ceilings the admission and read-path benchmarks compare the real
+//! - `bare`: an axum server that stores and decides nothing and answers as seatclaim answers
+//!   (`bare.rs`): the ceilings the admission, per-core and read-path benchmarks compare the real
 //!   endpoints to.
 
+mod bare;
 mod readers;
 
 use seatclaim_runtime::backend;
@@ -19,13 +19,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use clap::{Parser, Subcommand};
 use seatclaim_core::domain::{
-    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, JobId, NewEvent, SeatRequest, SectionSpec,
+    BuyerId, EventId, EventSpec, IdempotencyKey, Intent, NewEvent, SeatRequest, SectionSpec,
 };
 use seatclaim_core::ports::{ClaimOutcome, Message};
 use seatclaim_core::{Backend, app};
@@ -81,7 +77,7 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         seconds: u64,
     },
-    /// Serves the bare 202 handler and the bare seat-map handler.
+    /// Serves the bare handlers (`bare.rs`).
     Bare {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8090")]
@@ -152,7 +148,7 @@ async fn main() -> anyhow::Result<()> {
             );
             readers::run(url, readers, interval, duration).await
         }
-        Command::Bare { listen, seats } => bare(listen, seats).await,
+        Command::Bare { listen, seats } => bare::serve(listen, seats).await,
     }
 }
 
@@ -285,56 +281,4 @@ async fn work(backend: &Backend, batch: usize) -> anyhow::Result<Tally> {
         tally.rejected += outcome.rejected;
     }
     Ok(tally)
-}
-
-/// A seat map of `seats` AVAILABLE seats, as seatclaim renders one, built once.
-fn bare_seat_map(seats: usize) -> axum::body::Bytes {
-    let seats: Vec<serde_json::Value> = (0..seats)
-        .map(|n| {
-            let section = format!("S{}", n / 1_000);
-            let (row, number) = ((n % 1_000) / 20 + 1, n % 20 + 1);
-            json!({"seat_id": format!("{section}-{row}-{number}"), "section": section, "state": "AVAILABLE"})
-        })
-        .collect();
-    let map = json!({"event_id": "map", "as_of": jiff::Timestamp::now(), "seats": seats});
-    axum::body::Bytes::from(map.to_string())
-}
-
-async fn bare(listen: SocketAddr, seats: usize) -> anyhow::Result<()> {
-    async fn accepted() -> impl IntoResponse {
-        let job_id = JobId::new();
-        let status_url = format!("/v1/jobs/{job_id}");
-        let mut response = (
-            StatusCode::ACCEPTED,
-            Json(json!({"job_id": job_id, "status": "PENDING", "status_url": status_url})),
-        )
-            .into_response();
-        if let Ok(location) = HeaderValue::from_str(&status_url) {
-            response.headers_mut().insert(header::LOCATION, location);
-        }
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        response
-    }
-    let map = bare_seat_map(seats);
-    let app = axum::Router::new()
-        .route("/v1/events/{event_id}/reservations", post(accepted))
-        .route(
-            "/v1/events/{event_id}/seats",
-            get(move || {
-                let body = map.clone();
-                async move {
-                    let headers = [
-                        (header::CONTENT_TYPE, "application/json"),
-                        (header::CACHE_CONTROL, "public, max-age=1"),
-                        (header::ETAG, "W/\"0\""),
-                    ];
-                    (headers, body)
-                }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    axum::serve(listener, app).await?;
-    Ok(())
 }
