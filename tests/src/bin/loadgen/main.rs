@@ -78,6 +78,59 @@ struct Cli {
     quiet: bool,
 }
 
+/// How buyers are started: at most `buyers` at once, one every `interval` if set, for `duration`.
+struct Pace {
+    buyers: usize,
+    interval: Option<Duration>,
+    duration: Duration,
+}
+
+/// Starts buyers at `pace` and waits for the last of them (at most 60 s after the run); returns
+/// how long it started them. A task of its own, on the runtime's workers: run by the main thread,
+/// which is not one of them, each buyer that finished would wake it, a switch between threads
+/// per decision on the load generator's core (a sixth of its CPU, pinned to one core).
+async fn generate(
+    shared: Arc<Shared>,
+    pace: Pace,
+    progress: ProgressBar,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let mut buyers = tokio::task::JoinSet::new();
+    let in_flight = Arc::new(Semaphore::new(pace.buyers));
+    let mut next_start = Instant::now();
+    let mut n = 0_u64;
+    while started.elapsed() < pace.duration {
+        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+            break;
+        };
+        if let Some(interval) = pace.interval {
+            next_start += interval;
+            tokio::time::sleep_until(next_start.into()).await;
+        }
+        let buyer = Buyer::new(Arc::clone(&shared), n)?;
+        n += 1;
+        buyers.spawn(async move {
+            buyer.run().await;
+            drop(permit);
+        });
+        if n.is_multiple_of(64) {
+            progress.set_position(started.elapsed().as_secs());
+            progress.set_message(shared.summary(started.elapsed()));
+        }
+    }
+    let generating = started.elapsed();
+    progress.set_message("waiting for the last decisions");
+    let drained = tokio::time::timeout(Duration::from_secs(60), async {
+        while buyers.join_next().await.is_some() {}
+    })
+    .await;
+    progress.finish_and_clear();
+    if drained.is_err() {
+        eprintln!("some buyers were still waiting after 60 s; they count as undecided");
+    }
+    Ok(generating)
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let span: jiff::Span = text.parse().map_err(|e| format!("{text:?}: {e}"))?;
     let signed = span
@@ -114,43 +167,16 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {msg}")
             .context("progress style")?,
     );
-    let started = Instant::now();
-    let mut buyers = tokio::task::JoinSet::new();
-    let in_flight = Arc::new(Semaphore::new(cli.concurrency.unwrap_or(20_000)));
-    let interval = cli
-        .rate
-        .map(|rate| Duration::from_secs_f64(1.0 / rate.max(0.001)));
-    let mut next_start = Instant::now();
-    let mut n = 0_u64;
-    while started.elapsed() < cli.duration {
-        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
-            break;
-        };
-        if let Some(interval) = interval {
-            next_start += interval;
-            tokio::time::sleep_until(next_start.into()).await;
-        }
-        let buyer = Buyer::new(Arc::clone(&shared), n)?;
-        n += 1;
-        buyers.spawn(async move {
-            buyer.run().await;
-            drop(permit);
-        });
-        if n.is_multiple_of(64) {
-            progress.set_position(started.elapsed().as_secs());
-            progress.set_message(shared.summary(started.elapsed()));
-        }
-    }
-    let generating = started.elapsed();
-    progress.set_message("waiting for the last decisions");
-    let drained = tokio::time::timeout(Duration::from_secs(60), async {
-        while buyers.join_next().await.is_some() {}
-    })
-    .await;
-    progress.finish_and_clear();
-    if drained.is_err() {
-        eprintln!("some buyers were still waiting after 60 s; they count as undecided");
-    }
+    let pace = Pace {
+        buyers: cli.concurrency.unwrap_or(20_000),
+        interval: cli
+            .rate
+            .map(|rate| Duration::from_secs_f64(1.0 / rate.max(0.001))),
+        duration: cli.duration,
+    };
+    let generating = tokio::spawn(generate(Arc::clone(&shared), pace, progress))
+        .await
+        .context("the buyers' task")??;
     let invariants = buyer::check_invariants(&shared).await?;
     let report = report::Report::new(&shared, generating, invariants.is_empty());
     println!("{}", report.text());
