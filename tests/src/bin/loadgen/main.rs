@@ -118,6 +118,9 @@ async fn generate(
             buyer.run().await;
             drop(permit);
         });
+        // A finished buyer's task stays in the set until joined: without this, the set would
+        // hold one per decision of the run, and fresh memory for them cost page faults.
+        while buyers.try_join_next().is_some() {}
         if n.is_multiple_of(64) {
             progress.set_position(started.elapsed().as_secs());
             progress.set_message(shared.summary(started.elapsed()));
