@@ -108,7 +108,7 @@ fn rejected(job_id: &str, event_id: &str, buyer_id: &str) -> Json<Value> {
     }))
 }
 
-/// A seat map of `seats` AVAILABLE seats, as seatclaim renders one, built once.
+/// A seat map of `seats` AVAILABLE seats as seatclaim renders one, `as_of` now.
 fn seat_map(seats: usize) -> axum::body::Bytes {
     let seats: Vec<Value> = (0..seats)
         .map(|n| {

@@ -51,10 +51,11 @@ pub struct Seat {
 /// Everything the buyers share.
 pub struct Shared {
     client: reqwest::Client,
+    /// The service's base URL, without a trailing slash, for the reads around the run.
     url: String,
-    /// `url` parsed once: each request's URL is this one with its path and query set, which
-    /// parses neither scheme nor host again (parsing the whole URL per request took a tenth of
-    /// the load generator's CPU).
+    /// The same, parsed once: each buyer's request URL is this one with its path and query set,
+    /// which parses neither scheme nor host again (parsing the whole URL per request took a
+    /// tenth of the load generator's CPU).
     base: reqwest::Url,
     event_id: String,
     seats: Vec<Seat>,
@@ -84,7 +85,7 @@ pub struct Shared {
 impl Shared {
     pub(crate) fn new(
         client: reqwest::Client,
-        (url, base): (String, reqwest::Url),
+        base: reqwest::Url,
         event_id: String,
         seats: Vec<Seat>,
         signer: Option<Signer>,
@@ -95,7 +96,7 @@ impl Shared {
         sections.dedup();
         Self {
             client,
-            url,
+            url: base.as_str().trim_end_matches('/').to_owned(),
             base,
             event_id,
             seats,
@@ -122,10 +123,11 @@ impl Shared {
         }
     }
 
-    /// The service's URL of `path`, with `query` if given.
+    /// The service's URL of `path` (under the base URL's own path, if it has one), with `query`
+    /// if given.
     fn at(&self, path: &str, query: Option<&str>) -> reqwest::Url {
         let mut url = self.base.clone();
-        url.set_path(path);
+        url.set_path(&format!("{}{path}", self.base.path().trim_end_matches('/')));
         url.set_query(query);
         url
     }

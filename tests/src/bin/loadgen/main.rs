@@ -170,14 +170,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
     if seats.is_empty() {
         bail!("the event has no seats");
     }
-    let shared = Arc::new(Shared::new(
-        client,
-        (url, base),
-        event_id,
-        seats,
-        signer,
-        &cli,
-    ));
+    let shared = Arc::new(Shared::new(client, base, event_id, seats, signer, &cli));
     let progress = if cli.quiet {
         ProgressBar::hidden()
     } else {
