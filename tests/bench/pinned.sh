@@ -9,12 +9,15 @@
 # then an open loop at half of each system's median rate. Last, the floor: a bare axum server that
 # stores and decides nothing (`seatclaim-bench bare`), pinned the same way, once in each mode: what
 # the HTTP exchange alone costs a server core, and the most decisions per second this load
-# generator can ask of any server from its one core. Writes to $BENCH_OUT:
+# generator can ask of any server from its one core. Then the durable floor: the same server
+# answering a reservation only once its body is synced to a log (`--durable`, group commit):
+# what any server that makes a request durable before answering pays at least. Writes to $BENCH_OUT:
 #   pinned-{seatclaim,redis}-{two,one}-N.json    the closed loop's report, run N
 #   pinned-{seatclaim,redis}-{two,one}-N.ticks   CPU ticks of the server and its database in it
 #   pinned-{seatclaim,redis}-{two,one}-N.decider-ticks   those of the thread deciding every write
 #   pinned-{seatclaim,redis}-one-half.json       the open loop at half its median rate
 #   pinned-bare-{two,one}.{json,ticks}           the floor's closed loop and its CPU ticks
+#   pinned-durable-{two,one}.{json,ticks}        the durable floor's
 #   pinned.env                                   the cores and the number of runs
 # Run as BENCH_OUT=<dir> bash tests/bench/pinned.sh (run.sh does, as its headline). Fails if a
 # run's invariants do not hold.
@@ -78,10 +81,12 @@ wait_http http://127.0.0.1:28191/healthz
 for pid in "${pids[@]}"; do
     kill -0 "$pid" 2>/dev/null || { log "a server exited as it started (is its port taken?)"; exit 1; }
 done
-declare -A URL=([seatclaim]=http://127.0.0.1:28181 [redis]=http://127.0.0.1:28191 [bare]=http://127.0.0.1:28193)
+declare -A URL=([seatclaim]=http://127.0.0.1:28181 [redis]=http://127.0.0.1:28191 [bare]=http://127.0.0.1:28193
+                [durable]=http://127.0.0.1:28193)
 declare -A CPU=([seatclaim]="$api" [redis]="$peer $redis_pid")
 # The bare server has no thread that decides: its decider ticks are 0.
-declare -A DECIDER=([seatclaim]="$api seatclaim-write" [redis]="$redis_pid redis-server" [bare]="$$ none")
+declare -A DECIDER=([seatclaim]="$api seatclaim-write" [redis]="$redis_pid redis-server" [bare]="$$ none"
+                    [durable]="$$ none")
 declare -A MODE=([two]="" [one]="--prefer-wait 5")
 
 # run SYSTEM NAME LOADGEN_ARGS...: the load generator on its own core, the server's ticks around it.
@@ -126,4 +131,14 @@ for mode in two one; do
     # shellcheck disable=SC2086
     run bare "pinned-bare-$mode" --concurrency 256 ${MODE[$mode]}
 done
+kill "$bare"; wait "$bare" 2>/dev/null || true
+taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 --durable "$OUT/pinned-durable.log" &
+durable=$!; pids+=("$durable"); CPU[durable]=$durable
+wait_http http://127.0.0.1:28193/v1/events/any/seats
+for mode in two one; do
+    log "the durable floor (the bare server, each reservation synced to a log first), $mode request(s) per decision"
+    # shellcheck disable=SC2086
+    run durable "pinned-durable-$mode" --concurrency 256 ${MODE[$mode]}
+done
+rm -f "$OUT/pinned-durable.log"
 log "done: $OUT/pinned-*"

@@ -94,20 +94,28 @@ def pinned_table():
             f"| {1e6 / ours_decider:,.0f}/s on {ours_cpu / ours_decider:.1f} cores | {1e6 / theirs_decider:,.0f}/s on {theirs_cpu / theirs_decider:.1f} cores "
             f"| {theirs_decider / ours_decider:.2f}x | |",
         ]
-    def floor(mode):
-        """The bare axum server's closed loop: decisions/s, its CPU per decision, and the share of
-        its core it used (well under all of it: the load generator's core is what stopped it)."""
-        run = json.loads(read(f"pinned-bare-{mode}.json"))
-        cpu = int(read(f"pinned-bare-{mode}.ticks").strip()) / clk
+    def floor(kind, mode):
+        """A bare axum server's closed loop (`bare`, or `durable` with its log): decisions/s, its CPU
+        per decision, and the share of its core it used (under all of it when the load
+        generator's core is what stopped it)."""
+        run = json.loads(read(f"pinned-{kind}-{mode}.json"))
+        cpu = int(read(f"pinned-{kind}-{mode}.ticks").strip()) / clk
         return run["decided_per_sec"], cpu * 1e6 / max(1, run["decided"]), cpu / run["seconds"]
-    for mode in ("one", "two"):
-        rate, cpu, busy = floor(mode)
-        theirs = closed("redis", mode)[0]
-        rows += [
-            f"| {names[mode]}, the floor: a bare axum server that stores and decides nothing (`seatclaim-bench bare`), the same load "
-            f"generator: decisions/s (its core {busy:.0%} busy), and its CPU per decision | {rate:,.0f}/s, {cpu:.0f} us | | "
-            f"{rate / theirs:.2f}x: the most any server could show against the Redis design with this load generator on one core | |",
-        ]
+    floors = {
+        "bare": ("the floor: a bare axum server that stores and decides nothing (`seatclaim-bench bare`)",
+                 "the most any server could show against the Redis design with this load generator on one core"),
+        "durable": ("the durable floor: the same server, answering each reservation only once its body is synced to a log "
+                    "with group commit (`bare --durable`)",
+                    "the most any server that makes each request durable before it answers could show"),
+    }
+    for kind, (what, meaning) in floors.items():
+        for mode in ("one", "two"):
+            rate, cpu, busy = floor(kind, mode)
+            theirs = closed("redis", mode)[0]
+            rows += [
+                f"| {names[mode]}, {what}, the same load generator: decisions/s (its core {busy:.0%} busy), "
+                f"and its CPU per decision | {rate:,.0f}/s, {cpu:.0f} us | | {rate / theirs:.2f}x: {meaning} | |",
+            ]
     def half_run(system):
         """The open loop's p99, and what else it says: the rate it asked for (half the median) and
         decided, and the requests that got no decision (refused connections, 503s)."""

@@ -11,21 +11,33 @@
 //!   built again each second (so that a client waiting for a newer map, as the load generator
 //!   does before it checks its invariants, sees a newer `as_of`);
 //! - `POST /v1/events`: 201, so that the load generator can create its event.
+//!
+//! With `--durable FILE`, a reservation is answered only once its body is appended to `FILE` and
+//! flushed to the disk (`durable_log.rs`): the floor under any server that, as seatclaim must,
+//! answers a request only once it is durable.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::Path;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use seatclaim_core::domain::JobId;
 use serde_json::{Value, json};
 
-/// Serves the bare routes on `listen`, with a seat map of `seats` seats.
-pub(crate) async fn serve(listen: SocketAddr, seats: usize) -> anyhow::Result<()> {
+use super::durable_log::DurableLog;
+
+/// Serves the bare routes on `listen`, with a seat map of `seats` seats, each reservation made
+/// durable in `log` first if one is given.
+pub(crate) async fn serve(
+    listen: SocketAddr,
+    seats: usize,
+    log: Option<DurableLog>,
+) -> anyhow::Result<()> {
     let map = Arc::new(RwLock::new(seat_map(seats)));
     tokio::spawn({
         let map = Arc::clone(&map);
@@ -55,18 +67,29 @@ pub(crate) async fn serve(listen: SocketAddr, seats: usize) -> anyhow::Result<()
                     (headers, body)
                 }
             }),
-        );
+        )
+        .with_state(log);
     let listener = tokio::net::TcpListener::bind(listen).await?;
     axum::serve(listener, app).await?;
     Ok(())
 }
 
-/// A new job: 202 with its id, or 200 with its decision when the client asked to wait.
+/// A new job: 202 with its id, or 200 with its decision when the client asked to wait; made
+/// durable first if the server has a log (503 if the log fails).
 async fn reserve(
+    State(log): State<Option<DurableLog>>,
     Path(event_id): Path<String>,
     headers: HeaderMap,
-    Json(body): Json<Value>,
+    raw: Bytes,
 ) -> Response {
+    let Ok(body) = serde_json::from_slice::<Value>(&raw) else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    if let Some(log) = log
+        && log.append(raw.to_vec()).await.is_err()
+    {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     let job_id = JobId::new();
     let status_url = format!("/v1/jobs/{job_id}");
     let location = HeaderValue::from_str(&status_url).ok();

@@ -8,9 +8,11 @@
 //! - `readers`: paced readers of a seat map, as the web page reads it (`readers.rs`).
 //! - `bare`: an axum server that stores and decides nothing and answers as seatclaim answers
 //!   (`bare.rs`): the ceilings the admission, per-core and read-path benchmarks compare the real
-//!   endpoints to.
+//!   endpoints to; with `--durable FILE`, it answers a reservation only once its body is synced
+//!   to `FILE` (`durable_log.rs`), the floor under any server that makes a request durable.
 
 mod bare;
+mod durable_log;
 mod readers;
 
 use seatclaim_runtime::backend;
@@ -85,6 +87,9 @@ enum Command {
         /// Seats in the bare seat map (sections of 1,000, named as the loadgen names them).
         #[arg(long, default_value_t = 10_000)]
         seats: usize,
+        /// Answers a reservation only once its body is appended to this file and synced.
+        #[arg(long)]
+        durable: Option<std::path::PathBuf>,
     },
 }
 
@@ -148,7 +153,14 @@ async fn main() -> anyhow::Result<()> {
             );
             readers::run(url, readers, interval, duration).await
         }
-        Command::Bare { listen, seats } => bare::serve(listen, seats).await,
+        Command::Bare {
+            listen,
+            seats,
+            durable,
+        } => {
+            let log = durable.as_deref().map(durable_log::DurableLog::open);
+            bare::serve(listen, seats, log.transpose()?).await
+        }
     }
 }
 
