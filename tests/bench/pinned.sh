@@ -17,7 +17,8 @@
 #   pinned-{seatclaim,redis}-{two,one}-N.decider-ticks   those of the thread deciding every write
 #   pinned-{seatclaim,redis}-one-half.json       the open loop at half its median rate
 #   pinned-bare-{two,one}.{json,ticks}           the floor's closed loop and its CPU ticks
-#   pinned-durable-{two,one}.{json,ticks}        the durable floor's
+#   pinned-bare-one-half.json                    the floor's open loop at seatclaim's half rate
+#   pinned-durable-{two,one,one-half}.*          the same of the durable floor
 #   pinned.env                                   the cores and the number of runs
 # Run as BENCH_OUT=<dir> bash tests/bench/pinned.sh (run.sh does, as its headline). Fails if a
 # run's invariants do not hold.
@@ -122,6 +123,8 @@ for system in seatclaim redis; do
     log "$system, one request per decision: open loop at $half/s"
     run "$system" "pinned-$system-one-half" --rate "$half" --prefer-wait 5
 done
+# The floors are loaded at seatclaim's half rate too: the tail any server shows at that rate here.
+half=$(median_half "$OUT"/pinned-seatclaim-one-[0-9]*.json)
 kill "$api" "$peer" "$redis_pid"
 taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 &
 bare=$!; pids+=("$bare"); CPU[bare]=$bare
@@ -131,6 +134,8 @@ for mode in two one; do
     # shellcheck disable=SC2086
     run bare "pinned-bare-$mode" --concurrency 256 ${MODE[$mode]}
 done
+log "the floor, one request per decision: open loop at seatclaim's $half/s"
+run bare pinned-bare-one-half --rate "$half" --prefer-wait 5
 kill "$bare"; wait "$bare" 2>/dev/null || true
 taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 --durable "$OUT/pinned-durable.log" &
 durable=$!; pids+=("$durable"); CPU[durable]=$durable
@@ -140,5 +145,7 @@ for mode in two one; do
     # shellcheck disable=SC2086
     run durable "pinned-durable-$mode" --concurrency 256 ${MODE[$mode]}
 done
+log "the durable floor, one request per decision: open loop at seatclaim's $half/s"
+run durable pinned-durable-one-half --rate "$half" --prefer-wait 5
 rm -f "$OUT/pinned-durable.log"
 log "done: $OUT/pinned-*"

@@ -126,9 +126,12 @@ def pinned_table():
     ours_half, ours_half_said = half_run("seatclaim")
     theirs_half, theirs_half_said = half_run("redis")
     ours_half_said, theirs_half_said = f"seatclaim {ours_half_said}", f"the Redis design {theirs_half_said}"
+    floor_half = {kind: json.loads(read(f"pinned-{kind}-one-half.json"))["latency_ms"]["p99"] for kind in floors}
     rows += [
         f"| one request per decision: p99 POST-to-decision at half its own median rate ({ours_half_said}; {theirs_half_said}) "
         f"| {ours_half:.1f} ms | {theirs_half:.1f} ms | {ours_half / theirs_half:.2f}x | < 10 ms |",
+        f"| one request per decision: p99 of the floor and of the durable floor in the same open loop (seatclaim's half rate): "
+        f"the tail any server shows at that rate in this setup | floor {floor_half['bare']:.1f} ms, durable floor {floor_half['durable']:.1f} ms | | | |",
         f"| admission (202, made durable) per server core vs a bare axum 202 handler per core: POST req/s | {real:,.0f} | {bare:,.0f} | "
         f"{real / bare:.0%} | >= 50% |",
         f"| reservation p99 with 1,000 readers pulling the whole map vs without (read path, pinned; without: the median of 3 runs, {quiet_runs[0]:.1f} to {quiet_runs[-1]:.1f} ms) | {storm_p99:.1f} ms | {quiet_p99:.1f} ms | "
