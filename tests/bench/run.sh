@@ -6,7 +6,8 @@
 #      its database pinned to one core and the load generator to another (tests/bench/pinned.sh)
 #   1. claim step: seatclaim's embedded decision (and, for reference, its whole worker path) vs PostgreSQL (conditional UPDATE, one durable
 #      transaction per claim) vs Redis (Lua claim, AOF appendfsync always), uniform and hot seats
-#   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk), pinned
+#   2. admission: POST req/s of the real endpoint vs a bare axum 202 handler (wrk), pinned, and
+#      that handler making each body durable first (the durable floor)
 #   3. end to end: seatclaim-loadgen, closed loop for the sustained rate, then open loop at half,
 #      each in two modes: two requests per decision (202, then polls) and one (Prefer: wait)
 #   4. AWS cost: requests per reservation on the emulator (tests/tests/aws/requests.rs), priced
@@ -102,9 +103,16 @@ taskset -c 1 wrk -t1 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28080/v1/ev
 log "admission: the bare handler"
 taskset -c 0 "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 &
 pids+=($!)
-sleep 0.5
+wait_http http://127.0.0.1:28090/v1/events/adm/seats
 taskset -c 1 wrk -t1 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-bare.txt"
 stop "${pids[-1]}" "${pids[-2]}"
+log "admission: the bare handler, each body synced to a log before the 202 (the durable floor)"
+taskset -c 0 "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28090 --durable "$OUT/admission-durable.log" &
+pids+=($!)
+wait_http http://127.0.0.1:28090/v1/events/adm/seats
+taskset -c 1 wrk -t1 -c64 -d10s -s "$HERE/post.lua" http://127.0.0.1:28090/v1/events/adm/reservations > "$OUT/wrk-durable.txt"
+stop "${pids[-1]}"
+rm -f "$OUT/admission-durable.log"
 
 # ---- 3 and 5. end to end, CPU and memory ---------------------------------------------------------
 # CPU: user + system ticks of the service processes from /proc (over `getconf CLK_TCK`), read just
