@@ -57,6 +57,29 @@ def per_decision_us(name):
     return cpu_seconds(name) * 1e6 / max(1, json.loads(read(f"{name}.json"))["decided"])
 
 
+def floor_verdicts(floor, closed, floor_half):
+    """What the durable floor says of each target in this run: whether any server that makes each
+    request durable before it answers could have met it here."""
+    def verdict(met):
+        if met:
+            return "so a server could meet the target here"
+        return "so no server that answers only what is durable could meet the target in this run"
+    cpu = floor("durable", "one")[1]
+    ratios = {mode: floor("durable", mode)[0] / closed("redis", mode)[0] for mode in ("one", "two")}
+    admission_share = durable_bare / bare
+    tail = floor_half["durable"]
+    return [
+        "What the durable floor says of the targets (the least any server pays that answers only what is on disk, "
+        "in this run, on this machine):",
+        "",
+        f"- CPU per decision, one request per decision: the durable floor used {cpu:.0f} us against the target's 25 us, {verdict(cpu <= 25)}.",
+        f"- Decisions per core against the Redis design: the durable floor showed {ratios['one']:.2f}x with one request per decision "
+        f"(target 1.5x) and {ratios['two']:.2f}x with two (target 1.2x), {verdict(ratios['one'] >= 1.5 and ratios['two'] >= 1.2)}.",
+        f"- p99 at seatclaim's half rate: the durable floor's was {tail:.1f} ms against the target's 10 ms, {verdict(tail < 10)}.",
+        f"- Admission against the bare handler: the durable floor reached {admission_share:.0%} against the target's 50%, {verdict(admission_share >= 0.5)}.",
+    ]
+
+
 def pinned_table():
     """The headline: decisions per server core, every server and its database on one core and the
     load generator on another (tests/bench/pinned.sh), the median of its runs."""
@@ -139,6 +162,8 @@ def pinned_table():
         f"the most any server that makes a request durable before its 202 could show here | {durable_bare:,.0f} | {bare:,.0f} | {durable_bare / bare:.0%} | |",
         f"| reservation p99 with 1,000 readers pulling the whole map vs without (read path, pinned; without: the median of 3 runs, {quiet_runs[0]:.1f} to {quiet_runs[-1]:.1f} ms) | {storm_p99:.1f} ms | {quiet_p99:.1f} ms | "
         f"{storm_p99 / quiet_p99:.2f}x | <= 3x |",
+        "",
+        *floor_verdicts(floor, closed, floor_half),
         "",
         "On a machine where the load generator runs elsewhere and the server has every core, the part of each "
         "system that is not one thread (seatclaim's HTTP and JSON on the async workers; the Redis design's axum "
