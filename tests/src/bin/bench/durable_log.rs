@@ -77,3 +77,37 @@ fn serve(mut file: File, incoming: &mpsc::Receiver<Queued>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line is in the file once its append has returned, exactly once, whole, however
+    /// many callers append at once (they share groups).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_append_returns_once_its_line_is_in_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log");
+        let log = DurableLog::open(&path).expect("open");
+        let appends: Vec<_> = (0..200)
+            .map(|n| {
+                let (log, path) = (log.clone(), path.clone());
+                tokio::spawn(async move {
+                    let line = format!("{{\"n\": {n}}}");
+                    log.append(line.clone().into_bytes()).await.expect("append");
+                    let written = std::fs::read_to_string(&path).expect("read");
+                    assert!(written.lines().any(|l| l == line), "{line} is in the file");
+                })
+            })
+            .collect();
+        for append in appends {
+            append.await.expect("task");
+        }
+        let written = std::fs::read_to_string(&path).expect("read");
+        let mut lines: Vec<&str> = written.lines().collect();
+        lines.sort_unstable();
+        let mut expected: Vec<String> = (0..200).map(|n| format!("{{\"n\": {n}}}")).collect();
+        expected.sort_unstable();
+        assert_eq!(lines, expected);
+    }
+}
