@@ -49,7 +49,7 @@ impl Application {
         grace: Duration,
         limits: ServerLimits,
     ) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(listen).await?;
+        let listener = seatclaim_runtime::listen::listen(listen)?;
         // The metrics recorder is installed here, before anything counts.
         let metrics_stop = CancellationToken::new();
         let metrics = serve_metrics(metrics_listen, metrics_stop.clone()).await?;

@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 mod drivers;
 pub mod executor;
+pub mod listen;
 pub mod loops;
 pub mod pages;
 pub mod shutdown;

@@ -76,9 +76,21 @@ pub fn router<S: Store>(store: Arc<S>) -> Router {
         .with_state(store)
 }
 
+/// Connections the kernel holds until the server accepts them: seatclaim's backlog
+/// (`seatclaim_runtime::listen::LISTEN_BACKLOG`), so that the peers' connections queue as its do.
+const LISTEN_BACKLOG: u32 = 4_096;
+
 /// Serves `router(store)` on `listen` until the process is stopped.
 pub async fn serve<S: Store>(listen: &str, store: S) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen).await?;
+    let addr: std::net::SocketAddr = listen.parse()?;
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(LISTEN_BACKLOG)?;
     eprintln!("listening on {}", listener.local_addr()?);
     axum::serve(listener, router(Arc::new(store))).await?;
     Ok(())

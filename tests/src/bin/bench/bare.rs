@@ -69,7 +69,8 @@ pub(crate) async fn serve(
             }),
         )
         .with_state(log);
-    let listener = tokio::net::TcpListener::bind(listen).await?;
+    // The service's backlog, so that the floor's connections queue as seatclaim's do.
+    let listener = seatclaim_runtime::listen::listen(listen)?;
     axum::serve(listener, app).await?;
     Ok(())
 }
