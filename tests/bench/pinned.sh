@@ -126,26 +126,24 @@ done
 # The floors are loaded at seatclaim's half rate too: the tail any server shows at that rate here.
 half=$(median_half "$OUT"/pinned-seatclaim-one-[0-9]*.json)
 kill "$api" "$peer" "$redis_pid"
-taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 &
-bare=$!; pids+=("$bare"); CPU[bare]=$bare
-wait_http http://127.0.0.1:28193/v1/events/any/seats
-for mode in two one; do
-    log "the floor (a bare axum server), $mode request(s) per decision"
-    # shellcheck disable=SC2086
-    run bare "pinned-bare-$mode" --concurrency 256 ${MODE[$mode]}
-done
-log "the floor, one request per decision: open loop at seatclaim's $half/s"
-run bare pinned-bare-one-half --rate "$half" --prefer-wait 5
-kill "$bare"; wait "$bare" 2>/dev/null || true
-taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 --durable "$OUT/pinned-durable.log" &
-durable=$!; pids+=("$durable"); CPU[durable]=$durable
-wait_http http://127.0.0.1:28193/v1/events/any/seats
-for mode in two one; do
-    log "the durable floor (the bare server, each reservation synced to a log first), $mode request(s) per decision"
-    # shellcheck disable=SC2086
-    run durable "pinned-durable-$mode" --concurrency 256 ${MODE[$mode]}
-done
-log "the durable floor, one request per decision: open loop at seatclaim's $half/s"
-run durable pinned-durable-one-half --rate "$half" --prefer-wait 5
+# floor KIND WHAT BARE_ARGS...: the bare server (with BARE_ARGS) pinned, as system KIND, in both
+# closed-loop modes and in the open loop at seatclaim's half rate; stopped after.
+floor() {
+    local kind=$1 what=$2 server mode; shift 2
+    taskset -c "$SERVER_CORE" "$BIN/seatclaim-bench" bare --listen 127.0.0.1:28193 "$@" &
+    server=$!; pids+=("$server"); CPU[$kind]=$server
+    wait_http http://127.0.0.1:28193/v1/events/any/seats
+    for mode in two one; do
+        log "$what, $mode request(s) per decision"
+        # shellcheck disable=SC2086
+        run "$kind" "pinned-$kind-$mode" --concurrency 256 ${MODE[$mode]}
+    done
+    log "$what, one request per decision: open loop at seatclaim's $half/s"
+    run "$kind" "pinned-$kind-one-half" --rate "$half" --prefer-wait 5
+    kill "$server"; wait "$server" 2>/dev/null || true
+}
+floor bare "the floor (a bare axum server)"
+floor durable "the durable floor (the bare server, each reservation synced to a log first)" \
+    --durable "$OUT/pinned-durable.log"
 rm -f "$OUT/pinned-durable.log"
 log "done: $OUT/pinned-*"
